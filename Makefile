@@ -1,0 +1,42 @@
+# Two commands matter: `make report` (the main job) and `make test`. Both build the venv.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup test report validate notebooks site lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml requirements-lock.txt
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c requirements-lock.txt -e ".[dev,docs]"
+	touch $(STAMP)
+
+test: setup
+	$(BIN)/pytest tests
+	$(BIN)/pytest --nbval --nbval-current-env -p no:randomly notebooks -q
+
+validate: setup
+	$(BIN)/trnkb validate
+	$(BIN)/trnkb check
+	$(BIN)/trnkb claims --summary
+
+notebooks: setup
+	$(BIN)/python -m trnkb.notebooks execute notebooks
+
+site: setup
+	$(BIN)/python -m trnkb.site build/site
+
+report: validate notebooks site
+	@echo "report: open build/site/index.html"
+
+lint: setup
+	$(BIN)/ruff check trnkb tests bench
+
+bench: setup
+	for f in bench/*.py; do $(BIN)/python $$f; done
+
+clean:
+	rm -rf build out docs/_build

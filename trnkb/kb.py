@@ -1,0 +1,464 @@
+"""Loading the knowledge base: specs/*.yaml -> facts (long) -> validated wide tables.
+
+A spec value is written with its unit and provenance::
+
+    hbm_capacity:
+      - {value: 144 GB, source: semianalysis-trn3, locator: "HBM", kind: reported, preferred: true}
+      - {value: 144 GiB, source: neuron-trn3-arch, locator: "Memory", kind: reported}
+
+Everything is checked before anything is returned: a spec directory with any error is
+refused whole (:class:`~trnkb.specfile.SpecError`, one ``file:line: field: problem``
+message per error).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from dataclasses import dataclass
+from datetime import date
+from importlib import resources
+from pathlib import Path
+
+import pandas as pd
+import pint
+
+from trnkb.schema import (
+    ID_PATTERN,
+    SOURCE_FIELDS,
+    SOURCE_KINDS,
+    TABLES,
+    VALUE_KINDS,
+    Field,
+    Table,
+    pandera_schema,
+)
+from trnkb.specfile import LineDict, SpecError, display_path, read_yaml
+from trnkb.units import DIMENSIONS, Q_, is_binary_prefixed, ureg
+
+VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier"}
+SEED_PATTERN = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
+FACT_COLUMNS = [
+    "table", "id", "field", "value", "magnitude", "unit", "source", "locator", "kind",
+    "preferred", "note", "qualifier", "file", "line",
+]
+
+
+def default_specs_dir() -> Path:
+    """The specs shipped with the package (``trnkb/specs`` in a wheel, ``specs/`` in a checkout)."""
+    packaged = resources.files("trnkb").joinpath("specs")
+    if packaged.is_dir():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / "specs"
+
+
+@dataclass
+class _Ctx:
+    file: str
+    errors: list[str]
+
+    def err(self, line: int, where: str, msg: str) -> None:
+        self.errors.append(f"{self.file}:{line}: {where}: {msg}")
+
+
+def _parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
+    ctx = _Ctx(display_path(path), errors)
+    data = read_yaml(path)
+    rows, seen = [], {}
+    if not isinstance(data, list):
+        ctx.err(1, "(file)", "expected a list of sources")
+        return pd.DataFrame(columns=SOURCE_FIELDS)
+    for item in data:
+        if not isinstance(item, LineDict):
+            ctx.err(1, "(source)", f"expected a mapping, got {item!r}")
+            continue
+        sid = item.get("id")
+        where = f"{sid}" if sid else "(source)"
+        for key in SOURCE_FIELDS:
+            if key not in item or item[key] in (None, ""):
+                ctx.err(item.line, f"{where}.{key}", "missing")
+        for key in item:
+            if key not in SOURCE_FIELDS:
+                ctx.err(item.key_lines[key], f"{where}.{key}", "unknown key")
+        if not isinstance(sid, str) or not re.match(ID_PATTERN, sid):
+            ctx.err(item.line, "id", f"source id {sid!r} is not lowercase kebab-case")
+            continue
+        if sid in seen:
+            ctx.err(item.line, f"{sid}.id", f"duplicate source id (first at line {seen[sid]})")
+        seen[sid] = item.line
+        url = str(item.get("url", ""))
+        if url and not (url.startswith(("http://", "https://")) or SEED_PATTERN.match(url)):
+            ctx.err(item.key_lines.get("url", item.line), f"{sid}.url",
+                    f"{url!r} is neither an http(s) URL nor a seed file name")
+        if item.get("kind") and item["kind"] not in SOURCE_KINDS:
+            ctx.err(item.key_lines["kind"], f"{sid}.kind",
+                    f"{item['kind']!r} is not one of {', '.join(SOURCE_KINDS)}")
+        d = item.get("date")
+        if d is not None and not isinstance(d, date) and not re.match(r"^\d{4}(-\d{2}){0,2}$", str(d)):
+            ctx.err(item.key_lines["date"], f"{sid}.date", f"{d!r} is not a date (YYYY[-MM[-DD]])")
+        rows.append({k: (str(item.get(k)) if item.get(k) is not None else "") for k in SOURCE_FIELDS})
+    return pd.DataFrame(rows, columns=list(SOURCE_FIELDS))
+
+
+def _suggest(name: str, options: list[str]) -> str:
+    close = difflib.get_close_matches(name, options, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _parse_value(f: Field, raw, ctx: _Ctx, line: int, where: str):
+    """Return (value, magnitude_in_display_unit, unit_string) or None after an error."""
+    if f.kind in ("text", "ref"):
+        if not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
+            ctx.err(line, where, f"expected text, got {raw!r}")
+            return None
+        return str(raw), math.nan, ""
+    if isinstance(raw, bool) or raw is None:
+        ctx.err(line, where, f"expected a number, got {raw!r}")
+        return None
+    if f.kind == "quantity" and isinstance(raw, (int, float)):
+        ctx.err(line, where, f"a quantity written as a bare number ({raw}); write it with its "
+                             f"unit, e.g. '{raw} {f.unit}'")
+        return None
+    try:
+        q = Q_(raw, "") if isinstance(raw, (int, float)) else Q_(str(raw))
+    except (pint.errors.UndefinedUnitError, AttributeError) as e:
+        bad = getattr(e, "unit_names", None) or [str(raw)]
+        ctx.err(line, where, f"unknown unit {', '.join(map(str, bad))!r} in {raw!r}")
+        return None
+    except Exception as e:  # pint raises assorted parser errors for garbage
+        ctx.err(line, where, f"cannot parse {raw!r} as a quantity ({type(e).__name__})")
+        return None
+    if not isinstance(q, pint.Quantity):
+        q = Q_(q, "")
+    want = DIMENSIONS[f.dim] if f.kind == "quantity" else ""
+    want_dim = ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality
+    if q.dimensionality != want_dim:
+        got = str(q.dimensionality) if not q.dimensionless else "dimensionless"
+        ctx.err(line, where, f"wrong dimension: {raw!r} is {got}, expected {want or 'a plain count'}"
+                             f" (e.g. {f.unit or 'a number'})")
+        return None
+    mag = q.to(f.unit).magnitude if f.unit else q.to("").magnitude
+    if mag < 0:
+        ctx.err(line, where, f"negative value {raw!r}")
+        return None
+    if f.lo is not None and not (f.lo <= mag <= f.hi):
+        ctx.err(line, where, f"implausible value {raw!r}: expected {f.lo:g} to {f.hi:g} {f.unit}".rstrip())
+        return None
+    return q, float(mag), ("" if q.dimensionless else f"{q.units:~}")
+
+
+def _parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx: _Ctx,
+                 source_ids: set[str]) -> list[dict]:
+    f = table.field(fname)
+    line = row.key_lines.get(fname, row.line)
+    where = f"{row_id}.{fname}"
+    if f is None:
+        ctx.err(line, where, f"unknown field for table {table.name}{_suggest(fname, table.names)}")
+        return []
+    if f.kind == "label":
+        if not isinstance(raw, str):
+            ctx.err(line, where, f"expected plain text, got {raw!r}")
+        elif f.choices and raw not in f.choices:
+            ctx.err(line, where, f"{raw!r} is not one of {', '.join(f.choices)}")
+        return []  # labels are columns, not facts
+    blocks = raw if isinstance(raw, list) else [raw]
+    facts = []
+    for block in blocks:
+        bline = block.line if isinstance(block, LineDict) else line
+        if not isinstance(block, LineDict):
+            ctx.err(bline, where, "expected {value, source, locator, kind}; a value needs its source "
+                                  f"(got {block!r})")
+            continue
+        for key in block:
+            if key not in VALUE_KEYS:
+                ctx.err(bline, where, f"unknown key {key!r}{_suggest(key, sorted(VALUE_KEYS))}")
+        if "value" not in block:
+            ctx.err(bline, where, "missing value")
+            continue
+        src = block.get("source")
+        if not src:
+            ctx.err(bline, where, "missing source")
+        elif src not in source_ids:
+            ctx.err(bline, where, f"unknown source {src!r} (not in sources.yaml)"
+                                  f"{_suggest(str(src), sorted(source_ids))}")
+        if not block.get("locator"):
+            ctx.err(bline, where, "missing locator (section or page in the source)")
+        kind = block.get("kind")
+        if kind not in VALUE_KINDS:
+            ctx.err(bline, where, f"kind {kind!r} is not one of {', '.join(VALUE_KINDS)}")
+        if "preferred" in block and not isinstance(block["preferred"], bool):
+            ctx.err(bline, where, "preferred must be true or false")
+        parsed = _parse_value(f, block["value"], ctx, bline, where)
+        if parsed is None:
+            continue
+        value, mag, unit = parsed
+        facts.append({
+            "table": table.name, "id": row_id, "field": fname, "value": value,
+            "magnitude": mag, "unit": unit, "source": src, "locator": str(block.get("locator", "")),
+            "kind": kind, "preferred": bool(block.get("preferred", False)),
+            "note": str(block.get("note", "") or ""), "qualifier": str(block.get("qualifier", "") or ""),
+            "file": ctx.file, "line": bline,
+        })
+    if len(facts) == 1:
+        facts[0]["preferred"] = True
+    elif len(facts) > 1 and sum(x["preferred"] for x in facts) != 1:
+        ctx.err(line, where, f"{len(facts)} values: mark exactly one 'preferred: true'")
+    return facts
+
+
+def _parse_table(path: Path, table: Table, source_ids: set[str], errors: list[str],
+                 ids: dict[str, str]):
+    ctx = _Ctx(display_path(path), errors)
+    data = read_yaml(path)
+    labels, facts = [], []
+    if not isinstance(data, list):
+        ctx.err(1, "(file)", f"expected a list of {table.name} rows")
+        return labels, facts
+    for row in data:
+        if not isinstance(row, LineDict):
+            ctx.err(1, "(row)", f"expected a mapping, got {row!r}")
+            continue
+        rid = row.get("id")
+        if not isinstance(rid, str) or not re.match(ID_PATTERN, rid):
+            ctx.err(row.line, "id", f"{rid!r} is not a lowercase kebab-case id")
+            continue
+        if rid in ids:
+            ctx.err(row.line, f"{rid}.id", f"duplicate id (already defined at {ids[rid]})")
+            continue
+        ids[rid] = f"{ctx.file}:{row.line}"
+        for f in table.fields:
+            if f.required and f.name not in row:
+                ctx.err(row.line, f"{rid}.{f.name}", "required field missing")
+        label = {"id": rid, "_line": row.line, "_file": ctx.file}
+        for fname, raw in row.items():
+            if fname == "id":
+                continue
+            f = table.field(fname)
+            if f is not None and f.kind == "label":
+                label[fname] = raw
+            facts += _parse_field(table, rid, fname, raw, row, ctx, source_ids)
+        labels.append(label)
+    return labels, facts
+
+
+def _wide(table: Table, labels: list[dict], facts: pd.DataFrame) -> pd.DataFrame:
+    ids = [x["id"] for x in labels]
+    out = pd.DataFrame({"id": pd.Series(ids, dtype="str")})
+    mine = facts[(facts["table"] == table.name) & facts["preferred"]] if len(facts) else facts
+    names = table.names + sorted(set(mine["field"]) - set(table.names)) if len(mine) else table.names
+    for name in names:
+        f = table.field(name)
+        if f.kind == "label":
+            vals = [x.get(name) for x in labels]
+            if any(v is not None for v in vals):
+                out[name] = pd.Series(vals, dtype="str")
+            continue
+        sub = mine[mine["field"] == name].set_index("id") if len(mine) else None
+        if sub is None or sub.empty:
+            continue
+        if f.kind in ("text", "ref"):
+            out[name] = pd.Series([sub["value"].get(i) for i in ids], dtype="str")
+        elif f.kind == "count":
+            mags = [sub["magnitude"].get(i, math.nan) for i in ids]
+            integral = all(math.isnan(m) or float(m).is_integer() for m in mags)
+            out[name] = pd.array([None if math.isnan(m) else m for m in mags],
+                                 dtype="Int64" if integral else "Float64")
+        else:
+            mags = [sub["magnitude"].get(i, math.nan) for i in ids]
+            out[name] = pd.Series(pd.array(mags, dtype=f"pint[{f.unit}][Float64]"))
+    return out
+
+
+def _conflicts(facts: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    numeric = facts[facts["unit"].notna()]
+    for (table, rid, fname), group in numeric.groupby(["table", "id", "field"], sort=True):
+        if len(group) < 2:
+            continue
+        f = TABLES[table].field(fname)
+        pref = group[group["preferred"]].iloc[0]
+        for _, other in group[~group["preferred"]].iterrows():
+            if f.kind in ("text", "ref"):
+                if str(other["value"]).strip().lower() == str(pref["value"]).strip().lower():
+                    continue
+                rel, kind = math.nan, "text"
+            else:
+                a, b = pref["magnitude"], other["magnitude"]
+                rel = abs(a - b) / max(abs(a), abs(b)) if max(abs(a), abs(b)) else 0.0
+                if rel <= f.tolerance:
+                    continue
+                pa_, pb = pref["value"], other["value"]
+                same_number = math.isclose(pa_.magnitude, pb.magnitude, rel_tol=1e-9)
+                kind = ("unit-ambiguity"
+                        if same_number and is_binary_prefixed(pa_.units) != is_binary_prefixed(pb.units)
+                        else "value")
+            rows.append({
+                "table": table, "id": rid, "field": fname,
+                "preferred": _fmt(pref["value"]), "preferred_source": pref["source"],
+                "other": _fmt(other["value"]), "other_source": other["source"],
+                "relative_difference": rel, "type": kind,
+            })
+    cols = ["table", "id", "field", "preferred", "preferred_source", "other", "other_source",
+            "relative_difference", "type"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def _fmt(v) -> str:
+    if isinstance(v, pint.Quantity):
+        return f"{v.magnitude:g} {v.units:~}".strip() if not v.dimensionless else f"{v.magnitude:g}"
+    return str(v)
+
+
+class KnowledgeBase:
+    """The validated knowledge base.
+
+    Attributes
+    ----------
+    facts : DataFrame
+        Long table, one row per value: table, id, field, value (Quantity or str),
+        magnitude (in the field's display unit), unit (as written), source, locator,
+        kind, preferred, note, qualifier, file, line.
+    sources : DataFrame
+        ``specs/sources.yaml``.
+    conflicts : DataFrame
+        Values of one field from different sources that disagree beyond the field's
+        tolerance; ``type`` is ``value``, ``unit-ambiguity`` (e.g. 144 GB vs 144 GiB) or ``text``.
+    """
+
+    def __init__(self, path: Path, facts: pd.DataFrame, sources: pd.DataFrame,
+                 tables: dict[str, pd.DataFrame], locations: dict[str, str]):
+        self.path = path
+        self.facts = facts
+        self.sources = sources
+        self._tables = tables
+        self._locations = locations
+        self.conflicts = _conflicts(facts)
+
+    @property
+    def tables(self) -> list[str]:
+        return list(self._tables)
+
+    def table(self, name: str) -> pd.DataFrame:
+        """Wide view of a table: one row per id, preferred values, pint-pandas columns."""
+        if name not in self._tables:
+            raise KeyError(f"no table {name!r}; tables are {', '.join(self._tables)}")
+        return self._tables[name].copy()
+
+    def table_of(self, row_id: str) -> str:
+        """The table an id lives in (ids are unique across tables)."""
+        for name, df in self._tables.items():
+            if (df["id"] == row_id).any():
+                return name
+        raise KeyError(f"no row with id {row_id!r}{_suggest(row_id, self.ids())}")
+
+    def ids(self, table: str | None = None) -> list[str]:
+        names = [table] if table else self.tables
+        return [i for n in names for i in self._tables[n]["id"]]
+
+    def _fact(self, row_id: str, field: str) -> pd.Series:
+        sub = self.facts[(self.facts["id"] == row_id) & (self.facts["field"] == field)
+                         & self.facts["preferred"]]
+        if sub.empty:
+            self.table_of(row_id)  # raises for an unknown id
+            raise KeyError(f"{row_id} has no value for {field!r}")
+        return sub.iloc[0]
+
+    def value(self, row_id: str, field: str):
+        """The preferred value: a pint Quantity (counts are dimensionless) or a string."""
+        return self._fact(row_id, field)["value"]
+
+    def get(self, row_id: str, field: str, default=None):
+        """Like :meth:`value` but returns ``default`` when no source gives the field."""
+        try:
+            return self.value(row_id, field)
+        except KeyError:
+            return default
+
+    def provenance(self, row_id: str, field: str) -> dict:
+        """Source, locator, kind, note and file:line of the preferred value."""
+        f = self._fact(row_id, field)
+        return {k: f[k] for k in ("source", "locator", "kind", "note", "qualifier", "file", "line")}
+
+    def values(self, row_id: str, field: str) -> pd.DataFrame:
+        """Every value of one field, from every source, preferred first."""
+        sub = self.facts[(self.facts["id"] == row_id) & (self.facts["field"] == field)]
+        return sub.sort_values("preferred", ascending=False).reset_index(drop=True)
+
+    def source(self, source_id: str) -> dict:
+        row = self.sources[self.sources["id"] == source_id]
+        if row.empty:
+            raise KeyError(f"no source {source_id!r}")
+        return row.iloc[0].to_dict()
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{n}={len(t)}" for n, t in self._tables.items())
+        return f"<KnowledgeBase {len(self.facts)} facts, {len(self.sources)} sources; {sizes}>"
+
+
+def load(path: str | Path | None = None) -> KnowledgeBase:
+    """Load and validate a spec directory (default: the specs shipped with trnkb).
+
+    Raises :class:`~trnkb.specfile.SpecError` listing every problem; nothing is returned
+    unless the whole directory is valid.
+    """
+    root = Path(path) if path is not None else default_specs_dir()
+    if not root.is_dir():
+        raise SpecError([f"{root}:0: (dir): not a directory"])
+    errors: list[str] = []
+    src_path = root / "sources.yaml"
+    if not src_path.exists():
+        raise SpecError([f"{display_path(src_path)}:0: (file): missing; every value needs a source"])
+    parsed: dict[str, tuple] = {}
+    try:
+        sources = _parse_sources(src_path, errors)
+    except SpecError as e:
+        errors += e.errors
+        sources = pd.DataFrame(columns=SOURCE_FIELDS)
+    source_ids = set(sources["id"])
+    ids: dict[str, str] = {}
+    for name, table in TABLES.items():
+        p = root / f"{name}.yaml"
+        if not p.exists():
+            parsed[name] = ([], [])
+            continue
+        try:
+            parsed[name] = _parse_table(p, table, source_ids, errors, ids)
+        except SpecError as e:
+            errors += e.errors
+            parsed[name] = ([], [])
+    known = {f"{n}.yaml" for n in TABLES} | {"sources.yaml", "claims.yaml"}
+    for p in sorted(root.glob("*.yaml")):
+        if p.name not in known:
+            errors.append(f"{display_path(p)}:1: (file): unknown spec file; tables are "
+                          f"{', '.join(TABLES)}")
+    all_facts = [f for _, fs in parsed.values() for f in fs]
+    facts = pd.DataFrame(all_facts, columns=FACT_COLUMNS)
+    # foreign keys
+    table_ids = {name: {x["id"] for x in labels} for name, (labels, _) in parsed.items()}
+    for fact in all_facts:
+        f = TABLES[fact["table"]].field(fact["field"])
+        if f.kind == "ref" and fact["value"] not in table_ids[f.ref]:
+            errors.append(f"{fact['file']}:{fact['line']}: {fact['id']}.{fact['field']}: "
+                          f"dangling reference {fact['value']!r}: no such id in {f.ref}"
+                          f"{_suggest(fact['value'], sorted(table_ids[f.ref]))}")
+    if errors:
+        raise SpecError(errors)
+    tables = {}
+    for name, table in TABLES.items():
+        labels, _ = parsed[name]
+        wide = _wide(table, labels, facts)
+        schema = pandera_schema(table, list(wide.columns))
+        try:
+            schema.validate(wide, lazy=True)
+        except Exception as e:  # pandera SchemaErrors: report per column
+            cases = getattr(e, "failure_cases", None)
+            if cases is None:
+                raise
+            for _, c in cases.iterrows():
+                errors.append(f"{name}.yaml:0: {c['column']}: fails {c['check']} "
+                              f"({c['failure_case']})")
+        tables[name] = wide
+    if errors:
+        raise SpecError(errors)
+    return KnowledgeBase(root, facts, sources, tables, ids)

@@ -1,0 +1,349 @@
+"""What each table is: its fields, their units, meanings and plausible ranges.
+
+This module is the field dictionary. It says nothing about YAML; ``trnkb.kb`` reads
+specs against it, the pandera schemas are built from it (:func:`pandera_schema`), and
+the data dictionary in the docs and the Frictionless descriptor are generated from it.
+
+Field kinds
+-----------
+``quantity``  a pint quantity of the named dimension, shown in ``unit``.
+``count``     a dimensionless number (lanes, stacks, chips); integers unless noted.
+``text``      a sourced string (process node, topology, cooling).
+``ref``       the id of a row in another table (foreign key), sourced like text.
+``label``     a plain unsourced string that names or classifies the row (name, vendor).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ID_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
+VALUE_KINDS = ("reported", "estimate", "derived")
+SOURCE_KINDS = ("vendor", "analyst", "press", "seed", "derived", "paper")
+STATUSES = ("shipping", "announced", "retired")
+
+
+@dataclass(frozen=True)
+class Field:
+    """One column of a table.
+
+    ``lo``/``hi`` bound the magnitude in ``unit`` (inclusive); values outside are refused
+    as implausible. ``tolerance`` is the relative difference above which two sources
+    disagree (a conflict).
+    """
+
+    name: str
+    kind: str  # quantity | count | text | ref | label
+    description: str
+    dim: str = ""  # key of trnkb.units.DIMENSIONS for quantities
+    unit: str = ""  # display / export unit
+    lo: float | None = None
+    hi: float | None = None
+    ref: str = ""  # target table for kind == "ref"
+    choices: tuple[str, ...] = ()
+    required: bool = False
+    tolerance: float = 0.01
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    description: str
+    fields: tuple[Field, ...]
+    prefix_fields: tuple[Field, ...] = field(default=())  # e.g. sparse_* families
+
+    def field(self, name: str) -> Field | None:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        for f in self.prefix_fields:
+            if name.startswith(f.name):
+                return Field(**{**f.__dict__, "name": name})
+        return None
+
+    @property
+    def names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+
+def _q(name, dim, unit, lo, hi, description, **kw) -> Field:
+    return Field(name, "quantity", description, dim=dim, unit=unit, lo=lo, hi=hi, **kw)
+
+
+def _n(name, lo, hi, description, **kw) -> Field:
+    return Field(name, "count", description, lo=lo, hi=hi, **kw)
+
+
+def _t(name, description, **kw) -> Field:
+    return Field(name, "text", description, **kw)
+
+
+def _flops(name, what) -> Field:
+    return _q(name, "compute_rate", "TFLOPS", 0.01, 1e5, f"Peak {what} per chip, FLOP/s.")
+
+
+NAME = Field("name", "label", "Display name.", required=True)
+VENDOR = Field("vendor", "label", "Company that designs or sells it.", required=True)
+NOTES = Field("notes", "label", "Free-text remarks about the row.")
+
+CHIPS = Table(
+    "chips",
+    "One row per accelerator (per GPU / per package) or host CPU.",
+    (
+        NAME,
+        VENDOR,
+        Field("status", "label", "shipping, announced (targets only) or retired.",
+              choices=STATUSES, required=True),
+        _n("year", 2010, 2035, "Year of launch or general availability."),
+        _t("process_node", "Foundry process of the compute dies (e.g. TSMC N3P)."),
+        _n("compute_dies", 1, 16, "Compute dies per package."),
+        _n("cores", 1, 100000, "Cores per chip (NeuronCores, TensorCores, SMs, XCD CUs)."),
+        _q("clock", "frequency", "GHz", 0.1, 6, "Clock of the matrix engine."),
+        _flops("dense_fp32", "dense FP32"),
+        _flops("dense_tf32", "dense TF32"),
+        _flops("dense_bf16", "dense BF16/FP16"),
+        _flops("dense_fp8", "dense FP8"),
+        _flops("dense_int8", "dense INT8 (OP/s written as FLOP/s)"),
+        _flops("dense_mxfp8", "dense OCP MXFP8"),
+        _flops("dense_mxfp6", "dense OCP MXFP6"),
+        _flops("dense_mxfp4", "dense OCP MXFP4"),
+        _flops("dense_fp4", "dense FP4 (NVFP4 or the vendor's FP4)"),
+        _q("sram", "information", "MiB", 0.1, 1e6, "On-chip SRAM (SBUF, L2, VMEM...)."),
+        _q("hbm_capacity", "information", "GB", 1, 10000, "HBM capacity per chip.",
+           tolerance=0.01),
+        _q("hbm_bandwidth", "bandwidth", "TB/s", 0.1, 100, "HBM bandwidth per chip.",
+           tolerance=0.02),
+        _q("tdp", "power", "W", 10, 10000, "Thermal design power per chip."),
+        _t("scaleup_technology", "Scale-up link (NeuronLink v4, NVLink 5, ICI, UALink...)."),
+        _n("scaleup_lanes", 1, 1000, "Active scale-up SerDes lanes per chip."),
+        _q("scaleup_bandwidth", "bandwidth", "GB/s", 1, 1e5,
+           "Scale-up bandwidth per chip, per direction."),
+        _q("scaleup_bandwidth_bidir", "bandwidth", "GB/s", 1, 2e5,
+           "Scale-up bandwidth per chip, both directions added, as a source states it."),
+        _q("scaleout_bandwidth", "bandwidth", "Gbit/s", 1, 1e5,
+           "Scale-out (back-end NIC) bandwidth per chip, per direction."),
+        _t("logical_core_modes", "Logical core groupings software offers (LNC modes)."),
+        NOTES,
+    ),
+    prefix_fields=(
+        _flops("sparse_", "structured-sparse"),
+    ),
+)
+
+PACKAGES = Table(
+    "packages",
+    "One row per chip package: interposer, substrate, dies, HBM sites, design partners.",
+    (
+        NAME,
+        Field("chip", "ref", "Chip in this package.", ref="chips", required=True),
+        _t("interposer", "Interposer technology (CoWoS-S / CoWoS-R / CoWoS-L / EMIB...)."),
+        _n("interposer_assemblies", 1, 8, "Separate interposer assemblies in the package."),
+        _n("interposer_rdl_layers", 1, 20, "Copper RDL layers in an organic interposer."),
+        _n("substrate_layers", 1, 40, "Build-up layers of the package substrate."),
+        _n("compute_dies", 1, 16, "Compute dies in the package."),
+        _n("io_dies", 0, 16, "Separate I/O or base dies."),
+        _n("hbm_sites", 1, 16, "HBM stacks placed on the package."),
+        _q("c4_bump_pitch", "length", "um", 50, 500, "C4 bump pitch at the module boundary."),
+        _t("frontend_design", "Who designs the logic (front end)."),
+        _t("backend_design", "Who does physical and package design (back end)."),
+        _t("serdes_ip", "Licensed SerDes / PHY IP."),
+        NOTES,
+    ),
+)
+
+HBM = Table(
+    "hbm",
+    "One row per chip's HBM configuration: enough to derive capacity and bandwidth.",
+    (
+        NAME,
+        Field("chip", "ref", "Chip this memory belongs to.", ref="chips", required=True),
+        _t("generation", "HBM generation (HBM2e, HBM3, HBM3E, HBM4...)."),
+        _t("memory_vendor", "DRAM suppliers."),
+        _n("stacks", 1, 16, "HBM stacks per chip."),
+        _n("stack_height", 1, 16, "DRAM dies per stack (8-high, 12-high...)."),
+        _q("die_density", "information", "Gbit", 1, 64, "Capacity of one DRAM die."),
+        _q("capacity", "information", "GB", 1, 10000, "HBM capacity per chip as reported."),
+        _q("pin_rate", "bandwidth", "Gbit/s", 1, 20, "Data rate per pin."),
+        _q("bus_width_per_stack", "information", "bit", 512, 4096,
+           "Interface width of one stack (bits per transfer)."),
+        _q("bandwidth", "bandwidth", "TB/s", 0.1, 100, "HBM bandwidth per chip as reported.",
+           tolerance=0.02),
+        NOTES,
+    ),
+)
+
+RACKS = Table(
+    "racks",
+    "One row per rack SKU / scale-up domain (the world a chip reaches over scale-up links).",
+    (
+        NAME,
+        VENDOR,
+        Field("chip", "ref", "Accelerator in the domain.", ref="chips", required=True),
+        Field("status", "label", "shipping, announced or retired.", choices=STATUSES),
+        _t("marketing_name", "Vendor branding (e.g. Trn3 Gen2 UltraServer)."),
+        _t("codename", "Supply-chain codename."),
+        _t("topology", "Scale-up topology (2d-torus, 3d-torus, switched, ...)."),
+        _t("cooling", "air or liquid."),
+        _n("chips_per_tray", 1, 16, "Accelerators per compute (JBOG) tray."),
+        _n("compute_trays_per_rack", 1, 72, "Compute trays per rack."),
+        _n("chips_per_rack", 1, 576, "Accelerators per rack."),
+        _n("racks_per_domain", 0.5, 64, "Racks spanned by one scale-up domain (0.5 = half rack)."),
+        _n("domain_size", 1, 100000, "Chips in one scale-up domain (world size)."),
+        Field("host_cpu", "ref", "Host CPU.", ref="chips"),
+        _n("host_cpus_per_rack", 0, 144, "Host CPUs per rack."),
+        _n("host_cpu_trays_per_rack", 0, 16, "Separate CPU trays per rack."),
+        _n("switch_trays_per_rack", 0, 32, "Scale-up switch trays per rack."),
+        _n("scaleup_switches_per_rack", 0, 1000, "Scale-up switch chips per rack."),
+        Field("scaleup_switch", "ref", "Scale-up switch used at launch.", ref="network"),
+        Field("nic", "ref", "Scale-out NIC.", ref="network"),
+        _n("nics_per_tray", 0, 16, "Scale-out NIC modules per compute tray."),
+        _q("scaleout_per_chip", "bandwidth", "Gbit/s", 1, 10000,
+           "Scale-out bandwidth per chip in this SKU's main configuration."),
+        _n("copper_cables", 0, 100000, "Copper cables per scale-up domain."),
+        _q("rack_power", "power", "kW", 1, 2000, "Power per rack."),
+        _q("domain_bf16", "compute_rate", "PFLOPS", 0.01, 1e6, "Dense BF16 FLOP/s of the domain."),
+        _q("domain_fp8", "compute_rate", "PFLOPS", 0.01, 1e6,
+           "Dense FP8 / MXFP8 FLOP/s of the domain."),
+        _q("domain_fp4", "compute_rate", "PFLOPS", 0.01, 1e6, "Dense FP4 FLOP/s of the domain."),
+        _q("domain_hbm_capacity", "information", "TB", 0.01, 1e5, "HBM of the whole domain."),
+        _q("domain_hbm_bandwidth", "bandwidth", "TB/s", 0.1, 1e6, "HBM bandwidth of the domain."),
+        _q("domain_scaleup_bandwidth", "bandwidth", "TB/s", 0.1, 1e6,
+           "Aggregate scale-up bandwidth of the domain as a source states it."),
+        NOTES,
+    ),
+)
+
+NETWORK = Table(
+    "network",
+    "Links, scale-up switches, NICs, scale-out switch classes, EFA generations and lane budgets.",
+    (
+        NAME,
+        VENDOR,
+        Field("category", "label", "What the row is.", required=True,
+              choices=("link", "scaleup-switch", "nic", "scaleout-switch", "efa", "lane-budget")),
+        Field("chip", "ref", "Chip a lane budget belongs to.", ref="chips"),
+        _t("technology", "Protocol or standard (PCIe 6.0, NVLink 5, UALink, Ethernet...)."),
+        _n("generation", 1, 20, "Generation number of the switch tray or protocol."),
+        _q("lane_rate", "bandwidth", "Gbit/s", 1, 1000, "Data rate per lane per direction."),
+        _n("lanes", 1, 10000, "Lanes of a switch or link."),
+        _n("ports", 1, 10000, "Logical ports of a switch."),
+        _n("lanes_per_port", 1, 64, "Lanes grouped into one port."),
+        _q("port_speed", "bandwidth", "Gbit/s", 1, 10000, "Speed of one logical port."),
+        _q("switch_bandwidth", "bandwidth", "Tbit/s", 0.1, 1000,
+           "Switch capacity, one direction, all ports."),
+        _q("bandwidth", "bandwidth", "Gbit/s", 1, 1e6, "NIC or link bandwidth per direction."),
+        _n("pcb_lanes", 0, 1000, "Lane budget: lanes to neighbours over PCB."),
+        _n("backplane_lanes", 0, 1000, "Lane budget: backplane lanes, active plus redundant."),
+        _n("backplane_active_lanes", 0, 1000, "Lane budget: active backplane lanes."),
+        _n("backplane_redundant_lanes", 0, 1000, "Lane budget: redundant backplane lanes."),
+        _n("cross_rack_lanes", 0, 1000, "Lane budget: lanes to the adjacent rack over AECs."),
+        _n("total_lanes", 0, 1000, "Lane budget: all lanes, all media."),
+        _n("active_lanes", 0, 1000, "Lane budget: active lanes, all media."),
+        NOTES,
+    ),
+)
+
+DATACENTER = Table(
+    "datacenter",
+    "Cooling archetypes with PUE, and campuses with their power.",
+    (
+        NAME,
+        Field("category", "label", "cooling-archetype or campus.", required=True,
+              choices=("cooling-archetype", "campus")),
+        _t("operator", "Who runs it."),
+        _t("cooling", "Cooling method."),
+        _t("location", "Where it is."),
+        _n("pue_typical", 1.0, 3.0, "Typical (annual) power usage effectiveness.",
+           tolerance=0.02),
+        _n("pue_peak", 1.0, 3.0, "PUE on peak (summer design) days.", tolerance=0.02),
+        _q("facility_power", "power", "MW", 0.1, 10000, "Facility (grid) power."),
+        _q("it_power", "power", "MW", 0.1, 10000, "IT power."),
+        NOTES,
+    ),
+)
+
+CORES = Table(
+    "cores",
+    "One row per NeuronCore generation: the parameters the reference engine runs on.",
+    (
+        NAME,
+        Field("chip", "ref", "Chip that carries this core.", ref="chips", required=True),
+        _n("pe_rows", 1, 1024, "Tensor engine systolic array rows (contraction, K)."),
+        _n("pe_cols", 1, 1024, "Tensor engine systolic array columns (M)."),
+        _n("fp8_pack", 1, 8, "K elements per PE per cycle for FP8 (double-row = 2)."),
+        _n("mx_pack", 1, 8, "K elements per PE per cycle for MXFP8/MXFP4 (quad = 4)."),
+        _q("tensor_clock", "frequency", "GHz", 0.1, 6, "Tensor engine clock."),
+        _q("vector_clock", "frequency", "GHz", 0.1, 6, "Vector engine clock."),
+        _q("scalar_clock", "frequency", "GHz", 0.1, 6, "Scalar (activation) engine clock."),
+        _q("gpsimd_clock", "frequency", "GHz", 0.1, 6, "GpSimd engine clock."),
+        _n("vector_lanes", 1, 4096, "Vector engine elements per cycle (BF16)."),
+        _n("scalar_lanes", 1, 4096, "Scalar engine elements per cycle (BF16)."),
+        _n("gpsimd_lanes", 1, 4096, "GpSimd engine elements per cycle."),
+        _n("vector_exp_speedup", 1, 16,
+           "Throughput of the VectorE exponential relative to ScalarE activation(exp)."),
+        _n("partitions", 1, 1024, "SBUF / PSUM partitions."),
+        _q("sbuf_capacity", "information", "MiB", 1, 1024, "SBUF per core."),
+        _q("psum_capacity", "information", "MiB", 0.1, 64, "PSUM per core."),
+        _n("psum_banks", 1, 64, "PSUM banks."),
+        _n("moving_free_max", 1, 65536, "Largest moving-tile free size of one matmul (fp32 PSUM)."),
+        _n("dma_engines", 1, 256, "DMA engines per core."),
+        _q("dma_bandwidth", "bandwidth", "GB/s", 1, 10000, "DMA bandwidth per core."),
+        _q("dma_fixed_latency", "time", "ns", 1, 1e5, "Fixed cost to start one DMA transfer."),
+        _n("matmul_min_cycles", 1, 1024, "Minimum TensorE cycles per matmul (MM_INIT_LATENCY)."),
+        _n("instruction_min_cycles", 1, 1024,
+           "Minimum cycles of a vector/scalar instruction (MIN_II)."),
+        _q("dense_bf16_per_core", "compute_rate", "TFLOPS", 1, 10000, "BF16 FLOP/s per core."),
+        _q("dense_fp8_per_core", "compute_rate", "TFLOPS", 1, 10000, "FP8 FLOP/s per core."),
+        _q("dense_mxfp8_per_core", "compute_rate", "TFLOPS", 1, 10000, "MXFP8 FLOP/s per core."),
+        NOTES,
+    ),
+)
+
+TABLES: dict[str, Table] = {
+    t.name: t for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES)
+}
+
+SOURCE_FIELDS = ("id", "title", "publisher", "url", "date", "kind")
+
+
+def pandera_schema(table: Table, present: list[str]):
+    """Build the pandera schema of a wide table (columns ``present`` that exist).
+
+    Quantity columns carry pint dtypes, which pandera's type engine does not know, so
+    they are declared without a dtype and checked for dimensionality and range instead.
+    """
+    import pandera.pandas as pa
+    import pint_pandas
+
+    from trnkb.units import DIMENSIONS, ureg
+
+    def dimension_check(dim: str) -> pa.Check:
+        want = ureg.get_dimensionality(DIMENSIONS[dim])
+        return pa.Check(
+            lambda s: isinstance(s.dtype, pint_pandas.PintType)
+            and s.pint.units.dimensionality == want,
+            name=f"dimensionality=={DIMENSIONS[dim]}",
+        )
+
+    def range_check(f: Field) -> pa.Check:
+        def ok(s):
+            m = s.pint.to(f.unit).pint.magnitude if f.kind == "quantity" else s
+            m = m.astype("float64")
+            return m.isna() | ((m >= f.lo) & (m <= f.hi))
+
+        return pa.Check(ok, name=f"in_range({f.lo}, {f.hi}) {f.unit}".rstrip())
+
+    columns = {"id": pa.Column(str, pa.Check.str_matches(ID_PATTERN), unique=True)}
+    for name in present:
+        f = table.field(name)
+        if f is None:
+            continue
+        checks = []
+        if f.kind == "quantity":
+            checks = [dimension_check(f.dim), range_check(f)]
+        elif f.kind == "count":
+            checks = [range_check(f)]
+        elif f.choices:
+            checks = [pa.Check.isin(list(f.choices))]
+        columns[name] = pa.Column(checks=checks, nullable=not f.required)
+    return pa.DataFrameSchema(columns, name=table.name, strict=False)

@@ -1,0 +1,76 @@
+"""The project's one unit registry.
+
+pint's default registry treats bits and bytes as dimensionless and has no FLOP, so
+``TB/s`` would convert to ``GHz``. Here information and compute get dimensions of their
+own. Prefixes follow pint: ``GB`` is decimal (1e9 B), ``GiB`` binary (2**30 B); we keep
+whatever a source wrote. ``lane`` is a dimensionless count so ``lanes x Gbit/s`` is a
+bandwidth.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+import pint
+import pint_pandas
+
+_EXTRA = """
+FLOP = [compute] = flop
+FLOPS = FLOP / second = flops
+lane = [] = lanes
+transfer = [] = T
+"""
+
+
+def _make_registry() -> pint.UnitRegistry:
+    # Edit pint's own definitions file rather than redefining afterwards: a late
+    # ``define("bit = [information]")`` leaves pint's root-unit cache stale.
+    pint_files = resources.files("pint")
+    text = pint_files.joinpath("default_en.txt").read_text(encoding="utf-8")
+    text = text.replace("\nbit = []\n", "\nbit = [information] = b\n", 1)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "trnkb_units.txt"
+        constants = pint_files.joinpath("constants_en.txt").read_text(encoding="utf-8")
+        (Path(tmp) / "constants_en.txt").write_text(constants, encoding="utf-8")
+        path.write_text(text + _EXTRA, encoding="utf-8")
+        return pint.UnitRegistry(str(path), cache_folder=None)
+
+
+ureg: pint.UnitRegistry = _make_registry()
+pint.set_application_registry(ureg)
+pint_pandas.PintType.ureg = ureg
+
+Q_ = ureg.Quantity
+Quantity = ureg.Quantity
+
+DIMENSIONS = {
+    "compute_rate": "[compute] / [time]",
+    "compute": "[compute]",
+    "information": "[information]",
+    "bandwidth": "[information] / [time]",
+    "frequency": "1 / [time]",
+    "power": "[power]",
+    "length": "[length]",
+    "time": "[time]",
+    "dimensionless": "",
+}
+
+
+def parse(text: str | int | float) -> pint.Quantity:
+    """Parse ``"144 GB"`` into a Quantity of this registry (numbers become dimensionless)."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return Q_(text, "")
+    return Q_(str(text))
+
+
+def has_dimension(q: pint.Quantity, dim: str) -> bool:
+    """True when ``q`` has the dimensionality named in :data:`DIMENSIONS` (or a raw one)."""
+    want = DIMENSIONS.get(dim, dim)
+    return q.dimensionality == (ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality)
+
+
+def is_binary_prefixed(unit: pint.Unit | str) -> bool:
+    """True when the unit string uses a binary prefix (KiB, MiB, GiB, TiB...)."""
+    return any(p in str(unit) for p in ("kibi", "mebi", "gibi", "tebi", "pebi", "Ki", "Mi", "Gi", "Ti", "Pi"))
