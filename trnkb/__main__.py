@@ -1,0 +1,3 @@
+from trnkb.cli import main
+
+main()
