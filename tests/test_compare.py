@@ -1,0 +1,88 @@
+"""Comparison views on a tiny hand-made spec directory (figures are invented test inputs)."""
+
+import math
+
+import pytest
+
+import trnkb
+from trnkb import compare
+
+SOURCES = """
+- {id: src-a, title: "A", publisher: P, url: "https://example.org/a", date: 2025, kind: vendor}
+- {id: src-b, title: "B", publisher: P, url: "https://example.org/b", date: 2025, kind: analyst}
+"""
+CHIPS = """
+- id: chip-x
+  name: Chip X
+  vendor: V
+  status: shipping
+  dense_bf16: {value: 1000 TFLOPS, source: src-a, locator: t1, kind: reported}
+  hbm_bandwidth: {value: 4 TB/s, source: src-b, locator: t2, kind: reported}
+  tdp: {value: 1000 W, source: src-a, locator: t3, kind: reported}
+  hbm_capacity: {value: 144 GB, source: src-a, locator: t4, kind: reported}
+- id: chip-y
+  name: Chip Y
+  vendor: V
+  status: announced
+  dense_bf16: {value: 2.5 PFLOPS, source: src-a, locator: t1, kind: reported}
+  hbm_capacity: {value: 288000 MB, source: src-b, locator: t4, kind: reported}
+"""
+
+
+@pytest.fixture
+def kb(tmp_path):
+    (tmp_path / "sources.yaml").write_text(SOURCES)
+    (tmp_path / "chips.yaml").write_text(CHIPS)
+    return trnkb.load(tmp_path)
+
+
+def test_chip_values_are_in_the_schema_unit_with_their_source(kb):
+    v = compare.chip_values(kb)
+    y = v[(v["id"] == "chip-y")].set_index("field")
+    assert y.loc["dense_bf16", "unit"] == "TFLOPS"
+    assert y.loc["dense_bf16", "magnitude"] == pytest.approx(2500)  # 2.5 PFLOPS
+    assert y.loc["hbm_capacity", "magnitude"] == pytest.approx(288)  # 288000 MB
+    assert y.loc["hbm_capacity", "source"] == "src-b"
+
+
+def test_ridge_point_is_peak_over_bandwidth(kb):
+    # 1000e12 FLOP/s / 4e12 B/s = 250 FLOP/byte
+    assert compare.ridge_point(kb, "chip-x").to("FLOP/byte").magnitude == pytest.approx(250)
+    assert compare.ridge_point(kb, "chip-y") is None  # no bandwidth in the KB
+
+
+def test_derived_rows_name_both_sources_and_skip_missing_inputs(kb):
+    c = compare.comparison(kb, precisions=["dense_bf16"])
+    d = c[c["kind"] == "derived"].set_index(["id", "field"])
+    assert d.loc[("chip-x", "flops_per_watt_bf16"), "magnitude"] == pytest.approx(1.0)
+    assert d.loc[("chip-x", "ridge_point_bf16"), "source"] == "src-a + src-b"
+    assert ("chip-y", "ridge_point_bf16") not in d.index
+
+
+def test_wide_has_one_row_per_metric_and_one_column_per_chip(kb):
+    w = compare.wide(compare.chip_values(kb))
+    assert list(w.columns) == ["Chip X", "Chip Y"]
+    assert w.loc["hbm_capacity (GB)", "Chip Y"] == pytest.approx(288)
+    assert math.isnan(w.loc["tdp (W)", "Chip Y"])
+    assert compare.wide(compare.chip_values(kb), "source").loc["tdp (W)", "Chip X"] == "src-a"
+
+
+def test_magnitudes_replaces_pint_columns_by_named_plain_columns(kb):
+    m = compare.magnitudes(kb.table("chips"), {"dense_bf16": "PFLOPS"})
+    assert m["dense_bf16 (PFLOPS)"].tolist() == pytest.approx([1.0, 2.5])
+    assert "hbm_bandwidth (TB/s)" in m.columns
+
+
+def test_profile_lists_values_with_units_and_rejects_unknown_ids(kb):
+    p = compare.profile(kb, "chip-x").set_index("field")
+    assert p.loc["hbm_bandwidth", "value"] == "4 TB/s"
+    with pytest.raises(KeyError):
+        compare.profile(kb, "no-such-chip")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("2.52 PFLOPS", "2.52 PFLOPS"), ("9.6 Gbit/s", "9.6 Gbit/s"), ("144 GiB", "144 GiB"),
+    ("300 FLOP/byte", "300 FLOP/B"),
+])
+def test_fmt_writes_units_as_analysts_do(text, expected):
+    assert compare.fmt(trnkb.Q_(text)) == expected

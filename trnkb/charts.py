@@ -1,0 +1,141 @@
+"""Altair chart builders for the comparison views.
+
+Every builder takes a DataFrame of plain magnitudes (never pint columns: Vega-Lite cannot
+serialise a Quantity), puts the unit in the axis title and the sources in a caption under
+the chart. Column names must be plain identifiers: Vega-Lite reads ``.`` and ``[ ]`` in a
+field name as nested access and silently draws nothing.
+
+Charts are meant for the ``svg`` renderer (see :mod:`trnkb.nbsetup`): static, offline and
+byte-stable, so notebooks stay valid under nbval.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import altair as alt
+import pandas as pd
+
+__all__ = ["bars", "caption", "grouped_bars", "lines", "scatter", "timeline"]
+
+WIDTH = 480
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def caption(sources: Iterable[str], note: str = "") -> list[str]:
+    """Caption lines: ``Sources: a; b`` (sorted, de-duplicated), then an optional note.
+
+    ``sources`` may hold ``"a + b"`` strings (derived values); they are split.
+    """
+    ids = sorted({s.strip() for item in sources for s in str(item).split("+") if s.strip()})
+    lines = [f"Sources: {'; '.join(ids)}" if ids else "Sources: none"]
+    return lines + ([note] if note else [])
+
+
+def _check(df: pd.DataFrame, *columns: str) -> None:
+    for c in columns:
+        if c not in df.columns:
+            raise KeyError(f"no column {c!r}; columns are {', '.join(map(str, df.columns))}")
+        if not _PLAIN.match(c):
+            raise ValueError(f"column {c!r} is not a plain identifier; Vega-Lite would read "
+                             "'.' or '[ ]' as nested access and draw nothing")
+        if df[c].dtype.name.startswith("pint"):
+            raise TypeError(f"column {c!r} holds pint quantities; pass magnitudes "
+                            "(s.pint.to(unit).pint.magnitude) and put the unit in the title")
+
+
+def _titled(chart: alt.Chart, title: str, lines: list[str]) -> alt.Chart:
+    # The caption is a bottom-anchored title so it travels inside the SVG.
+    return chart.properties(
+        width=WIDTH,
+        title=alt.TitleParams(text=title, subtitle=lines, anchor="start", orient="bottom",
+                              subtitleFontSize=10, subtitleColor="#555"),
+    )
+
+
+def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title: str,
+         sources: Iterable[str], color: str | None = None, note: str = "",
+         sort: str | list[str] | None = "-x") -> alt.Chart:
+    """Horizontal bars of ``value`` per ``category``.
+
+    Parameters
+    ----------
+    df : DataFrame
+        One row per bar; ``value`` holds magnitudes in the unit named in ``value_title``.
+    value_title : str
+        Axis title with the unit, e.g. ``"HBM bandwidth (TB/s)"``.
+    sources : iterable of str
+        Source ids behind the values, shown in the caption.
+    """
+    _check(df, category, value, *([color] if color else []))
+    enc = {
+        "y": alt.Y(f"{category}:N", title=None, sort=sort),
+        "x": alt.X(f"{value}:Q", title=value_title),
+    }
+    if color:
+        enc["color"] = alt.Color(f"{color}:N")
+    chart = alt.Chart(df).mark_bar().encode(**enc)
+    text = alt.Chart(df).mark_text(align="left", dx=3, fontSize=10).encode(
+        y=enc["y"], x=enc["x"], text=alt.Text(f"{value}:Q", format=",.4~g"))
+    return _titled(alt.layer(chart, text), title, caption(sources, note))
+
+
+def grouped_bars(df: pd.DataFrame, category: str, value: str, group: str, *,
+                 value_title: str, title: str, sources: Iterable[str], note: str = "",
+                 log: bool = False) -> alt.Chart:
+    """Bars of ``value`` per ``category``, one bar per ``group`` inside each category.
+
+    Typical use: FLOP/s (category = chip) by precision (group).
+    """
+    _check(df, category, value, group)
+    scale = alt.Scale(type="log") if log else alt.Undefined
+    chart = alt.Chart(df).mark_bar().encode(
+        y=alt.Y(f"{category}:N", title=None),
+        yOffset=alt.YOffset(f"{group}:N"),
+        x=alt.X(f"{value}:Q", title=value_title, scale=scale),
+        color=alt.Color(f"{group}:N", title=None),
+    )
+    return _titled(chart, title, caption(sources, note))
+
+
+def scatter(df: pd.DataFrame, x: str, y: str, label: str, *, x_title: str, y_title: str,
+            title: str, sources: Iterable[str], color: str | None = None, note: str = "",
+            log: bool = False) -> alt.Chart:
+    """Labelled points of ``y`` against ``x`` (e.g. FLOP/s against HBM bandwidth)."""
+    _check(df, x, y, label, *([color] if color else []))
+    scale = alt.Scale(type="log") if log else alt.Scale(zero=False)
+    enc = {"x": alt.X(f"{x}:Q", title=x_title, scale=scale),
+           "y": alt.Y(f"{y}:Q", title=y_title, scale=scale)}
+    base = alt.Chart(df).encode(**enc)
+    points = base.mark_point(filled=True, size=70).encode(
+        **({"color": alt.Color(f"{color}:N")} if color else {}))
+    text = base.mark_text(align="left", dx=6, dy=-6, fontSize=10).encode(text=f"{label}:N")
+    return _titled(alt.layer(points, text), title, caption(sources, note))
+
+
+def lines(df: pd.DataFrame, x: str, y: str, series: str, *, x_title: str, y_title: str,
+          title: str, sources: Iterable[str], note: str = "", log_x: bool = False,
+          log_y: bool = False, points: bool = False) -> alt.Chart:
+    """One line per ``series`` (e.g. a roofline per chip: attainable FLOP/s vs intensity)."""
+    _check(df, x, y, series)
+    chart = alt.Chart(df).mark_line(point=points).encode(
+        x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log") if log_x else alt.Undefined),
+        y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log") if log_y else alt.Undefined),
+        color=alt.Color(f"{series}:N", title=None),
+    )
+    return _titled(chart, title, caption(sources, note))
+
+
+def timeline(df: pd.DataFrame, lane: str, start: str, end: str, *, time_title: str,
+             title: str, sources: Iterable[str], color: str | None = None,
+             note: str = "") -> alt.Chart:
+    """Gantt chart: one row per ``lane`` (an engine), bars from ``start`` to ``end``."""
+    _check(df, lane, start, end, *([color] if color else []))
+    chart = alt.Chart(df).mark_bar().encode(
+        y=alt.Y(f"{lane}:N", title=None, sort=None),
+        x=alt.X(f"{start}:Q", title=time_title),
+        x2=f"{end}:Q",
+        color=alt.Color(f"{color or lane}:N", title=None),
+    )
+    return _titled(chart, title, caption(sources, note))

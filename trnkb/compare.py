@@ -1,0 +1,184 @@
+"""Comparison views over the knowledge base: tidy tables of magnitudes with their sources.
+
+Every view returns plain magnitudes in a stated unit (the field's unit from
+:mod:`trnkb.schema`, or the unit named in the column) next to the source of each value,
+ready for a table or a chart (:mod:`trnkb.charts`). Missing values stay missing: a chip
+whose sources give no TDP has no FLOP/s per watt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+import pint
+
+from trnkb.kb import KnowledgeBase
+from trnkb.schema import TABLES
+from trnkb.units import Q_
+
+__all__ = [
+    "CHIP_FIELDS", "PRECISIONS", "accelerators", "chip_values", "comparison", "flops_per_watt",
+    "fmt", "magnitudes", "profile", "ridge_point", "unit_str", "wide",
+]
+
+# Dense peak rates, lowest precision last; sparse rates are never mixed in.
+PRECISIONS = ("dense_fp32", "dense_tf32", "dense_bf16", "dense_fp8", "dense_mxfp8",
+              "dense_int8", "dense_mxfp6", "dense_mxfp4", "dense_fp4")
+CHIP_FIELDS = PRECISIONS + ("hbm_capacity", "hbm_bandwidth", "scaleup_bandwidth",
+                            "scaleout_bandwidth", "tdp")
+LONG_COLUMNS = ["id", "chip", "field", "unit", "magnitude", "source", "locator", "kind"]
+
+
+def unit_str(unit) -> str:
+    """A unit as analysts write it: ``TB/s``, ``Gbit/s``, ``PFLOPS``, ``FLOP/byte``."""
+    s = f"{Q_(1, unit).units:~P}"
+    s = re.sub(r"\bflops\b", "FLOPS", re.sub(r"flops\b", "FLOPS", s))
+    s = re.sub(r"flop\b", "FLOP", s)
+    return re.sub(r"\b([kMGTP]?)b\b", r"\1bit", s)
+
+
+def fmt(value, digits: int = 4) -> str:
+    """A value as prose: ``144 GB``, ``1.2 TB/s``, ``8`` (counts), text unchanged."""
+    if isinstance(value, pint.Quantity):
+        mag = f"{value.magnitude:.{digits}g}"
+        return mag if value.dimensionless else f"{mag} {unit_str(value.units)}"
+    return str(value)
+
+
+def accelerators(kb: KnowledgeBase) -> list[str]:
+    """Chip ids that are accelerators: every chip not named as a rack's host CPU (KB order)."""
+    racks = kb.table("racks")
+    hosts = set(racks["host_cpu"].dropna()) if "host_cpu" in racks else set()
+    return [i for i in kb.ids("chips") if i not in hosts]
+
+
+def _names(kb: KnowledgeBase) -> dict[str, str]:
+    chips = kb.table("chips")
+    return dict(zip(chips["id"], chips["name"], strict=True))
+
+
+def chip_values(kb: KnowledgeBase, ids: Sequence[str] | None = None,
+                fields: Iterable[str] = CHIP_FIELDS) -> pd.DataFrame:
+    """Preferred values of chip ``fields``, long: one row per (chip, field) a source gives.
+
+    Returns
+    -------
+    DataFrame
+        ``id, chip, field, unit, magnitude, source, locator, kind``; ``magnitude`` is in
+        the field's unit from :data:`trnkb.schema.TABLES` (e.g. TFLOPS, GB, TB/s, W).
+    """
+    ids = list(ids) if ids is not None else accelerators(kb)
+    fields = list(fields)
+    f = kb.facts
+    sub = f[(f["table"] == "chips") & f["preferred"] & f["id"].isin(ids) & f["field"].isin(fields)]
+    sub = sub.assign(
+        chip=sub["id"].map(_names(kb)),
+        unit=[TABLES["chips"].field(x).unit for x in sub["field"]],
+        order=[ids.index(i) * len(fields) + fields.index(x) for i, x in zip(sub["id"], sub["field"], strict=True)],
+    )
+    return sub.sort_values("order")[LONG_COLUMNS].reset_index(drop=True)
+
+
+def _derived(kb: KnowledgeBase, chip: str, num: str, den: str, unit: str):
+    a, b = kb.get(chip, num), kb.get(chip, den)
+    if a is None or b is None:
+        return None, ""
+    sources = " + ".join(dict.fromkeys(kb.provenance(chip, x)["source"] for x in (num, den)))
+    return (a / b).to(unit), sources
+
+
+def ridge_point(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> pint.Quantity | None:
+    """Arithmetic intensity where a kernel turns compute-bound, FLOP/byte.
+
+    ``ridge = peak FLOP/s / HBM bandwidth``; None when the KB lacks either value.
+    """
+    return _derived(kb, chip, precision, "hbm_bandwidth", "FLOP/byte")[0]
+
+
+def flops_per_watt(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> pint.Quantity | None:
+    """Peak FLOP/s per watt of TDP, TFLOPS/W; None when the KB lacks either value."""
+    return _derived(kb, chip, precision, "tdp", "TFLOPS/W")[0]
+
+
+def comparison(kb: KnowledgeBase, ids: Sequence[str] | None = None,
+               fields: Iterable[str] = CHIP_FIELDS,
+               precisions: Iterable[str] = ("dense_bf16", "dense_fp8")) -> pd.DataFrame:
+    """:func:`chip_values` plus derived rows: ridge point and FLOP/s per watt per precision.
+
+    Derived rows have ``kind == "derived"``, ``locator`` naming the formula and ``source``
+    joining the sources of both inputs with ``+``.
+    """
+    ids = list(ids) if ids is not None else accelerators(kb)
+    names = _names(kb)
+    rows = []
+    for chip in ids:
+        for p in precisions:
+            short = p.removeprefix("dense_")
+            for field, den, unit in ((f"ridge_point_{short}", "hbm_bandwidth", "FLOP/byte"),
+                                     (f"flops_per_watt_{short}", "tdp", "TFLOPS/W")):
+                q, src = _derived(kb, chip, p, den, unit)
+                if q is not None:
+                    rows.append({"id": chip, "chip": names[chip], "field": field, "unit": unit,
+                                 "magnitude": float(q.magnitude), "source": src,
+                                 "locator": f"{p} / {den}", "kind": "derived"})
+    derived = pd.DataFrame(rows, columns=LONG_COLUMNS)
+    parts = [x for x in (chip_values(kb, ids, fields), derived) if len(x)]
+    return pd.concat(parts, ignore_index=True) if parts else derived
+
+
+def wide(long: pd.DataFrame, column: str = "magnitude") -> pd.DataFrame:
+    """Pivot a long view to one row per ``field (unit)`` and one column per chip.
+
+    ``column="source"`` gives the matching table of sources. Row and column order follow
+    the long table.
+    """
+    if long.empty:
+        return pd.DataFrame()
+    rows = list(dict.fromkeys(f"{f} ({u})" for f, u in zip(long["field"], long["unit"], strict=True)))
+    cols = list(dict.fromkeys(long["chip"]))
+    out = long.assign(metric=[f"{f} ({u})" for f, u in zip(long["field"], long["unit"], strict=True)])
+    out = out.pivot(index="metric", columns="chip", values=column).reindex(index=rows, columns=cols)
+    out.index.name, out.columns.name = None, None
+    return out
+
+
+def magnitudes(df: pd.DataFrame, units: dict[str, str] | None = None) -> pd.DataFrame:
+    """Replace pint columns by plain magnitudes named ``column (unit)``.
+
+    ``units`` picks the unit per column (default: the column's own unit, abbreviated).
+    Non-pint columns are kept as they are.
+    """
+    units = units or {}
+    out = {}
+    for c in df.columns:
+        s = df[c]
+        if s.dtype.name.startswith("pint"):
+            u = units.get(c) or unit_str(s.pint.units)
+            out[f"{c} ({u})"] = s.pint.to(u).pint.magnitude.astype("Float64")
+        else:
+            out[c] = s
+    return pd.DataFrame(out, index=df.index)
+
+
+def profile(kb: KnowledgeBase, chip: str) -> pd.DataFrame:
+    """Every sourced value about ``chip`` and the rows that reference it.
+
+    Covers the chip row and every package, HBM, rack, network (lane budget) and core row
+    whose ``chip`` field names it.
+
+    Returns
+    -------
+    DataFrame
+        ``table, id, field, value, source, locator, kind`` with ``value`` written with its
+        unit (:func:`fmt`), preferred values only.
+    """
+    kb.table_of(chip)  # raises KeyError for an unknown id
+    f = kb.facts[kb.facts["preferred"]]
+    linked = set(f.loc[(f["field"] == "chip") & (f["value"] == chip), "id"])
+    sub = f[((f["id"] == chip) | f["id"].isin(linked)) & (f["field"] != "chip")]
+    order = {t: i for i, t in enumerate(TABLES)}
+    sub = sub.assign(value=sub["value"].map(fmt), t=sub["table"].map(order))
+    sub = sub.sort_values(["t", "id"], kind="stable")
+    return sub[["table", "id", "field", "value", "source", "locator", "kind"]].reset_index(drop=True)

@@ -1,0 +1,34 @@
+"""One-line notebook setup: ``from trnkb.nbsetup import setup; kb = setup()``.
+
+Makes notebook outputs static, offline and byte-stable so nbval can compare them:
+
+- altair renders to SVG through vl-convert (the default HTML renderer pulls vega from a
+  CDN and writes a random div id on every run);
+- pandas prints short, fixed-precision tables.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+from trnkb.kb import KnowledgeBase, load
+
+__all__ = ["setup"]
+
+
+def setup(path=None) -> KnowledgeBase:
+    """Configure altair and pandas for notebooks and return the loaded knowledge base.
+
+    Parameters
+    ----------
+    path : path-like, optional
+        Spec directory; default the specs shipped with trnkb.
+    """
+    _ = alt.renderers.enable("svg")
+    pd.set_option("display.precision", 4)
+    pd.set_option("display.max_columns", 40)
+    pd.set_option("display.max_rows", 200)
+    pd.set_option("display.max_colwidth", 80)
+    pd.set_option("display.width", 160)
+    return load(path)
