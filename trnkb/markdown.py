@@ -1,0 +1,53 @@
+"""Writing spec text into Markdown (MyST) safely.
+
+Spec strings are data, not markup: a title containing ``<script>`` or ``*`` must show as
+those characters. :func:`escape` backslash-escapes every ASCII punctuation character
+(CommonMark lets any of them be escaped), so no spec string can open a tag, a link, an
+emphasis or a table cell.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+import pandas as pd
+
+__all__ = ["escape", "link", "table"]
+
+_PUNCT = re.compile("([" + re.escape(string.punctuation) + "])")
+_SAFE_URL = re.compile(r"^https?://[^\s<>()|\\`\"']+$")
+
+
+def escape(text) -> str:
+    """Text that Markdown renders literally, on one line (``<``, ``|``, ``*``... escaped)."""
+    if text is None or (isinstance(text, float) and text != text):
+        return ""
+    return _PUNCT.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def link(text, url: str) -> str:
+    """A Markdown link when ``url`` is a plain http(s) URL, otherwise the escaped text."""
+    if isinstance(url, str) and _SAFE_URL.match(url):
+        return f"[{escape(text)}](<{url}>)"
+    return escape(text)
+
+
+def table(df: pd.DataFrame, raw: tuple[str, ...] = ()) -> str:
+    """A pipe table of ``df`` with every cell escaped, except columns named in ``raw``
+    (already Markdown, e.g. built with :func:`link`)."""
+    cols = [str(c) for c in df.columns]
+    lines = ["| " + " | ".join(escape(c) for c in cols) + " |",
+             "| " + " | ".join("---" for _ in cols) + " |"]
+    for row in df.itertuples(index=False):
+        cells = [str(v) if c in raw else escape(_cell(v)) for c, v in zip(cols, row, strict=True)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(v) -> str:
+    if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+        return ""
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
