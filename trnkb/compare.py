@@ -19,8 +19,9 @@ from trnkb.schema import TABLES
 from trnkb.units import Q_
 
 __all__ = [
-    "CHIP_FIELDS", "PRECISIONS", "accelerators", "chip_values", "comparison", "flops_per_watt",
-    "fmt", "magnitudes", "profile", "ridge_point", "unit_str", "wide",
+    "CHIP_FIELDS", "LANE_MEDIA", "PRECISIONS", "accelerators", "chip_values", "cited", "comparison",
+    "flops_per_watt", "fmt", "lane_budget", "magnitudes", "profile", "ridge_point", "rows",
+    "sources_of", "unit_str", "wide",
 ]
 
 # Dense peak rates, lowest precision last; sparse rates are never mixed in.
@@ -182,3 +183,71 @@ def profile(kb: KnowledgeBase, chip: str) -> pd.DataFrame:
     sub = sub.assign(value=sub["value"].map(fmt), t=sub["table"].map(order))
     sub = sub.sort_values(["t", "id"], kind="stable")
     return sub[["table", "id", "field", "value", "source", "locator", "kind"]].reset_index(drop=True)
+
+
+def rows(kb: KnowledgeBase, table: str, chip: str | None = None,
+         columns: Sequence[str] | None = None, units: dict[str, str] | None = None) -> pd.DataFrame:
+    """Rows of a wide table as plain magnitudes with ``column (unit)`` headers.
+
+    ``chip`` keeps only rows whose ``chip`` field names it (HBM, packages, racks, lane
+    budgets); ``columns`` picks and orders columns (``id`` is always first).
+    """
+    df = kb.table(table)
+    if chip is not None:
+        kb.table_of(chip)  # raises KeyError for an unknown id
+        df = df[df["chip"] == chip] if "chip" in df else df.iloc[0:0]
+    if columns is not None:
+        df = df[["id"] + [c for c in columns if c in df.columns and c != "id"]]
+    return magnitudes(df, units).reset_index(drop=True)
+
+
+def sources_of(kb: KnowledgeBase, ids: Iterable[str], fields: Iterable[str] | None = None) -> list[str]:
+    """Sorted source ids behind the preferred values of rows ``ids`` (optionally only ``fields``)."""
+    f = kb.facts[kb.facts["preferred"] & kb.facts["id"].isin(list(ids))]
+    if fields is not None:
+        f = f[f["field"].isin(list(fields))]
+    return sorted(set(f["source"]))
+
+
+def cited(kb: KnowledgeBase, source_ids: Iterable[str]) -> pd.DataFrame:
+    """The bibliography entries (``id, title, publisher, date, kind, url``) of ``source_ids``.
+
+    ``"a + b"`` strings (derived values) are split into their sources.
+    """
+    ids = {s.strip() for x in source_ids for s in str(x).split("+") if s.strip()}
+    out = kb.sources[kb.sources["id"].isin(ids)].sort_values("id")
+    return out[["id", "title", "publisher", "date", "kind", "url"]].reset_index(drop=True)
+
+
+# How a lane budget splits by medium: (field, medium, state). Rows, not branches.
+LANE_MEDIA = (
+    ("pcb_lanes", "PCB", "active"),
+    ("backplane_active_lanes", "backplane", "active"),
+    ("backplane_redundant_lanes", "backplane", "redundant"),
+    ("cross_rack_lanes", "cross-rack", "active"),
+)
+
+
+def lane_budget(kb: KnowledgeBase, chip: str) -> pd.DataFrame:
+    """Scale-up lanes of ``chip`` by medium, from its ``lane-budget`` network row(s).
+
+    Returns
+    -------
+    DataFrame
+        ``budget, medium, state, lane`` (medium and state as one label), ``lanes, source``; a medium the sources do not give is
+        left out. Cross-rack lanes count as active (they carry traffic in the domain).
+    """
+    net = kb.table("network")
+    cols = ["budget", "medium", "state", "lane", "lanes", "source"]
+    if "chip" not in net:
+        return pd.DataFrame(columns=cols)
+    budgets = net[(net["category"] == "lane-budget") & (net["chip"] == chip)]["id"]
+    out = []
+    for b in budgets:
+        for field, medium, state in LANE_MEDIA:
+            v = kb.get(b, field)
+            if v is not None:
+                out.append({"budget": b, "medium": medium, "state": state,
+                            "lane": f"{medium} ({state})", "lanes": int(v.magnitude),
+                            "source": kb.provenance(b, field)["source"]})
+    return pd.DataFrame(out, columns=cols)

@@ -1,9 +1,10 @@
 """Writing spec text into Markdown (MyST) safely.
 
 Spec strings are data, not markup: a title containing ``<script>`` or ``*`` must show as
-those characters. :func:`escape` backslash-escapes every ASCII punctuation character
-(CommonMark lets any of them be escaped), so no spec string can open a tag, a link, an
-emphasis or a table cell.
+those characters. :func:`escape` backslash-escapes every character that can open a tag,
+an entity, a link, code, emphasis, math or a table cell (CommonMark lets any ASCII
+punctuation be escaped), and any punctuation at the start, where it could open a list,
+quote or heading.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pandas as pd
 
 __all__ = ["escape", "link", "table"]
 
-_PUNCT = re.compile("([" + re.escape(string.punctuation) + "])")
+_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|&~$#])")
 _SAFE_URL = re.compile(r"^https?://[^\s<>()|\\`\"']+$")
 
 
@@ -23,7 +24,10 @@ def escape(text) -> str:
     """Text that Markdown renders literally, on one line (``<``, ``|``, ``*``... escaped)."""
     if text is None or (isinstance(text, float) and text != text):
         return ""
-    return _PUNCT.sub(r"\\\1", " ".join(str(text).split()))
+    text = _SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+    if text and text[0] in string.punctuation and text[0] != "\\":
+        return "\\" + text
+    return re.sub(r"^(\d+)([.)])", r"\1\\\2", text)  # "1." would open a list
 
 
 def link(text, url: str) -> str:

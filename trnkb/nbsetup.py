@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import altair as alt
 import pandas as pd
+from IPython.display import Markdown, display
 
 from trnkb.kb import KnowledgeBase, load
+from trnkb.markdown import escape
 
-__all__ = ["setup"]
+__all__ = ["answer", "setup"]
 
 
 def setup(path=None) -> KnowledgeBase:
@@ -32,3 +34,12 @@ def setup(path=None) -> KnowledgeBase:
     pd.set_option("display.max_colwidth", 80)
     pd.set_option("display.width", 160)
     return load(path)
+
+
+def answer(*sentences: str) -> None:
+    """Show a notebook's short answer as Markdown, every sentence escaped as plain text.
+
+    The sentences are built from KB values (f-strings), so they are escaped: a spec string
+    can never inject markup into the rendered notebook or the site.
+    """
+    display(Markdown("**Answer.** " + " ".join(escape(s) for s in sentences)))
