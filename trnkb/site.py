@@ -218,6 +218,8 @@ def build(out: str | Path = "build/site", docs: str | Path = REPO / "docs",
                if "WARNING" in w and not any(x in w for x in TOLERATED_WARNINGS)]
     if strict and serious:
         raise RuntimeError("sphinx warnings in the site's own pages:\n" + "\n".join(serious))
+    # pydata-sphinx-theme copies one of its Jinja templates into _static; it is not a page.
+    (out / "_static" / "webpack-macros.html").unlink(missing_ok=True)
     bad = external_resources(out)
     if bad:
         raise RuntimeError("the site would load resources from the network:\n" + "\n".join(bad))
