@@ -61,10 +61,22 @@ def test_derived_rows_name_both_sources_and_skip_missing_inputs(kb):
 
 def test_wide_has_one_row_per_metric_and_one_column_per_chip(kb):
     w = compare.wide(compare.chip_values(kb))
-    assert list(w.columns) == ["Chip X", "Chip Y"]
-    assert w.loc["hbm_capacity (GB)", "Chip Y"] == pytest.approx(288)
-    assert math.isnan(w.loc["tdp (W)", "Chip Y"])
-    assert compare.wide(compare.chip_values(kb), "source").loc["tdp (W)", "Chip X"] == "src-a"
+    assert list(w.columns) == ["chip-x", "chip-y"]
+    assert w.loc["hbm_capacity (GB)", "chip-y"] == pytest.approx(288)
+    assert math.isnan(w.loc["tdp (W)", "chip-y"])
+    assert compare.wide(compare.chip_values(kb), "source").loc["tdp (W)", "chip-x"] == "src-a"
+
+
+def test_standing_ranks_highest_first(kb):
+    s = compare.standing(compare.chip_values(kb), "dense_bf16", "chip-x")
+    assert (s["rank"], s["count"], s["top"], s["top_value"]) == (2, 2, "chip-y", 2500)
+    assert compare.standing(compare.chip_values(kb), "tdp", "chip-y")["rank"] is None
+
+
+def test_columns_keeps_chips_with_every_field(kb):
+    c = compare.columns(compare.chip_values(kb), ["dense_bf16", "hbm_bandwidth"])
+    assert c["id"].tolist() == ["chip-x"]
+    assert c.loc[0, "source"] == "src-a + src-b"
 
 
 def test_magnitudes_replaces_pint_columns_by_named_plain_columns(kb):
@@ -82,7 +94,8 @@ def test_profile_lists_values_with_units_and_rejects_unknown_ids(kb):
 
 @pytest.mark.parametrize("text, expected", [
     ("2.52 PFLOPS", "2.52 PFLOPS"), ("9.6 Gbit/s", "9.6 Gbit/s"), ("144 GiB", "144 GiB"),
-    ("300 FLOP/byte", "300 FLOP/B"),
+    ("300 FLOP/byte", "300 FLOP/B"), ("20000 TFLOPS", "20,000 TFLOPS"), ("0.00123 W", "0.00123 W"),
+    ("4.90 TB/s", "4.9 TB/s"), ("513.67 FLOP/byte", "513.7 FLOP/B"),
 ])
 def test_fmt_writes_units_as_analysts_do(text, expected):
     assert compare.fmt(trnkb.Q_(text)) == expected

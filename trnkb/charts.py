@@ -17,7 +17,7 @@ from collections.abc import Iterable
 import altair as alt
 import pandas as pd
 
-__all__ = ["bars", "caption", "grouped_bars", "lines", "scatter", "timeline"]
+__all__ = ["bars", "caption", "grouped_bars", "lines", "metric", "scatter", "timeline"]
 
 WIDTH = 480
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -83,7 +83,7 @@ def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title
 
 def grouped_bars(df: pd.DataFrame, category: str, value: str, group: str, *,
                  value_title: str, title: str, sources: Iterable[str], note: str = "",
-                 log: bool = False) -> alt.Chart:
+                 log: bool = False, sort: list[str] | None = None) -> alt.Chart:
     """Bars of ``value`` per ``category``, one bar per ``group`` inside each category.
 
     Typical use: FLOP/s (category = chip) by precision (group).
@@ -91,7 +91,7 @@ def grouped_bars(df: pd.DataFrame, category: str, value: str, group: str, *,
     _check(df, category, value, group)
     scale = alt.Scale(type="log") if log else alt.Undefined
     chart = alt.Chart(df).mark_bar().encode(
-        y=alt.Y(f"{category}:N", title=None),
+        y=alt.Y(f"{category}:N", title=None, sort=sort),
         yOffset=alt.YOffset(f"{group}:N"),
         x=alt.X(f"{value}:Q", title=value_title, scale=scale),
         color=alt.Color(f"{group}:N", title=None),
@@ -139,3 +139,28 @@ def timeline(df: pd.DataFrame, lane: str, start: str, end: str, *, time_title: s
         color=alt.Color(f"{color or lane}:N", title=None),
     )
     return _titled(chart, title, caption(sources, note))
+
+
+def metric(long: pd.DataFrame, fields: str | list[str], *, title: str, label: str = "",
+           note: str = "", log: bool = False) -> alt.Chart:
+    """Bars per chip of one field, or grouped bars of several, from a comparison view.
+
+    ``long`` is a long view with ``id, field, unit, magnitude, source`` columns (see
+    :func:`trnkb.compare.chip_values`); the fields must share a unit, which goes into the
+    axis title (``label (unit)``, ``label`` defaulting to the field name).
+    """
+    fields = [fields] if isinstance(fields, str) else list(fields)
+    sub = long[long["field"].isin(fields)]
+    if sub.empty:
+        raise ValueError(f"no values for {', '.join(fields)}")
+    units = sorted(set(sub["unit"]))
+    if len(units) != 1:
+        raise ValueError(f"fields {fields} have different units {units}; chart them apart")
+    axis = f"{label or fields[0]} ({units[0]})"
+    order = list(dict.fromkeys(sub["id"]))
+    data = sub[["id", "field", "magnitude"]].reset_index(drop=True)
+    if len(fields) == 1:
+        return bars(data, "id", "magnitude", value_title=axis, title=title, sources=sub["source"],
+                    note=note, sort=order)
+    return grouped_bars(data, "id", "magnitude", "field", value_title=axis, title=title,
+                        sources=sub["source"], note=note, log=log, sort=order)

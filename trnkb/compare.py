@@ -8,6 +8,7 @@ whose sources give no TDP has no FLOP/s per watt.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
 
@@ -19,9 +20,9 @@ from trnkb.schema import TABLES
 from trnkb.units import Q_
 
 __all__ = [
-    "CHIP_FIELDS", "LANE_MEDIA", "PRECISIONS", "accelerators", "chip_values", "cited", "comparison",
-    "flops_per_watt", "fmt", "lane_budget", "magnitudes", "profile", "ridge_point", "rows",
-    "sources_of", "unit_str", "wide",
+    "CHIP_FIELDS", "HEADLINE", "LANE_MEDIA", "PRECISIONS", "accelerators", "chip_values", "cited",
+    "columns", "comparison", "flops_per_watt", "fmt", "lane_budget", "magnitudes", "profile",
+    "ridge_point", "rows", "sources_of", "standing", "unit_str", "wide",
 ]
 
 # Dense peak rates, lowest precision last; sparse rates are never mixed in.
@@ -30,6 +31,8 @@ PRECISIONS = ("dense_fp32", "dense_tf32", "dense_bf16", "dense_fp8", "dense_mxfp
 CHIP_FIELDS = PRECISIONS + ("hbm_capacity", "hbm_bandwidth", "scaleup_bandwidth",
                             "scaleout_bandwidth", "tdp")
 LONG_COLUMNS = ["id", "chip", "field", "unit", "magnitude", "source", "locator", "kind"]
+# The comparison set of the chips notebook: Trainium3 against its generation's rivals.
+HEADLINE = ("trainium3", "trainium2", "b200", "gb200", "gb300", "mi355x", "mi455x", "tpu-v7")
 
 
 def unit_str(unit) -> str:
@@ -41,11 +44,21 @@ def unit_str(unit) -> str:
 
 
 def fmt(value, digits: int = 4) -> str:
-    """A value as prose: ``144 GB``, ``1.2 TB/s``, ``8`` (counts), text unchanged."""
+    """A value as prose, ``digits`` significant digits, no exponent: ``144 GB``,
+    ``1.2 TB/s``, ``20,000 TFLOPS``, ``8`` (counts); text unchanged."""
     if isinstance(value, pint.Quantity):
-        mag = f"{value.magnitude:.{digits}g}"
+        mag = _number(float(value.magnitude), digits)
         return mag if value.dimensionless else f"{mag} {unit_str(value.units)}"
     return str(value)
+
+
+def _number(x: float, digits: int) -> str:
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    r = float(f"{x:.{digits}g}")
+    decimals = max(digits - 1 - math.floor(math.log10(abs(r))), 0)
+    text = f"{r:,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def accelerators(kb: KnowledgeBase) -> list[str]:
@@ -130,7 +143,7 @@ def comparison(kb: KnowledgeBase, ids: Sequence[str] | None = None,
 
 
 def wide(long: pd.DataFrame, column: str = "magnitude") -> pd.DataFrame:
-    """Pivot a long view to one row per ``field (unit)`` and one column per chip.
+    """Pivot a long view to one row per ``field (unit)`` and one column per chip id.
 
     ``column="source"`` gives the matching table of sources. Row and column order follow
     the long table.
@@ -138,11 +151,51 @@ def wide(long: pd.DataFrame, column: str = "magnitude") -> pd.DataFrame:
     if long.empty:
         return pd.DataFrame()
     rows = list(dict.fromkeys(f"{f} ({u})" for f, u in zip(long["field"], long["unit"], strict=True)))
-    cols = list(dict.fromkeys(long["chip"]))
+    cols = list(dict.fromkeys(long["id"]))
     out = long.assign(metric=[f"{f} ({u})" for f, u in zip(long["field"], long["unit"], strict=True)])
-    out = out.pivot(index="metric", columns="chip", values=column).reindex(index=rows, columns=cols)
+    out = out.pivot(index="metric", columns="id", values=column).reindex(index=rows, columns=cols)
     out.index.name, out.columns.name = None, None
     return out
+
+
+def columns(long: pd.DataFrame, fields: Sequence[str]) -> pd.DataFrame:
+    """One row per chip with one magnitude column per field (chips lacking any are dropped).
+
+    Returns ``id, chip``, the ``fields`` and ``source`` (all their sources joined by ``+``),
+    e.g. for a scatter of FLOP/s against bandwidth.
+    """
+    sub = long[long["field"].isin(fields)]
+    out = sub.pivot(index=["id", "chip"], columns="field", values="magnitude")
+    out = out.reindex(columns=list(fields)).dropna().reset_index()
+    src = sub.groupby("id")["source"].agg(lambda s: " + ".join(dict.fromkeys(s)))
+    order = list(dict.fromkeys(long["id"]))
+    out = out.assign(source=out["id"].map(src), o=out["id"].map(order.index)).sort_values("o")
+    out.columns.name = None
+    return out.drop(columns="o").reset_index(drop=True)
+
+
+def standing(long: pd.DataFrame, field: str, chip: str) -> dict:
+    """Where ``chip`` stands on ``field`` among the chips of a long view.
+
+    Returns a dict: ``value`` (magnitude or None), ``unit``, ``rank`` (1 = highest; None
+    when the chip has no value), ``count`` (chips with a value), ``top``/``top_value``
+    and ``bottom``/``bottom_value`` (chip ids and magnitudes), ``ids`` (chips with a
+    value, highest first).
+    """
+    sub = long[long["field"] == field].sort_values("magnitude", ascending=False, kind="stable")
+    if sub.empty:
+        raise KeyError(f"no chip has a value for {field!r}")
+    ids = list(sub["id"])
+    mine = sub[sub["id"] == chip]
+    return {
+        "value": float(mine["magnitude"].iloc[0]) if len(mine) else None,
+        "unit": sub["unit"].iloc[0],
+        "rank": ids.index(chip) + 1 if chip in ids else None,
+        "count": len(ids),
+        "top": ids[0], "top_value": float(sub["magnitude"].iloc[0]),
+        "bottom": ids[-1], "bottom_value": float(sub["magnitude"].iloc[-1]),
+        "ids": ids,
+    }
 
 
 def magnitudes(df: pd.DataFrame, units: dict[str, str] | None = None) -> pd.DataFrame:
@@ -186,13 +239,17 @@ def profile(kb: KnowledgeBase, chip: str) -> pd.DataFrame:
 
 
 def rows(kb: KnowledgeBase, table: str, chip: str | None = None,
-         columns: Sequence[str] | None = None, units: dict[str, str] | None = None) -> pd.DataFrame:
+         columns: Sequence[str] | None = None, units: dict[str, str] | None = None,
+         ids: Sequence[str] | None = None) -> pd.DataFrame:
     """Rows of a wide table as plain magnitudes with ``column (unit)`` headers.
 
     ``chip`` keeps only rows whose ``chip`` field names it (HBM, packages, racks, lane
-    budgets); ``columns`` picks and orders columns (``id`` is always first).
+    budgets); ``ids`` keeps those rows, in that order; ``columns`` picks and orders
+    columns (``id`` is always first).
     """
     df = kb.table(table)
+    if ids is not None:
+        df = df.set_index("id").loc[[i for i in ids if i in set(df["id"])]].reset_index()
     if chip is not None:
         kb.table_of(chip)  # raises KeyError for an unknown id
         df = df[df["chip"] == chip] if "chip" in df else df.iloc[0:0]
