@@ -1,5 +1,7 @@
 """Chart builders: refuse inputs that would draw nothing, draw marks for good input."""
 
+import re
+
 import pandas as pd
 import pytest
 import vl_convert as vlc
@@ -10,6 +12,12 @@ from trnkb import charts
 
 def test_caption_splits_derived_sources_and_sorts():
     assert charts.caption(["b", "a + c", "a"]) == ["Sources: a; b; c"]
+
+
+def test_long_captions_wrap():
+    lines = charts.caption([f"source-{i:02d}" for i in range(20)], width=40)
+    assert len(lines) > 1 and all(len(x) <= 40 for x in lines)
+    assert " ".join(lines).count("source-") == 20
 
 
 def test_bars_render_to_svg_with_one_bar_per_row():
@@ -33,3 +41,13 @@ def test_dotted_column_names_are_refused():
     df = pd.DataFrame({"chip": ["A"], "bw [TB/s]": [1.0]})
     with pytest.raises(ValueError, match="nested"):
         charts.bars(df, "chip", "bw [TB/s]", value_title="x", title="t", sources=[])
+
+
+def test_log_scaled_grouped_bars_draw_every_bar_with_length():
+    df = pd.DataFrame({"chip": ["A", "A", "B"], "precision": ["bf16", "fp8", "bf16"],
+                       "flops": [10.0, 1000.0, 100.0]})
+    chart = charts.grouped_bars(df, "chip", "flops", "precision", value_title="x (TFLOPS)",
+                                title="t", sources=["s"], log=True)
+    svg = vlc.vegalite_to_svg(chart.to_json())
+    bars = re.findall(r'aria-roledescription="bar" d="M[^h]*h([-0-9.]+)', svg)
+    assert len(bars) == 3 and all(abs(float(w)) > 0 for w in bars)

@@ -27,13 +27,17 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--remote-debugging-port=0", "about:blank"]
 
-# Counted per Vega chart: data marks with geometry (a bar, point or line), not axes.
+# Counted per Vega chart: data marks the browser laid out with a size (bars need an
+# area; points and lines a width or a height). Axes and legends are not data marks.
 MARKS_JS = """
 (() => {
   const charts = [...document.querySelectorAll('svg')].filter(s => s.querySelector('.role-mark'));
-  return charts.map(svg => [...svg.querySelectorAll('.role-mark path, .role-mark rect, .role-mark circle, .role-mark line')]
-      .filter(e => (e.getAttribute('d') || '').replace(/M0,0h0v0h0Z/g, '').length > 0
-                   || e.tagName !== 'path').length);
+  return charts.map(svg => [...svg.querySelectorAll(
+        '.role-mark path, .role-mark rect, .role-mark circle, .role-mark line')]
+      .filter(e => {
+        const b = e.getBBox();
+        return e.closest('.mark-rect') ? b.width > 0 && b.height > 0 : b.width > 0 || b.height > 0;
+      }).length);
 })()
 """
 IMAGES_JS = """

@@ -11,6 +11,7 @@ byte-stable, so notebooks stay valid under nbval.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 
@@ -23,13 +24,21 @@ WIDTH = 480
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def caption(sources: Iterable[str], note: str = "") -> list[str]:
-    """Caption lines: ``Sources: a; b`` (sorted, de-duplicated), then an optional note.
+def caption(sources: Iterable[str], note: str = "", width: int = 110) -> list[str]:
+    """Caption lines: ``Sources: a; b`` (sorted, de-duplicated, wrapped at ``width``
+    characters), then an optional note.
 
     ``sources`` may hold ``"a + b"`` strings (derived values); they are split.
     """
     ids = sorted({s.strip() for item in sources for s in str(item).split("+") if s.strip()})
-    lines = [f"Sources: {'; '.join(ids)}" if ids else "Sources: none"]
+    lines, line = [], "Sources:"
+    for i, sid in enumerate(ids):
+        piece = f" {sid}{';' if i < len(ids) - 1 else ''}"
+        if len(line) + len(piece) > width and line != "Sources:":
+            lines.append(line)
+            line = " "
+        line += piece
+    lines.append(line if ids else "Sources: none")
     return lines + ([note] if note else [])
 
 
@@ -52,6 +61,13 @@ def _titled(chart: alt.Chart, title: str, lines: list[str]) -> alt.Chart:
         title=alt.TitleParams(text=title, subtitle=lines, anchor="start", orient="bottom",
                               subtitleFontSize=10, subtitleColor="#555"),
     )
+
+
+def _log_scale(values: pd.Series) -> alt.Scale:
+    # Bars start at the domain minimum; on a log scale that is the smallest value, whose
+    # bar would have zero length. Start at the power of ten below it.
+    low = float(values[values > 0].min())
+    return alt.Scale(type="log", domainMin=10 ** (math.ceil(math.log10(low)) - 1))
 
 
 def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title: str,
@@ -83,18 +99,20 @@ def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title
 
 def grouped_bars(df: pd.DataFrame, category: str, value: str, group: str, *,
                  value_title: str, title: str, sources: Iterable[str], note: str = "",
-                 log: bool = False, sort: list[str] | None = None) -> alt.Chart:
+                 log: bool = False, sort: list[str] | None = None,
+                 groups: list[str] | None = None) -> alt.Chart:
     """Bars of ``value`` per ``category``, one bar per ``group`` inside each category.
 
-    Typical use: FLOP/s (category = chip) by precision (group).
+    Typical use: FLOP/s (category = chip) by precision (group). ``sort`` orders the
+    categories and ``groups`` the groups (default: alphabetical).
     """
     _check(df, category, value, group)
-    scale = alt.Scale(type="log") if log else alt.Undefined
+    scale = _log_scale(df[value]) if log else alt.Undefined
     chart = alt.Chart(df).mark_bar().encode(
         y=alt.Y(f"{category}:N", title=None, sort=sort),
-        yOffset=alt.YOffset(f"{group}:N"),
-        x=alt.X(f"{value}:Q", title=value_title, scale=scale),
-        color=alt.Color(f"{group}:N", title=None),
+        yOffset=alt.YOffset(f"{group}:N", sort=groups),
+        x=alt.X(f"{value}:Q", title=value_title, scale=scale, stack=None),
+        color=alt.Color(f"{group}:N", title=None, sort=groups),
     )
     return _titled(chart, title, caption(sources, note))
 
@@ -102,8 +120,13 @@ def grouped_bars(df: pd.DataFrame, category: str, value: str, group: str, *,
 def scatter(df: pd.DataFrame, x: str, y: str, label: str, *, x_title: str, y_title: str,
             title: str, sources: Iterable[str], color: str | None = None, note: str = "",
             log: bool = False) -> alt.Chart:
-    """Labelled points of ``y`` against ``x`` (e.g. FLOP/s against HBM bandwidth)."""
+    """Labelled points of ``y`` against ``x`` (e.g. FLOP/s against HBM bandwidth).
+
+    Rows at the same point share one dot whose label lists them all.
+    """
     _check(df, x, y, label, *([color] if color else []))
+    agg = {label: lambda s: ", ".join(map(str, s)), **({color: "first"} if color else {})}
+    df = df.groupby([x, y], as_index=False, sort=False).agg(agg)
     scale = alt.Scale(type="log") if log else alt.Scale(zero=False)
     enc = {"x": alt.X(f"{x}:Q", title=x_title, scale=scale),
            "y": alt.Y(f"{y}:Q", title=y_title, scale=scale)}
@@ -163,4 +186,5 @@ def metric(long: pd.DataFrame, fields: str | list[str], *, title: str, label: st
         return bars(data, "id", "magnitude", value_title=axis, title=title, sources=sub["source"],
                     note=note, sort=order)
     return grouped_bars(data, "id", "magnitude", "field", value_title=axis, title=title,
-                        sources=sub["source"], note=note, log=log, sort=order)
+                        sources=sub["source"], note=note, log=log, sort=order,
+                        groups=[f for f in fields if f in set(sub["field"])])
