@@ -162,7 +162,7 @@ def _get(kb, row: str | None, field: str):
     """``kb.get(row, field)`` from a per-KB dict (``kb.get`` filters the facts table per call)."""
     if id(kb) not in _PREFERRED:
         f = kb.facts[kb.facts["preferred"]]
-        _PREFERRED[id(kb)] = dict(zip(zip(f["id"], f["field"]), f["value"]))
+        _PREFERRED[id(kb)] = dict(zip(zip(f["id"], f["field"], strict=True), f["value"], strict=True))
     return _PREFERRED[id(kb)].get((row, field)) if row else None
 
 
@@ -188,7 +188,8 @@ def _find_row(kb, domain: str, generation: str | None) -> str:
     if mine.empty:
         known = sorted(set(t["domain"]))
         raise KeyError(f"no fabric for domain {domain!r}; domains are {', '.join(known)}")
-    gens = {(g if isinstance(g, str) else None): i for g, i in zip(mine.get("generation", [None] * len(mine)), mine["id"])}
+    labels = mine["generation"] if "generation" in mine else [None] * len(mine)
+    gens = {(g if isinstance(g, str) else None): i for g, i in zip(labels, mine["id"], strict=True)}
     if generation is None:
         if len(gens) == 1:
             return next(iter(gens.values()))
@@ -497,7 +498,7 @@ class Fabric:
     def hop_histogram(self) -> dict[int, int]:
         """Number of unordered chip pairs at each hop distance."""
         values, counts = np.unique(self._pair_hops(), return_counts=True)
-        return {int(v): int(n) for v, n in zip(values, counts)}
+        return {int(v): int(n) for v, n in zip(values, counts, strict=True)}
 
     def mean_hops(self) -> float:
         return float(self._pair_hops().mean())
@@ -752,7 +753,7 @@ def fabrics(kb=None) -> list[Fabric]:
     kb = _kb(kb)
     t = kb.table("fabrics")
     gens = t["generation"] if "generation" in t else [None] * len(t)
-    return [fabric(d, g if isinstance(g, str) else None, kb) for d, g in zip(t["domain"], gens)]
+    return [fabric(d, g if isinstance(g, str) else None, kb) for d, g in zip(t["domain"], gens, strict=True)]
 
 
 def topology_metric(domain: str, generation: str | None, name: str, kb=None):
