@@ -329,8 +329,6 @@ FABRICS = Table(
         _n("ports_used_per_switch", 0, 1000, "Ports of a switch-tray switch wired to chips."),
         _n("tray_switch_lanes_per_chip", 0, 64, "Lanes from a chip to each compute-tray switch."),
         _n("links_per_chip", 1, 1000, "Fabric links per chip (torus neighbours, NVLink links)."),
-        _n("chip_active_lanes", 1, 1000,
-           "Active scale-up lanes per chip when no lane-budget row gives them."),
         NOTES,
     ),
 )

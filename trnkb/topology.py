@@ -35,7 +35,10 @@ consistent with them (the ``fabrics`` rows mark such values ``kind: estimate``):
   are active (NL72x2: 10 switches x 8 = 80 wired, 64 active), every backplane link's
   bandwidth is scaled by active / wired.
 * ``torus``: chips at integer coordinates, linked to the +-1 neighbour (wrapping) in each
-  dimension; the chip's scale-up bandwidth is split evenly over its distinct links. In
+  dimension; the chip's scale-up bandwidth (``chips`` table, per direction; half the
+  bidirectional figure when only that is given) is split evenly over its distinct links.
+  AWS splits Trainium2's figure into intra- and inter-instance parts, so this even split
+  overstates the NL16 links a little and understates the NL64 x/y links. In
   the 3D torus, z runs across the four half racks; z = 0, 1 are rack A, z = 2, 3 rack B.
 
 Bandwidths are per direction throughout.
@@ -217,9 +220,7 @@ def fabric_spec(kb, domain: str, generation: str | None = None) -> FabricSpec:
     trays = _count(kb, rack, "compute_trays_per_rack") or (chips // racks // per_tray)
     budget = txt("lane_budget")
     switch, tray_switch, link = txt("switch"), txt("tray_switch"), txt("link")
-    active = _count(kb, budget, "active_lanes") if budget else n("chip_active_lanes")
-    if active is None:
-        active = _count(kb, chip, "scaleup_lanes")
+    active = _count(kb, budget, "active_lanes")
     lane_rate = _get(kb, link, "lane_rate")
     if active is not None and lane_rate is not None:
         chip_bw = (active * lane_rate).to("GB/s")
@@ -660,7 +661,7 @@ class Fabric:
         out = []
         for label, a, b, locator in SOURCE_PATHS.get(self.spec.domain, ()):
             ca, cb = chip_name(*a), chip_name(*b)
-            out.append(self._example(f"{label} ({_SEED}: {locator})", ca, cb))
+            out.append({**self._example(label, ca, cb), "source": f"{_SEED}: {locator}"})
         a, b, _ = self.worst_pair(in_rack=True)
         out.append(self._example("worst case in a rack", a, b))
         if self.spec.racks > 1:
@@ -669,7 +670,8 @@ class Fabric:
         return out
 
     def _example(self, label: str, a: str, b: str) -> dict:
-        return {"label": label, "from": a, "to": b, "path": self.path(a, b), "hops": self.hops(a, b)}
+        return {"label": label, "from": a, "to": b, "path": self.path(a, b), "hops": self.hops(a, b),
+                "source": "computed"}
 
     def summary(self, message_size: pint.Quantity | None = None) -> dict:
         """Everything measured, JSON-ready (quantities as ``{"value", "unit"}``)."""
