@@ -290,9 +290,12 @@ def _conflicts(facts: pd.DataFrame) -> pd.DataFrame:
                     continue
                 pa_, pb = pref["value"], other["value"]
                 same_number = math.isclose(pa_.magnitude, pb.magnitude, rel_tol=1e-9)
-                kind = ("unit-ambiguity"
-                        if same_number and is_binary_prefixed(pa_.units) != is_binary_prefixed(pb.units)
-                        else "value")
+                if same_number and is_binary_prefixed(pa_.units) != is_binary_prefixed(pb.units):
+                    kind = "unit-ambiguity"
+                elif pref["qualifier"] != other["qualifier"]:
+                    kind = "qualifier"  # e.g. usable vs physical: different things, both kept
+                else:
+                    kind = "value"
             rows.append({
                 "table": table, "id": rid, "field": fname,
                 "preferred": _fmt(pref["value"]), "preferred_source": pref["source"],
@@ -323,7 +326,9 @@ class KnowledgeBase:
         ``specs/sources.yaml``.
     conflicts : DataFrame
         Values of one field from different sources that disagree beyond the field's
-        tolerance; ``type`` is ``value``, ``unit-ambiguity`` (e.g. 144 GB vs 144 GiB) or ``text``.
+        tolerance; ``type`` is ``value``, ``unit-ambiguity`` (e.g. 144 GB vs 144 GiB),
+        ``qualifier`` (the values carry different qualifiers, e.g. usable vs physical) or
+        ``text``.
     """
 
     def __init__(self, path: Path, facts: pd.DataFrame, sources: pd.DataFrame,
