@@ -195,7 +195,7 @@ def _attention_program(tl: Timeline, seq_q, seq_kv, d, heads, causal, exp_engine
     qpool = tl.sbuf_pool("Q^T tile", (d, Bq), "bf16", 2)
     ppool = tl.sbuf_pool("P tile", (Bq, Bk), "bf16", 2)
     ptpool = tl.sbuf_pool("P^T tile", (P, Bk // P, Bq), "bf16", 2)
-    stat = tl.sbuf_pool("row stats", (Bq, 1), "fp32", 12)
+    stat = tl.sbuf_pool("row stats", (Bq, 1), "fp32", 24)
     opool = tl.sbuf_pool("O accumulator", (Bq, d), "fp32", 2)
     oout = tl.sbuf_pool("O tile", (Bq, d), "bf16", 2)
     spool = tl.psum_pool("S = QK^T", (Bq, Bk), "fp32", 2)
@@ -215,11 +215,16 @@ def _attention_program(tl: Timeline, seq_q, seq_kv, d, heads, causal, exp_engine
             qt = qpool.tile()
             isa.dma(tl, qt, Q.view((slice(h * d, (h + 1) * d), slice(i0, i0 + Bq)), (d, Bq)))
             acc = opool.tile()
-            m_old = l_run = None
+            m_old = l_run = pending = None
             last = min(seq_kv, i0 + Bq) if causal else seq_kv
+            def scores(j0, qt=qt, kt=kt):
+                t = spool.tile()
+                isa.matmul(tl, t, qt, kt.view((slice(None), slice(j0, j0 + Bk)), (d, Bk)))
+                return t
+
+            s_next = scores(0)
             for j0 in range(0, last, Bk):
-                s = spool.tile()
-                isa.matmul(tl, s, qt, kt.view((slice(None), slice(j0, j0 + Bk)), (d, Bk)))
+                s = s_next
                 if causal and j0 + Bk > i0 + 1:
                     off = i0 - j0
                     if off not in mask:
@@ -240,6 +245,8 @@ def _attention_program(tl: Timeline, seq_q, seq_kv, d, heads, causal, exp_engine
                     isa.exponential(tl, p, s, m_new, scale=scale, reduce=lj)
                 else:
                     isa.activation(tl, p, s, "exp", scale=scale, bias=negb, reduce=lj)
+                if j0 + Bk < last:  # next scores first, so TensorE is not idle in the chain
+                    s_next = scores(j0 + Bk)
                 pt = ptps.tile()
                 for c in range(Bk // P):
                     isa.transpose(tl, pt.view((slice(None), c, slice(None)), (P, Bq)),
@@ -251,17 +258,13 @@ def _attention_program(tl: Timeline, seq_q, seq_kv, d, heads, causal, exp_engine
                     isa.matmul(tl, pv, pts.view((slice(None), c, slice(None)), (P, Bq)),
                                vt.view((slice(None), (j0 // P) + c, slice(None)), (P, d)),
                                accumulate=c > 0)
-                if m_old is None:
-                    l_run = lj
-                    isa.copy(tl, acc, pv)
-                else:
-                    alpha, l_new = stat.tile(), stat.tile()
-                    isa.activation(tl, alpha, m_old, "exp", scale=scale, bias=negb)
-                    isa.tensor_scalar(tl, l_new, l_run, "multiply", alpha, op2="add", scalar2=lj)
-                    isa.tensor_scalar(tl, acc, acc, "multiply", alpha)
-                    isa.tensor_tensor(tl, acc, acc, pv, "add")
-                    l_run = l_new
+                # Software pipelining: the rescale of tile j is issued after tile j+1's
+                # exp, so VectorE/ScalarE do not wait in order for tile j's PV.
+                if pending is not None:
+                    l_run = pending()
+                pending = _rescale(tl, stat, acc, pv, lj, l_run, m_old, negb, scale)
                 m_old = m_new
+            l_run = pending()
             ot = oout.tile()
             isa.tensor_scalar(tl, ot, acc, "divide", l_run)
             isa.dma(tl, Out.view((slice(h * seq_q + i0, h * seq_q + i0 + Bq), slice(None)),
@@ -270,6 +273,25 @@ def _attention_program(tl: Timeline, seq_q, seq_kv, d, heads, causal, exp_engine
             if progress is not None:
                 progress(done, total)
     return Out
+
+
+def _rescale(tl, stat, acc, pv, lj, l_run, m_old, negb, scale):
+    """The online-softmax update of one key tile, as a deferred step returning the new sum.
+
+    First tile: acc = PV, l = l_j. Later tiles: alpha = exp((m_old - m_new) / sqrt(d)),
+    l = l * alpha + l_j, acc = acc * alpha + PV.
+    """
+    def step():
+        if m_old is None:
+            isa.copy(tl, acc, pv)
+            return lj
+        alpha, l_new = stat.tile(), stat.tile()
+        isa.activation(tl, alpha, m_old, "exp", scale=scale, bias=negb)
+        isa.tensor_scalar(tl, l_new, l_run, "multiply", alpha, op2="add", scalar2=lj)
+        isa.tensor_scalar(tl, acc, acc, "multiply", alpha)
+        isa.tensor_tensor(tl, acc, acc, pv, "add")
+        return l_new
+    return step
 
 
 def attention_flops(seq_q: int, seq_kv: int, head_dim: int, heads: int = 1,
