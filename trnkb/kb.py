@@ -290,9 +290,12 @@ def _conflicts(facts: pd.DataFrame) -> pd.DataFrame:
                     continue
                 pa_, pb = pref["value"], other["value"]
                 same_number = math.isclose(pa_.magnitude, pb.magnitude, rel_tol=1e-9)
-                kind = ("unit-ambiguity"
-                        if same_number and is_binary_prefixed(pa_.units) != is_binary_prefixed(pb.units)
-                        else "value")
+                if same_number and is_binary_prefixed(pa_.units) != is_binary_prefixed(pb.units):
+                    kind = "unit-ambiguity"
+                elif pref["qualifier"] != other["qualifier"]:
+                    kind = "qualifier"  # e.g. usable vs physical: different things, both kept
+                else:
+                    kind = "value"
             rows.append({
                 "table": table, "id": rid, "field": fname,
                 "preferred": _fmt(pref["value"]), "preferred_source": pref["source"],
@@ -323,7 +326,9 @@ class KnowledgeBase:
         ``specs/sources.yaml``.
     conflicts : DataFrame
         Values of one field from different sources that disagree beyond the field's
-        tolerance; ``type`` is ``value``, ``unit-ambiguity`` (e.g. 144 GB vs 144 GiB) or ``text``.
+        tolerance; ``type`` is ``value``, ``unit-ambiguity`` (e.g. 144 GB vs 144 GiB),
+        ``qualifier`` (the values carry different qualifiers, e.g. usable vs physical) or
+        ``text``.
     """
 
     def __init__(self, path: Path, facts: pd.DataFrame, sources: pd.DataFrame,
@@ -417,6 +422,7 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
         sources = pd.DataFrame(columns=SOURCE_FIELDS)
     source_ids = set(sources["id"])
     ids: dict[str, str] = {}
+    unreadable: set[str] = set()  # tables whose file failed to parse: no dangling-ref noise
     for name, table in TABLES.items():
         p = root / f"{name}.yaml"
         if not p.exists():
@@ -427,6 +433,7 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
         except SpecError as e:
             errors += e.errors
             parsed[name] = ([], [])
+            unreadable.add(name)
     known = {f"{n}.yaml" for n in TABLES} | {"sources.yaml", "claims.yaml"}
     for p in sorted(root.glob("*.yaml")):
         if p.name not in known:
@@ -438,7 +445,7 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
     table_ids = {name: {x["id"] for x in labels} for name, (labels, _) in parsed.items()}
     for fact in all_facts:
         f = TABLES[fact["table"]].field(fact["field"])
-        if f.kind == "ref" and fact["value"] not in table_ids[f.ref]:
+        if f.kind == "ref" and f.ref not in unreadable and fact["value"] not in table_ids[f.ref]:
             errors.append(f"{fact['file']}:{fact['line']}: {fact['id']}.{fact['field']}: "
                           f"dangling reference {fact['value']!r}: no such id in {f.ref}"
                           f"{_suggest(fact['value'], sorted(table_ids[f.ref]))}")
