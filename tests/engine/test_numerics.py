@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import cache
 
 import numpy as np
 import pytest
@@ -32,6 +33,7 @@ SPEC = {
 }
 
 
+@cache
 def grid(name: str) -> list[tuple[Fraction, int]]:
     """All finite non-negative (value, code) pairs, decoded from the bit layout."""
     eb, mb, bias, _ = SPEC[name]
