@@ -417,6 +417,7 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
         sources = pd.DataFrame(columns=SOURCE_FIELDS)
     source_ids = set(sources["id"])
     ids: dict[str, str] = {}
+    unreadable: set[str] = set()  # tables whose file failed to parse: no dangling-ref noise
     for name, table in TABLES.items():
         p = root / f"{name}.yaml"
         if not p.exists():
@@ -427,6 +428,7 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
         except SpecError as e:
             errors += e.errors
             parsed[name] = ([], [])
+            unreadable.add(name)
     known = {f"{n}.yaml" for n in TABLES} | {"sources.yaml", "claims.yaml"}
     for p in sorted(root.glob("*.yaml")):
         if p.name not in known:
@@ -438,7 +440,7 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
     table_ids = {name: {x["id"] for x in labels} for name, (labels, _) in parsed.items()}
     for fact in all_facts:
         f = TABLES[fact["table"]].field(fact["field"])
-        if f.kind == "ref" and fact["value"] not in table_ids[f.ref]:
+        if f.kind == "ref" and f.ref not in unreadable and fact["value"] not in table_ids[f.ref]:
             errors.append(f"{fact['file']}:{fact['line']}: {fact['id']}.{fact['field']}: "
                           f"dangling reference {fact['value']!r}: no such id in {f.ref}"
                           f"{_suggest(fact['value'], sorted(table_ids[f.ref]))}")

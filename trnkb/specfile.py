@@ -6,6 +6,7 @@ Only plain YAML is accepted (PyYAML's SafeLoader): a tag such as
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import yaml
@@ -78,5 +79,6 @@ def read_yaml(path: Path):
         line = mark.line + 1 if mark else 1
         problem = (e.problem or str(e)).strip()
         if "could not determine a constructor" in problem:
-            problem = f"unsafe or unknown YAML tag refused ({problem.split('tag')[-1].strip()})"
+            tag = re.search(r"tag '([^']+)'", problem)
+            problem = f"unsafe or unknown YAML tag refused ({tag.group(1) if tag else problem})"
         raise SpecError([f"{name}:{line}: (yaml): {problem}"]) from None

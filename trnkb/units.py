@@ -17,8 +17,8 @@ import pint
 import pint_pandas
 
 _EXTRA = """
-FLOP = [compute] = flop
-FLOPS = FLOP / second = flops
+FLOP = [compute] = FLOP = flop
+FLOPS = FLOP / second = FLOPS = flops
 lane = [] = lanes
 transfer = [] = T
 """

@@ -1,0 +1,14 @@
+import shutil
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def good_specs(tmp_path) -> Path:
+    """A small valid spec directory (tests/data/good) copied to a temp dir."""
+    dst = tmp_path / "specs"
+    shutil.copytree(DATA / "good", dst)
+    return dst

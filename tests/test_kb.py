@@ -1,0 +1,93 @@
+"""Loader, wide views, provenance and conflicts, on tests/data/good and the shipped specs."""
+
+import pandas as pd
+import pint_pandas
+import pytest
+
+import trnkb
+from trnkb.schema import TABLES
+from trnkb.units import Q_
+
+
+def test_value_is_the_preferred_quantity_as_written(good_specs):
+    kb = trnkb.load(good_specs)
+    assert kb.value("trainium3", "hbm_capacity") == Q_("144 GB")
+    assert kb.provenance("trainium3", "hbm_capacity")["source"] == "semianalysis-trn3"
+
+
+def test_values_keeps_every_source(good_specs):
+    kb = trnkb.load(good_specs)
+    vals = kb.values("trainium3", "hbm_capacity")
+    assert list(vals["source"]) == ["semianalysis-trn3", "aws-neuron-trn3"]
+    assert list(vals["preferred"]) == [True, False]
+
+
+def test_wide_table_has_pint_columns_in_display_units(good_specs):
+    chips = trnkb.load(good_specs).table("chips")
+    assert isinstance(chips["hbm_bandwidth"].dtype, pint_pandas.PintType)
+    assert str(chips["hbm_bandwidth"].pint.units) == "terabyte / second"
+    assert chips.loc[0, "hbm_bandwidth"].magnitude == pytest.approx(4.9)
+    assert chips.loc[0, "cores"] == 8
+
+
+def test_gb_versus_gib_is_a_unit_ambiguity_not_two_memories(good_specs):
+    c = trnkb.load(good_specs).conflicts
+    row = c[(c["id"] == "trainium3") & (c["field"] == "hbm_capacity")].iloc[0]
+    assert row["type"] == "unit-ambiguity"
+    # 144 GiB = 154.6 GB: 6.9 % apart
+    assert row["relative_difference"] == pytest.approx(1 - 144e9 / (144 * 2**30))
+
+
+def test_disagreeing_values_beyond_tolerance_are_conflicts(good_specs):
+    c = trnkb.load(good_specs).conflicts
+    row = c[c["field"] == "hbm_bandwidth"].iloc[0]
+    assert row["type"] == "value"
+    assert row["relative_difference"] == pytest.approx(0.2 / 4.9)
+
+
+def test_values_within_tolerance_are_not_conflicts(good_specs):
+    text = (good_specs / "chips.yaml").read_text().replace("4.7 TB/s", "4.88 TB/s")
+    (good_specs / "chips.yaml").write_text(text)
+    c = trnkb.load(good_specs).conflicts
+    assert (c["field"] != "hbm_bandwidth").all()
+
+
+def test_unknown_id_and_missing_field_raise_keyerror(good_specs):
+    kb = trnkb.load(good_specs)
+    with pytest.raises(KeyError, match="no row with id"):
+        kb.value("trainium9", "tdp")
+    with pytest.raises(KeyError, match="no value for 'tdp'"):
+        kb.value("trainium3", "tdp")
+    assert kb.get("trainium3", "tdp") is None
+
+
+def test_ids_are_unique_across_tables(good_specs):
+    (good_specs / "hbm.yaml").write_text(
+        "- id: trainium3\n  name: x\n"
+        "  chip: {value: trainium3, source: semianalysis-trn3, locator: x, kind: reported}\n")
+    with pytest.raises(trnkb.SpecError, match="duplicate id"):
+        trnkb.load(good_specs)
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    return trnkb.load()
+
+
+def test_shipped_specs_load_and_every_fact_has_a_resolving_source(shipped):
+    assert len(shipped.facts) > 0
+    assert set(shipped.facts["source"]) <= set(shipped.sources["id"])
+    assert shipped.facts["locator"].str.len().min() > 0
+    assert set(shipped.facts["kind"]) <= {"reported", "estimate", "derived"}
+
+
+def test_shipped_tables_validate_against_their_schemas(shipped):
+    for name in TABLES:
+        df = shipped.table(name)
+        assert df["id"].is_unique
+        assert isinstance(df, pd.DataFrame)
+
+
+def test_preferred_is_unique_per_field(shipped):
+    counts = shipped.facts.groupby(["id", "field"])["preferred"].sum()
+    assert (counts == 1).all()
