@@ -8,6 +8,7 @@ like a pair, ``value, derivation = memory.hbm_capacity(...)``.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 import pint
@@ -101,7 +102,22 @@ def quantity_json(q: pint.Quantity, unit: str | None = None) -> dict:
         return {"value": _number(q.to("").magnitude), "unit": ""}
     if unit:
         return {"value": _number(q.to(unit).magnitude), "unit": unit}
-    return {"value": _number(q.magnitude), "unit": f"{q.units:~}"}
+    return {"value": _number(q.magnitude), "unit": unit_text(q.units)}
+
+
+_BIT = re.compile(r"(?<![A-Za-z])([kMGTPE]?i?)b(?![A-Za-z])")
+_FLOP = re.compile(r"(?<![A-Za-z])([kMGTPE]?)flop(s?)(?![A-Za-z])")
+
+
+def unit_text(unit) -> str:
+    """Short unit text that pint parses back to the same unit.
+
+    pint's short symbol for bit is ``b``, and ``Gb`` reads back as gilbert; bits are
+    written ``bit`` here (``Gbit / s``), and FLOP in capitals (``TFLOPS``).
+    """
+    text = f"{unit:~}"
+    text = _BIT.sub(lambda m: f"{m.group(1)}bit", text)
+    return _FLOP.sub(lambda m: f"{m.group(1)}FLOP{'S' if m.group(2) else ''}", text)
 
 
 def count(x) -> pint.Quantity:
