@@ -27,7 +27,8 @@ from trnkb.calc.fromkb import call, first
 
 THRESHOLD = 0.02
 COLUMNS = ["check", "id", "field", "reported", "reported_source", "derived", "calculator",
-           "derived_sources", "unit", "relative_difference", "flagged"]
+           "derived_sources", "unit", "relative_difference", "flagged", "note"]
+GIB_PER_GB = 2**30 / 1e9
 
 #: chip FLOP/s field -> the ``cores`` field giving MACs per PE per cycle (None: 1)
 FLOP_FIELDS = {"dense_bf16": None, "dense_fp8": "fp8_pack", "dense_mxfp8": "mx_pack",
@@ -51,12 +52,17 @@ def _row(kb, check: str, row_id: str, field: str, res: Result, unit: str) -> dic
     rep = reported.to(unit).magnitude if unit else reported.to("").magnitude
     der = res.value.to(unit).magnitude if unit else res.value.to("").magnitude
     rel = abs(der - rep) / abs(rep) if rep else float("inf")
+    note = ""
+    if rel > THRESHOLD and reported.dimensionality == res.value.dimensionality and any(
+            abs(der * k - rep) <= THRESHOLD * abs(rep) for k in (GIB_PER_GB, 1 / GIB_PER_GB)):
+        # e.g. 16 x 96 GB against a domain written as 1,536 GiB: same memory, two prefixes
+        note = "unit ambiguity: matches if one side's GB are read as GiB"
     return {
         "check": check, "id": row_id, "field": field, "reported": rep,
         "reported_source": prov["source"], "derived": der,
         "calculator": res.derivation.calculator,
         "derived_sources": ", ".join(res.derivation.sources()), "unit": unit,
-        "relative_difference": rel, "flagged": rel > THRESHOLD,
+        "relative_difference": rel, "flagged": rel > THRESHOLD, "note": note,
     }
 
 

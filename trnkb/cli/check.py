@@ -24,7 +24,7 @@ def check_command(as_json: bool = typer.Option(False, "--json", help="Print JSON
         mark = "!!" if r.flagged else "ok"
         print(f"{mark} {r.id}.{r.field}: reported {r.reported:.6g} {r.unit} "
               f"[{r.reported_source}] vs derived {r.derived:.6g} {r.unit} "
-              f"({r.check}) diff {r.relative_difference:.1%}")
+              f"({r.check}) diff {r.relative_difference:.1%}" + (f" [{r.note}]" if r.note else ""))
     n = int(df["flagged"].sum())
     print(f"{len(df)} pair(s); {n} differ by more than {THRESHOLD:.0%}")
 
