@@ -91,3 +91,12 @@ def test_shipped_tables_validate_against_their_schemas(shipped):
 def test_preferred_is_unique_per_field(shipped):
     counts = shipped.facts.groupby(["id", "field"])["preferred"].sum()
     assert (counts == 1).all()
+
+
+def test_values_with_different_qualifiers_are_labelled_as_such(good_specs):
+    text = (good_specs / "chips.yaml").read_text().replace(
+        'locator: "architecture page", kind: reported}',
+        'locator: "architecture page", kind: reported, qualifier: usable}')
+    (good_specs / "chips.yaml").write_text(text)
+    c = trnkb.load(good_specs).conflicts
+    assert c[c["field"] == "hbm_bandwidth"].iloc[0]["type"] == "qualifier"
