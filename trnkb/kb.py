@@ -35,7 +35,7 @@ from trnkb.schema import (
     pandera_schema,
 )
 from trnkb.specfile import LineDict, SpecError, display_path, read_yaml
-from trnkb.units import DIMENSIONS, Q_, is_binary_prefixed, ureg
+from trnkb.units import DIMENSIONS, is_binary_prefixed, parse, ureg
 
 VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier"}
 SEED_PATTERN = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
@@ -121,7 +121,7 @@ def _parse_value(f: Field, raw, ctx: _Ctx, line: int, where: str):
                              f"unit, e.g. '{raw} {f.unit}'")
         return None
     try:
-        q = Q_(raw, "") if isinstance(raw, (int, float)) else Q_(str(raw))
+        q = parse(raw)
     except (pint.errors.UndefinedUnitError, AttributeError) as e:
         bad = getattr(e, "unit_names", None) or [str(raw)]
         ctx.err(line, where, f"unknown unit {', '.join(map(str, bad))!r} in {raw!r}")
@@ -129,8 +129,6 @@ def _parse_value(f: Field, raw, ctx: _Ctx, line: int, where: str):
     except Exception as e:  # pint raises assorted parser errors for garbage
         ctx.err(line, where, f"cannot parse {raw!r} as a quantity ({type(e).__name__})")
         return None
-    if not isinstance(q, pint.Quantity):
-        q = Q_(q, "")
     want = DIMENSIONS[f.dim] if f.kind == "quantity" else ""
     want_dim = ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality
     if q.dimensionality != want_dim:
@@ -247,6 +245,7 @@ def _wide(table: Table, labels: list[dict], facts: pd.DataFrame) -> pd.DataFrame
     out = pd.DataFrame({"id": pd.Series(ids, dtype="str")})
     mine = facts[(facts["table"] == table.name) & facts["preferred"]] if len(facts) else facts
     names = table.names + sorted(set(mine["field"]) - set(table.names)) if len(mine) else table.names
+    by_field = dict(tuple(mine.groupby("field"))) if len(mine) else {}
     for name in names:
         f = table.field(name)
         if f.kind == "label":
@@ -254,9 +253,9 @@ def _wide(table: Table, labels: list[dict], facts: pd.DataFrame) -> pd.DataFrame
             if any(v is not None for v in vals):
                 out[name] = pd.Series(vals, dtype="str")
             continue
-        sub = mine[mine["field"] == name].set_index("id") if len(mine) else None
-        if sub is None or sub.empty:
+        if name not in by_field:
             continue
+        sub = by_field[name].set_index("id")
         if f.kind in ("text", "ref"):
             out[name] = pd.Series([sub["value"].get(i) for i in ids], dtype="str")
         elif f.kind == "count":
@@ -272,10 +271,9 @@ def _wide(table: Table, labels: list[dict], facts: pd.DataFrame) -> pd.DataFrame
 
 def _conflicts(facts: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    numeric = facts[facts["unit"].notna()]
-    for (table, rid, fname), group in numeric.groupby(["table", "id", "field"], sort=True):
-        if len(group) < 2:
-            continue
+    keys = ["table", "id", "field"]
+    multi = facts[facts.duplicated(keys, keep=False)]
+    for (table, rid, fname), group in multi.groupby(keys, sort=True):
         f = TABLES[table].field(fname)
         pref = group[group["preferred"]].iloc[0]
         for _, other in group[~group["preferred"]].iterrows():

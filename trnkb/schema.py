@@ -299,8 +299,42 @@ CORES = Table(
     ),
 )
 
+FABRICS = Table(
+    "fabrics",
+    "One row per scale-up domain x switch generation: how chips, switches and cables are wired.",
+    (
+        NAME,
+        Field("domain", "ref", "Rack / scale-up domain this wiring belongs to.", ref="racks",
+              required=True),
+        _t("generation", "Switch-tray generation (gen1, pex90144-x8, pex90144-x4, gen2, gen3)."),
+        _t("wiring", "How chips are joined: torus (direct neighbour links) or switch-planes.",
+           choices=("torus", "switch-planes")),
+        Field("switch", "ref", "Switch chip on the switch trays.", ref="network"),
+        Field("tray_switch", "ref", "Switch chip on the compute tray (PCB fan-out).", ref="network"),
+        Field("link", "ref", "Link technology; its lane_rate gives lane bandwidth.", ref="network"),
+        Field("lane_budget", "ref", "Per-chip lane budget (PCB / backplane / cross-rack).",
+              ref="network"),
+        _n("torus_x", 1, 64, "Torus extent in x (chips)."),
+        _n("torus_y", 1, 64, "Torus extent in y (chips)."),
+        _n("torus_z", 1, 64, "Torus extent in z (chips)."),
+        _n("planes", 1, 64, "Switch planes per rack; a chip reaches only its own plane's switches."),
+        _n("switches_per_plane", 1, 256, "Switch-tray switch chips in one plane of one rack."),
+        _n("switches_per_rack", 0, 1000, "Switch-tray switch chips per rack."),
+        _n("tray_switches_per_tray", 0, 64, "Switch chips on each compute tray."),
+        _n("tray_switches_per_rack", 0, 1000, "Switch chips on the compute trays of one rack."),
+        _n("switches_per_domain", 0, 10000,
+           "All scale-up switch chips in the domain (switch trays and compute trays)."),
+        _n("lanes_per_port", 1, 64, "Lanes grouped into one switch port in this configuration."),
+        _n("ports_per_chip_per_switch", 1, 64, "Ports from each chip to each switch of its plane."),
+        _n("ports_used_per_switch", 0, 1000, "Ports of a switch-tray switch wired to chips."),
+        _n("tray_switch_lanes_per_chip", 0, 64, "Lanes from a chip to each compute-tray switch."),
+        _n("links_per_chip", 1, 1000, "Fabric links per chip (torus neighbours, NVLink links)."),
+        NOTES,
+    ),
+)
+
 TABLES: dict[str, Table] = {
-    t.name: t for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES)
+    t.name: t for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES, FABRICS)
 }
 
 SOURCE_FIELDS = ("id", "title", "publisher", "url", "date", "kind")

@@ -28,8 +28,8 @@ class LineDict(dict):
     key_lines: dict
 
 
-class _LineLoader(yaml.SafeLoader):
-    pass
+class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """SafeLoader (libyaml's when available: 10x faster) keeping key lines."""
 
 
 def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:

@@ -9,6 +9,8 @@ bandwidth.
 
 from __future__ import annotations
 
+import functools
+import re
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -58,10 +60,28 @@ DIMENSIONS = {
 }
 
 
+_NUMBER_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*$")
+
+
+@functools.lru_cache(maxsize=1024)
+def _units(text: str) -> pint.Unit:
+    return ureg.parse_units(text)
+
+
 def parse(text: str | int | float) -> pint.Quantity:
-    """Parse ``"144 GB"`` into a Quantity of this registry (numbers become dimensionless)."""
+    """Parse ``"144 GB"`` into a Quantity of this registry (numbers become dimensionless).
+
+    The common ``<number> <unit>`` form is split and its unit parsed once per distinct
+    unit string (pint's expression parser is slow); anything else goes to pint whole.
+    Raises pint's ``UndefinedUnitError`` for unknown units.
+    """
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         return Q_(text, "")
+    m = _NUMBER_UNIT.match(str(text))
+    if m:
+        number, unit = m.groups()
+        value = float(number) if any(c in number for c in ".eE") else int(number)
+        return Q_(value, _units(unit) if unit else "")
     return Q_(str(text))
 
 

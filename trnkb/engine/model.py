@@ -1,0 +1,169 @@
+"""The NeuronCore the engine runs on: plain parameters with units, built from the KB once.
+
+The engine never reads the knowledge base; :meth:`NeuronCore.from_kb` is the one place
+that turns ``specs/cores.yaml`` (and the chip's HBM bandwidth and core count from
+``specs/chips.yaml``) into this object. Every field has its source in the specs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pint
+
+from trnkb.units import Q_
+
+# TensorE K elements per PE per cycle: dtype -> NeuronCore field holding the packing.
+PACK_FIELD = {"bf16": None, "fp8": "fp8_pack", "mxfp8": "mx_pack", "mxfp4": "mx_pack"}
+
+
+@dataclass(frozen=True)
+class NeuronCore:
+    """One NeuronCore generation.
+
+    Quantities: clocks in GHz, capacities in bytes, bandwidth in B/s, latency in s.
+    Counts are ints. ``mx_pack = 0`` means no MX matmul; ``vector_exp_speedup = 0``
+    means no VectorE exponential (the exp runs on ScalarE).
+    """
+
+    name: str
+    chip: str
+    cores_per_chip: int
+    pe_rows: int
+    pe_cols: int
+    fp8_pack: int
+    mx_pack: int
+    tensor_clock: pint.Quantity
+    vector_clock: pint.Quantity
+    scalar_clock: pint.Quantity
+    gpsimd_clock: pint.Quantity
+    vector_lanes: int
+    scalar_lanes: int
+    gpsimd_lanes: int
+    vector_exp_speedup: int
+    partitions: int
+    sbuf_capacity: pint.Quantity
+    psum_capacity: pint.Quantity
+    psum_banks: int
+    moving_free_max: int
+    dma_engines: int
+    dma_bandwidth: pint.Quantity
+    dma_fixed_latency: pint.Quantity
+    matmul_min_cycles: int
+    instruction_min_cycles: int
+    hbm_bandwidth: pint.Quantity | None = None  # per chip, shared by its cores
+
+    # ---- construction ----------------------------------------------------------------
+    @classmethod
+    def from_kb(cls, kb, chip: str) -> NeuronCore:
+        """The core of ``chip`` (``"trainium2"``, ``"trainium3"``) from the knowledge base."""
+        cores = kb.table("cores")
+        rows = [r for r in cores["id"] if kb.get(r, "chip") == chip]
+        if not rows:
+            known = sorted({str(kb.get(r, "chip")) for r in cores["id"]})
+            raise KeyError(f"no NeuronCore row for chip {chip!r} in specs/cores.yaml; "
+                           f"chips with a core: {', '.join(known) or 'none'}")
+        rid = rows[0]
+
+        def need(field):
+            v = kb.get(rid, field)
+            if v is None:
+                raise KeyError(f"{rid} has no value for {field!r} in specs/cores.yaml")
+            return v
+
+        def count(field, default=None):
+            v = kb.get(rid, field)
+            if v is None:
+                if default is None:
+                    need(field)
+                return default
+            return int(v.to("").magnitude)
+
+        n_cores = kb.get(chip, "cores")
+        return cls(
+            name=str(kb.table("cores").set_index("id").loc[rid, "name"]),
+            chip=chip,
+            cores_per_chip=int(n_cores.to("").magnitude) if n_cores is not None else 1,
+            pe_rows=count("pe_rows"),
+            pe_cols=count("pe_cols"),
+            fp8_pack=count("fp8_pack", 1),
+            mx_pack=count("mx_pack", 0),
+            tensor_clock=need("tensor_clock").to("GHz"),
+            vector_clock=need("vector_clock").to("GHz"),
+            scalar_clock=need("scalar_clock").to("GHz"),
+            gpsimd_clock=need("gpsimd_clock").to("GHz"),
+            vector_lanes=count("vector_lanes"),
+            scalar_lanes=count("scalar_lanes"),
+            gpsimd_lanes=count("gpsimd_lanes", count("partitions")),
+            vector_exp_speedup=count("vector_exp_speedup", 0),
+            partitions=count("partitions"),
+            sbuf_capacity=need("sbuf_capacity").to("MiB"),
+            psum_capacity=need("psum_capacity").to("MiB"),
+            psum_banks=count("psum_banks"),
+            moving_free_max=count("moving_free_max"),
+            dma_engines=count("dma_engines"),
+            dma_bandwidth=need("dma_bandwidth").to("GB/s"),
+            dma_fixed_latency=need("dma_fixed_latency").to("ns"),
+            matmul_min_cycles=count("matmul_min_cycles"),
+            instruction_min_cycles=count("instruction_min_cycles"),
+            hbm_bandwidth=(kb.get(chip, "hbm_bandwidth").to("TB/s")
+                           if kb.get(chip, "hbm_bandwidth") is not None else None),
+        )
+
+    # ---- derived figures -------------------------------------------------------------
+    def clock(self, engine: str) -> pint.Quantity:
+        """Clock of a compute engine (``tensor``, ``vector``, ``scalar``, ``gpsimd``)."""
+        return getattr(self, f"{engine}_clock")
+
+    def pack(self, dtype: str) -> int:
+        """K elements each PE multiplies per cycle for ``dtype`` (1 for BF16).
+
+        Raises ``ValueError`` for MX dtypes on a core without MX matmul (Trainium2).
+        """
+        if dtype not in PACK_FIELD:
+            raise ValueError(f"unknown matmul dtype {dtype!r}; expected one of "
+                             f"{', '.join(PACK_FIELD)}")
+        field = PACK_FIELD[dtype]
+        p = 1 if field is None else getattr(self, field)
+        if p == 0:
+            raise ValueError(f"{self.chip} ({self.name}) has no MX matmul, so {dtype} is not "
+                             f"supported (MXFP8/MXFP4 TensorE arrived with NeuronCore-v4, "
+                             f"Trainium3); use bf16 or fp8")
+        return p
+
+    def peak_flops(self, dtype: str = "bf16") -> pint.Quantity:
+        """Dense peak of one core: 2 FLOP x pe_rows x pe_cols x pack(dtype) x tensor_clock."""
+        return (2 * self.pe_rows * self.pe_cols * self.pack(dtype) * Q_(1, "FLOP")
+                * self.tensor_clock).to("TFLOPS")
+
+    def chip_peak_flops(self, dtype: str = "bf16") -> pint.Quantity:
+        """Peak of the whole chip: cores_per_chip x :meth:`peak_flops`."""
+        return self.cores_per_chip * self.peak_flops(dtype)
+
+    @property
+    def hbm_share(self) -> pint.Quantity | None:
+        """HBM bandwidth per core when every core streams: chip bandwidth / cores."""
+        if self.hbm_bandwidth is None:
+            return None
+        return (self.hbm_bandwidth / self.cores_per_chip).to("GB/s")
+
+    @property
+    def dma_rate(self) -> pint.Quantity:
+        """Bandwidth one core's DMA gets: min(DMA bandwidth per core, HBM share per core)."""
+        share = self.hbm_share
+        if share is None or share >= self.dma_bandwidth:
+            return self.dma_bandwidth
+        return share
+
+    @property
+    def psum_bank_bytes(self) -> int:
+        """Bytes per partition of one PSUM bank (2 KiB = 512 fp32)."""
+        per_part = self.psum_capacity.to("B").magnitude / self.partitions
+        return int(per_part // self.psum_banks)
+
+    def describe(self) -> dict:
+        """The parameters as plain strings/numbers (for display)."""
+        out = {}
+        for k, v in self.__dict__.items():
+            out[k] = f"{v:~P}" if isinstance(v, pint.Quantity) else v
+        return out
