@@ -51,6 +51,14 @@ class Browser:
     def __init__(self, tmp: Path):
         self.proc = subprocess.Popen([CHROMIUM, f"--user-data-dir={tmp}", *FLAGS],
                                      stderr=subprocess.PIPE, text=True)
+        try:
+            self._connect()
+        except BaseException:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+            raise
+
+    def _connect(self) -> None:
         url = None
         deadline = time.time() + 60
         while time.time() < deadline and url is None:
@@ -99,7 +107,11 @@ class Browser:
     def close(self):
         self.ws.close()
         self.proc.terminate()
-        self.proc.wait(timeout=30)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
 
 
 def problems(events: list[dict]) -> list[str]:

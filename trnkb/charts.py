@@ -18,7 +18,7 @@ from collections.abc import Iterable
 import altair as alt
 import pandas as pd
 
-__all__ = ["bars", "caption", "grouped_bars", "lines", "metric", "scatter", "timeline"]
+__all__ = ["bars", "caption", "graph", "grouped_bars", "lines", "metric", "scatter", "timeline"]
 
 WIDTH = 480
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -137,16 +137,19 @@ def scatter(df: pd.DataFrame, x: str, y: str, label: str, *, x_title: str, y_tit
     return _titled(alt.layer(points, text), title, caption(sources, note))
 
 
-def lines(df: pd.DataFrame, x: str, y: str, series: str, *, x_title: str, y_title: str,
+def lines(df: pd.DataFrame, x: str, y: str, series: str | None, *, x_title: str, y_title: str,
           title: str, sources: Iterable[str], note: str = "", log_x: bool = False,
           log_y: bool = False, points: bool = False) -> alt.Chart:
-    """One line per ``series`` (e.g. a roofline per chip: attainable FLOP/s vs intensity)."""
-    _check(df, x, y, series)
-    chart = alt.Chart(df).mark_line(point=points).encode(
-        x=alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log") if log_x else alt.Undefined),
-        y=alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log") if log_y else alt.Undefined),
-        color=alt.Color(f"{series}:N", title=None),
-    )
+    """One line per ``series`` (e.g. a roofline per chip: attainable FLOP/s vs intensity);
+    a single line when ``series`` is None."""
+    _check(df, x, y, *([series] if series else []))
+    enc = {
+        "x": alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log") if log_x else alt.Undefined),
+        "y": alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log") if log_y else alt.Undefined),
+    }
+    if series:
+        enc["color"] = alt.Color(f"{series}:N", title=None)
+    chart = alt.Chart(df).mark_line(point=points).encode(**enc)
     return _titled(chart, title, caption(sources, note))
 
 
@@ -188,3 +191,20 @@ def metric(long: pd.DataFrame, fields: str | list[str], *, title: str, label: st
     return grouped_bars(data, "id", "magnitude", "field", value_title=axis, title=title,
                         sources=sub["source"], note=note, log=log, sort=order,
                         groups=[f for f in fields if f in set(sub["field"])])
+
+
+def graph(nodes: pd.DataFrame, edges: pd.DataFrame, *, title: str, sources: Iterable[str],
+          note: str = "") -> alt.Chart:
+    """A network drawing: ``edges`` (``x, y, x2, y2, medium``) as lines coloured by medium,
+    ``nodes`` (``name, kind, x, y``) as points shaped by kind. Axes are hidden: positions
+    are a layout, not a measurement."""
+    _check(nodes, "x", "y", "kind")
+    _check(edges, "x", "y", "x2", "y2", "medium")
+    axis = {"axis": None, "scale": alt.Scale(zero=False)}
+    lines_ = alt.Chart(edges).mark_rule(opacity=0.5).encode(
+        x=alt.X("x:Q", **axis), y=alt.Y("y:Q", **axis), x2="x2:Q", y2="y2:Q",
+        color=alt.Color("medium:N", title="link"))
+    points = alt.Chart(nodes).mark_point(filled=True, size=30).encode(
+        x=alt.X("x:Q", **axis), y=alt.Y("y:Q", **axis),
+        shape=alt.Shape("kind:N", title="node"), fill=alt.value("#333"))
+    return _titled(alt.layer(lines_, points).properties(height=WIDTH), title, caption(sources, note))

@@ -12,16 +12,21 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 
+import networkx as nx
 import pandas as pd
 import pint
 
+from trnkb import claims
+from trnkb.calc import flops, memory, power, tco
 from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES
 from trnkb.units import Q_
 
 __all__ = [
-    "CHIP_FIELDS", "HEADLINE", "LANE_MEDIA", "PRECISIONS", "accelerators", "chip_values", "cited",
-    "columns", "comparison", "flops_per_watt", "fmt", "lane_budget", "magnitudes", "profile",
+    "CHIP_FIELDS", "HEADLINE", "LANE_MEDIA", "PRECISIONS", "accelerators", "campus_power",
+    "chip_values", "chips_per_mw", "cited", "claims_view", "columns", "comparison", "conflicts",
+    "graph_layout", "hop_histograms", "tco_sweep", "verdict_counts", "flops_per_watt", "fmt", "lane_budget", "lnc_memory", "magnitudes",
+    "memory_view", "profile",
     "ridge_point", "rows", "sources_of", "standing", "unit_str", "wide",
 ]
 
@@ -95,25 +100,35 @@ def chip_values(kb: KnowledgeBase, ids: Sequence[str] | None = None,
     return sub.sort_values("order")[LONG_COLUMNS].reset_index(drop=True)
 
 
-def _derived(kb: KnowledgeBase, chip: str, num: str, den: str, unit: str):
+# Derived rows: (field prefix, denominator field, calculator). The formulas live in
+# trnkb.calc; this table only says which KB fields feed them.
+DERIVED = (
+    ("ridge_point", "hbm_bandwidth", memory.ridge_point),
+    ("flops_per_watt", "tdp", flops.flops_per_watt),
+)
+
+
+def _derived(kb: KnowledgeBase, chip: str, num: str, den: str, calculator):
     a, b = kb.get(chip, num), kb.get(chip, den)
     if a is None or b is None:
         return None, ""
     sources = " + ".join(dict.fromkeys(kb.provenance(chip, x)["source"] for x in (num, den)))
-    return (a / b).to(unit), sources
+    return calculator(a, b).value, sources
 
 
 def ridge_point(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> pint.Quantity | None:
-    """Arithmetic intensity where a kernel turns compute-bound, FLOP/byte.
+    """Arithmetic intensity where a kernel turns compute-bound, FLOP/byte
+    (:func:`trnkb.calc.memory.ridge_point` of the KB's peak and HBM bandwidth).
 
-    ``ridge = peak FLOP/s / HBM bandwidth``; None when the KB lacks either value.
+    None when the KB lacks either value.
     """
-    return _derived(kb, chip, precision, "hbm_bandwidth", "FLOP/byte")[0]
+    return _derived(kb, chip, precision, "hbm_bandwidth", memory.ridge_point)[0]
 
 
 def flops_per_watt(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> pint.Quantity | None:
-    """Peak FLOP/s per watt of TDP, TFLOPS/W; None when the KB lacks either value."""
-    return _derived(kb, chip, precision, "tdp", "TFLOPS/W")[0]
+    """Peak FLOP/s per watt of TDP, TFLOPS/W (:func:`trnkb.calc.flops.flops_per_watt`);
+    None when the KB lacks either value."""
+    return _derived(kb, chip, precision, "tdp", flops.flops_per_watt)[0]
 
 
 def comparison(kb: KnowledgeBase, ids: Sequence[str] | None = None,
@@ -130,12 +145,12 @@ def comparison(kb: KnowledgeBase, ids: Sequence[str] | None = None,
     for chip in ids:
         for p in precisions:
             short = p.removeprefix("dense_")
-            for field, den, unit in ((f"ridge_point_{short}", "hbm_bandwidth", "FLOP/byte"),
-                                     (f"flops_per_watt_{short}", "tdp", "TFLOPS/W")):
-                q, src = _derived(kb, chip, p, den, unit)
+            for prefix, den, calculator in DERIVED:
+                q, src = _derived(kb, chip, p, den, calculator)
                 if q is not None:
-                    rows.append({"id": chip, "chip": names[chip], "field": field, "unit": unit,
-                                 "magnitude": float(q.magnitude), "source": src,
+                    rows.append({"id": chip, "chip": names[chip], "field": f"{prefix}_{short}",
+                                 "unit": unit_str(q.units), "magnitude": float(q.magnitude),
+                                 "source": src,
                                  "locator": f"{p} / {den}", "kind": "derived"})
     derived = pd.DataFrame(rows, columns=LONG_COLUMNS)
     parts = [x for x in (chip_values(kb, ids, fields), derived) if len(x)]
@@ -308,3 +323,220 @@ def lane_budget(kb: KnowledgeBase, chip: str) -> pd.DataFrame:
                             "lane": f"{medium} ({state})", "lanes": int(v.magnitude),
                             "source": kb.provenance(b, field)["source"]})
     return pd.DataFrame(out, columns=cols)
+
+
+MEMORY_COLUMNS = ["id", "chip", "generation", "stacks", "stack_height", "die_density_Gbit",
+                  "pin_rate_Gbps", "bus_width_bit", "capacity_GB", "capacity_derived_GB",
+                  "bandwidth_TBps", "bandwidth_derived_TBps", "bandwidth_ratio", "source"]
+
+
+def memory_view(kb: KnowledgeBase, chips: Sequence[str] | None = None) -> pd.DataFrame:
+    """HBM per chip: the stack build, reported capacity and bandwidth, and what the build
+    implies (:func:`trnkb.calc.memory.hbm_capacity`, :func:`~trnkb.calc.memory.hbm_bandwidth`).
+
+    Returns
+    -------
+    DataFrame
+        :data:`MEMORY_COLUMNS`: capacities in GB, bandwidths in TB/s, die density in Gbit,
+        pin rate in Gbit/s, bus width in bit per stack; ``bandwidth_ratio`` is derived over
+        reported; ``source`` joins the sources of the row's values. Derived columns are
+        empty unless every input is sourced.
+    """
+    hbm = kb.table("hbm")
+    if chips is not None:
+        hbm = hbm.set_index("chip").loc[[c for c in chips if c in set(hbm["chip"])]].reset_index()
+
+    def mag(row, field, unit):
+        v = kb.get(row, field)
+        return float(v.to(unit).magnitude) if v is not None else None
+
+    out = []
+    for row, chip in zip(hbm["id"], hbm["chip"], strict=True):
+        stacks, height = kb.get(row, "stacks"), kb.get(row, "stack_height")
+        density, width, pin = kb.get(row, "die_density"), kb.get(row, "bus_width_per_stack"), kb.get(row, "pin_rate")
+        cap = memory.hbm_capacity(stacks, height, density).value if None not in (stacks, height, density) else None
+        bw = memory.hbm_bandwidth(stacks, width, pin).value if None not in (stacks, width, pin) else None
+        reported_bw = mag(row, "bandwidth", "TB/s")
+        out.append({
+            "id": row, "chip": chip, "generation": kb.get(row, "generation"),
+            "stacks": int(stacks.magnitude) if stacks is not None else None,
+            "stack_height": int(height.magnitude) if height is not None else None,
+            "die_density_Gbit": mag(row, "die_density", "Gbit"),
+            "pin_rate_Gbps": mag(row, "pin_rate", "Gbit/s"),
+            "bus_width_bit": mag(row, "bus_width_per_stack", "bit"),
+            "capacity_GB": mag(row, "capacity", "GB"),
+            "capacity_derived_GB": float(cap.to("GB").magnitude) if cap is not None else None,
+            "bandwidth_TBps": reported_bw,
+            "bandwidth_derived_TBps": float(bw.to("TB/s").magnitude) if bw is not None else None,
+            "bandwidth_ratio": (float(bw.to("TB/s").magnitude) / reported_bw
+                                if bw is not None and reported_bw else None),
+            "source": " + ".join(sources_of(kb, [row])),
+        })
+    df = pd.DataFrame(out, columns=MEMORY_COLUMNS)
+    for c in MEMORY_COLUMNS[3:5]:
+        df[c] = df[c].astype("Int64")
+    for c in MEMORY_COLUMNS[5:-1]:
+        df[c] = df[c].astype("Float64")
+    return df
+
+
+def lnc_memory(kb: KnowledgeBase, chip: str) -> pd.DataFrame:
+    """HBM per logical device for each LNC setting named in the chip's ``logical_core_modes``
+    (``LNC=2`` ...), by :func:`trnkb.calc.memory.lnc_memory`.
+
+    Returns ``chip, lnc, logical_devices, memory_GB, source``; empty when the chip has no
+    LNC modes, cores or HBM capacity in the KB.
+    """
+    cols = ["chip", "lnc", "logical_devices", "memory_GB", "source"]
+    modes, cores, cap = (kb.get(chip, f) for f in ("logical_core_modes", "cores", "hbm_capacity"))
+    if None in (modes, cores, cap):
+        return pd.DataFrame(columns=cols)
+    src = " + ".join(sources_of(kb, [chip], ["logical_core_modes", "cores", "hbm_capacity"]))
+    out = []
+    for lnc in sorted({int(x) for x in re.findall(r"LNC\s*=\s*(\d+)", str(modes))}):
+        r = memory.lnc_memory(cap, cores, lnc)
+        out.append({"chip": chip, "lnc": lnc,
+                    "logical_devices": int(r.output("logical_devices").magnitude),
+                    "memory_GB": float(r.value.to("GB").magnitude), "source": src})
+    return pd.DataFrame(out, columns=cols)
+
+
+def conflicts(kb: KnowledgeBase, table: str | None = None, ids: Iterable[str] | None = None,
+              kind: str | None = None) -> pd.DataFrame:
+    """:attr:`KnowledgeBase.conflicts`, optionally only one table, some row ids, or one
+    ``type`` (``value``, ``unit-ambiguity``, ``qualifier``, ``text``)."""
+    c = kb.conflicts
+    if table is not None:
+        c = c[c["table"] == table]
+    if ids is not None:
+        c = c[c["id"].isin(list(ids))]
+    if kind is not None:
+        c = c[c["type"] == kind]
+    return c.reset_index(drop=True)
+
+
+def _archetypes(kb: KnowledgeBase) -> pd.DataFrame:
+    dc = kb.table("datacenter")
+    return dc[dc["category"] == "cooling-archetype"]
+
+
+def _pue_of(kb: KnowledgeBase, archetype: str):
+    # Peak (design-day) PUE: the one the sources give for every archetype, so the
+    # archetypes are compared like for like.
+    return kb.get(archetype, "pue_peak"), "pue_peak"
+
+
+def chips_per_mw(kb: KnowledgeBase, chips: Sequence[str] | None = None) -> pd.DataFrame:
+    """Accelerators per MW of facility power, per chip with a sourced TDP and per cooling
+    archetype with a sourced peak PUE (:func:`trnkb.calc.power.chips_per_mw`).
+
+    Counts chip TDP only (no host, network or cooling fans inside the IT load), so it is
+    an upper bound. Returns ``id, archetype, pue, pue_field, tdp_W, chips_per_MW, source``.
+    """
+    cols = ["id", "archetype", "pue", "pue_field", "tdp_W", "chips_per_MW", "source"]
+    out = []
+    for chip in chips if chips is not None else accelerators(kb):
+        tdp = kb.get(chip, "tdp")
+        if tdp is None:
+            continue
+        for arch in _archetypes(kb)["id"]:
+            pue, field = _pue_of(kb, arch)
+            if pue is None:
+                continue
+            r = power.chips_per_mw(tdp, pue)
+            out.append({"id": chip, "archetype": arch, "pue": float(pue.magnitude),
+                        "pue_field": field, "tdp_W": float(tdp.to("W").magnitude),
+                        "chips_per_MW": float(r.value.magnitude),
+                        "source": " + ".join(dict.fromkeys(
+                            [kb.provenance(chip, "tdp")["source"], kb.provenance(arch, field)["source"]]))})
+    return pd.DataFrame(out, columns=cols)
+
+
+def campus_power(kb: KnowledgeBase) -> pd.DataFrame:
+    """IT power of each campus with a sourced facility power, under each cooling
+    archetype's peak PUE (:func:`trnkb.calc.power.it_power`).
+
+    Returns ``id, archetype, pue, facility_MW, it_MW, overhead_MW, source``.
+    """
+    cols = ["id", "archetype", "pue", "facility_MW", "it_MW", "overhead_MW", "source"]
+    dc = kb.table("datacenter")
+    out = []
+    for campus in dc.loc[dc["category"] == "campus", "id"]:
+        fp = kb.get(campus, "facility_power")
+        if fp is None:
+            continue
+        for arch in _archetypes(kb)["id"]:
+            pue, field = _pue_of(kb, arch)
+            if pue is None:
+                continue
+            r = power.it_power(fp, pue)
+            out.append({"id": campus, "archetype": arch, "pue": float(pue.magnitude),
+                        "facility_MW": float(fp.to("MW").magnitude),
+                        "it_MW": float(r.value.to("MW").magnitude),
+                        "overhead_MW": float(r.output("overhead").to("MW").magnitude),
+                        "source": " + ".join(dict.fromkeys(
+                            [kb.provenance(campus, "facility_power")["source"],
+                             kb.provenance(arch, field)["source"]]))})
+    return pd.DataFrame(out, columns=cols)
+
+
+def tco_sweep(assumptions: dict, over: str, values: Iterable) -> pd.DataFrame:
+    """Cost per utilized chip-hour (:func:`trnkb.calc.tco.tco`) as one input varies.
+
+    ``assumptions`` holds every argument of the TCO calculator (there are no defaults:
+    prices are assumptions, not sourced facts); ``over`` names the one to vary. Returns
+    ``over`` (as given), ``USD_per_hour`` and the capital and energy shares per year.
+    """
+    if over not in assumptions:
+        raise KeyError(f"{over!r} is not one of the assumptions {sorted(assumptions)}")
+    out = []
+    for v in values:
+        r = tco.tco(**{**assumptions, over: v})
+        out.append({over: v, "USD_per_hour": float(r.value.to("USD/hour").magnitude),
+                    "capital_USD_per_year": float(r.output("capital_per_year").magnitude),
+                    "energy_USD_per_year": float(r.output("energy_per_year").magnitude)})
+    return pd.DataFrame(out)
+
+
+def claims_view(kb: KnowledgeBase) -> pd.DataFrame:
+    """Every claim in ``claims.yaml`` evaluated against the KB (:mod:`trnkb.claims`): id,
+    source, verdict, compare, claimed, computed, relative_difference, statement, reason."""
+    return claims.claims_table(claims.validate_claims(kb))
+
+
+def verdict_counts(table: pd.DataFrame, by: str = "source") -> pd.DataFrame:
+    """Claims per ``by`` value and verdict, long (``by, verdict, claims``), verdicts in
+    the order of :data:`trnkb.claims.VERDICTS`, groups by their number of claims."""
+    counts = table.groupby([by, "verdict"]).size().rename("claims").reset_index()
+    order = table[by].value_counts().index.tolist()
+    counts = counts.assign(o=counts[by].map(order.index),
+                           v=counts["verdict"].map(claims.VERDICTS.index))
+    return counts.sort_values(["o", "v"]).drop(columns=["o", "v"]).reset_index(drop=True)
+
+
+def hop_histograms(fabrics: Iterable) -> pd.DataFrame:
+    """Chip pairs per hop count for each :class:`trnkb.topology.Fabric`, long:
+    ``fabric, hops, pairs, share`` (share of the fabric's chip pairs)."""
+    out = []
+    for f in fabrics:
+        hist = f.hop_histogram()
+        total = sum(hist.values())
+        out += [{"fabric": f.spec.id, "hops": int(h), "pairs": int(n), "share": n / total}
+                for h, n in sorted(hist.items())]
+    return pd.DataFrame(out, columns=["fabric", "hops", "pairs", "share"])
+
+
+def graph_layout(fabric, seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Node and edge tables to draw a fabric (:func:`trnkb.charts.graph`).
+
+    A seeded spring layout, rounded so the drawing is byte-stable. Returns ``nodes``
+    (``name, kind, x, y``) and ``edges`` (``x, y, x2, y2, medium``).
+    """
+    g = fabric.graph
+    pos = nx.spring_layout(g, seed=seed, iterations=100)
+    nodes = pd.DataFrame([{"name": n, "kind": d.get("kind", ""), "x": round(float(pos[n][0]), 3),
+                           "y": round(float(pos[n][1]), 3)} for n, d in g.nodes(data=True)])
+    edges = pd.DataFrame([{"x": round(float(pos[a][0]), 3), "y": round(float(pos[a][1]), 3),
+                           "x2": round(float(pos[b][0]), 3), "y2": round(float(pos[b][1]), 3),
+                           "medium": d.get("medium", "")} for a, b, d in g.edges(data=True)])
+    return nodes, edges

@@ -12,8 +12,6 @@ script, stylesheet, image or font the built pages would fetch from elsewhere, an
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import pkgutil
 import re
 import shutil
@@ -24,6 +22,7 @@ import pandas as pd
 import typer
 
 import trnkb
+from trnkb import claims
 from trnkb import markdown as md
 from trnkb.kb import KnowledgeBase, load
 from trnkb.schema import TABLES, Table
@@ -100,14 +99,23 @@ def conflicts_page(kb: KnowledgeBase) -> str:
 
 
 def claims_page(kb: KnowledgeBase) -> str:
-    """Markdown: the claims audit, or a note while :mod:`trnkb.claims` is not available."""
-    head = "# Claims audit\n\n"
-    if importlib.util.find_spec("trnkb.claims") is None:
-        return head + "The claims registry (`trnkb.claims`) is not yet available in this build.\n"
-    claims = importlib.import_module("trnkb.claims")
-    df = claims.audit(kb)
-    return (head + "Every published statement in `specs/claims.yaml`, recomputed from the "
-            "knowledge base, with its verdict.\n\n" + md.table(df))
+    """Markdown: every claim of ``specs/claims.yaml`` with its verdict, by verdict."""
+    df = claims.claims_table(claims.validate_claims(kb))
+    counts = df["verdict"].value_counts()
+    out = ["# Claims audit\n",
+           "Every published statement in `specs/claims.yaml` (paraphrased), recomputed from "
+           "the knowledge base with the calculators, and the verdict that follows: "
+           + ", ".join(f"{int(counts.get(v, 0))} {v}" for v in claims.VERDICTS) + ". "
+           "`claimed` is what the source says, `computed` what the knowledge base gives. "
+           "Claims are evaluated when the site is built; the notebook "
+           "[09 claims audit](notebooks/09-claims-audit.ipynb) shows them by source.\n"]
+    df = df.assign(relative_difference=df["relative_difference"].map(
+        lambda x: "" if pd.isna(x) else f"{x:.1%}"))
+    for verdict in claims.VERDICTS:
+        sub = df[df["verdict"] == verdict].drop(columns="verdict")
+        if len(sub):
+            out += [f"## {verdict.capitalize()} ({len(sub)})\n", md.table(sub)]
+    return "\n".join(out)
 
 
 def _public_modules() -> list[str]:
