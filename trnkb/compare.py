@@ -17,7 +17,7 @@ import pandas as pd
 import pint
 
 from trnkb import claims
-from trnkb.calc import flops, memory, power, tco
+from trnkb.calc import flops, memory, network, power, tco
 from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES
 from trnkb.units import Q_
@@ -25,7 +25,8 @@ from trnkb.units import Q_
 __all__ = [
     "CHIP_FIELDS", "HEADLINE", "LANE_MEDIA", "PRECISIONS", "accelerators", "campus_power",
     "chip_values", "chips_per_mw", "cited", "claims_view", "columns", "comparison", "conflicts",
-    "graph_layout", "hop_histograms", "tco_sweep", "verdict_counts", "flops_per_watt", "fmt", "lane_budget", "lnc_memory", "magnitudes",
+    "fabric_sweep", "graph_layout", "hop_histograms", "port_speeds", "tco_sweep", "tor_fabrics",
+    "verdict_counts", "flops_per_watt", "fmt", "lane_budget", "lnc_memory", "magnitudes",
     "memory_view", "profile",
     "ridge_point", "rows", "sources_of", "standing", "unit_str", "wide",
 ]
@@ -540,3 +541,64 @@ def graph_layout(fabric, seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
                            "x2": round(float(pos[b][0]), 3), "y2": round(float(pos[b][1]), 3),
                            "medium": d.get("medium", "")} for a, b, d in g.edges(data=True)])
     return nodes, edges
+
+
+def _scaleout_switches(kb: KnowledgeBase) -> list[str]:
+    net = kb.table("network")
+    rows = net[(net["category"] == "scaleout-switch")]
+    return [i for i in rows["id"] if kb.get(i, "switch_bandwidth") is not None]
+
+
+def port_speeds(kb: KnowledgeBase) -> list:
+    """The distinct logical port speeds in the ``network`` table, slowest first."""
+    f = kb.facts[(kb.facts["table"] == "network") & (kb.facts["field"] == "port_speed")]
+    seen = {}
+    for q in f["value"]:
+        seen.setdefault(round(float(q.to("Gbit/s").magnitude), 6), q)
+    return [seen[k] for k in sorted(seen)]
+
+
+def fabric_sweep(kb: KnowledgeBase, layers: Iterable[int] = (1, 2, 3),
+                 switches: Sequence[str] | None = None) -> pd.DataFrame:
+    """Folded-Clos size for every scale-out switch class x port speed x layer count
+    (:func:`trnkb.calc.network.fabric_size`), the high-radix argument in one table.
+
+    Switches default to every scale-out switch row with a bandwidth; port speeds are those
+    in the ``network`` table (:func:`port_speeds`). Returns
+    ``switch, switch_Tbps, port_Gbps, layers, label, radix, endpoints, switches, links,
+    source``.
+    """
+    out = []
+    for sw in switches if switches is not None else _scaleout_switches(kb):
+        bw = kb.value(sw, "switch_bandwidth")
+        for ps in port_speeds(kb):
+            if network.radix(bw, ps) < 2:
+                continue
+            for n in layers:
+                r = network.fabric_size(bw, ps, n)
+                out.append({
+                    "switch": sw, "switch_Tbps": float(bw.to("Tbit/s").magnitude),
+                    "port_Gbps": float(ps.to("Gbit/s").magnitude), "layers": n,
+                    "label": f"{fmt(bw)}, {n} layer{'s' if n > 1 else ''}",
+                    "radix": int(r.output("radix").magnitude), "endpoints": int(r.value.magnitude),
+                    "switches": int(r.output("switches").magnitude),
+                    "links": int(r.output("links").magnitude),
+                    "source": kb.provenance(sw, "switch_bandwidth")["source"]})
+    return pd.DataFrame(out)
+
+
+def tor_fabrics(kb: KnowledgeBase, upper_layers: int = 2) -> pd.DataFrame:
+    """The ToR-first plane (:func:`trnkb.calc.network.tor_fabric_size`) per scale-out switch
+    class at its own port speed: ``switch, switch_Tbps, port_Gbps, radix, tors, pods,
+    tors_per_pod, source`` (ToRs per plane; chips per ToR not assumed)."""
+    out = []
+    for sw in _scaleout_switches(kb):
+        bw, ps = kb.value(sw, "switch_bandwidth"), kb.get(sw, "port_speed")
+        if ps is None:
+            continue
+        r = network.tor_fabric_size(bw, ps, 1, upper_layers)
+        out.append({"switch": sw, "switch_Tbps": float(bw.to("Tbit/s").magnitude),
+                    "port_Gbps": float(ps.to("Gbit/s").magnitude),
+                    **{k: int(r.output(k).magnitude) for k in ("radix", "tors", "pods", "tors_per_pod")},
+                    "source": " + ".join(sources_of(kb, [sw], ["switch_bandwidth", "port_speed"]))})
+    return pd.DataFrame(out)
