@@ -18,7 +18,8 @@ from collections.abc import Iterable
 import altair as alt
 import pandas as pd
 
-__all__ = ["bars", "caption", "graph", "grouped_bars", "lines", "metric", "scatter", "timeline"]
+__all__ = ["bars", "caption", "graph", "grouped_bars", "lines", "metric", "scatter", "strip",
+           "timeline"]
 
 WIDTH = 480
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -26,7 +27,7 @@ _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def caption(sources: Iterable[str], note: str = "", width: int = 110) -> list[str]:
     """Caption lines: ``Sources: a; b`` (sorted, de-duplicated, wrapped at ``width``
-    characters), then an optional note.
+    characters), then an optional note (alone when there are no sources).
 
     ``sources`` may hold ``"a + b"`` strings (derived values); they are split.
     """
@@ -38,7 +39,9 @@ def caption(sources: Iterable[str], note: str = "", width: int = 110) -> list[st
             lines.append(line)
             line = " "
         line += piece
-    lines.append(line if ids else "Sources: none")
+    if not ids:  # computed from no KB value (e.g. number-format experiments): say how
+        return [note] if note else ["Sources: none"]
+    lines.append(line)
     return lines + ([note] if note else [])
 
 
@@ -139,16 +142,19 @@ def scatter(df: pd.DataFrame, x: str, y: str, label: str, *, x_title: str, y_tit
 
 def lines(df: pd.DataFrame, x: str, y: str, series: str | None, *, x_title: str, y_title: str,
           title: str, sources: Iterable[str], note: str = "", log_x: bool = False,
-          log_y: bool = False, points: bool = False) -> alt.Chart:
+          log_y: bool = False, points: bool = False, order: str | None = None) -> alt.Chart:
     """One line per ``series`` (e.g. a roofline per chip: attainable FLOP/s vs intensity);
-    a single line when ``series`` is None."""
-    _check(df, x, y, *([series] if series else []))
+    a single line when ``series`` is None. Points are joined in ``x`` order, or in the
+    order of column ``order``."""
+    _check(df, x, y, *([series] if series else []), *([order] if order else []))
     enc = {
         "x": alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log") if log_x else alt.Undefined),
         "y": alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log") if log_y else alt.Undefined),
     }
     if series:
         enc["color"] = alt.Color(f"{series}:N", title=None)
+    if order:
+        enc["order"] = alt.Order(f"{order}:Q")
     chart = alt.Chart(df).mark_line(point=points).encode(**enc)
     return _titled(chart, title, caption(sources, note))
 
@@ -208,3 +214,17 @@ def graph(nodes: pd.DataFrame, edges: pd.DataFrame, *, title: str, sources: Iter
         x=alt.X("x:Q", **axis), y=alt.Y("y:Q", **axis),
         shape=alt.Shape("kind:N", title="node"), fill=alt.value("#333"))
     return _titled(alt.layer(lines_, points).properties(height=WIDTH), title, caption(sources, note))
+
+
+def strip(df: pd.DataFrame, category: str, value: str, *, value_title: str, title: str,
+          sources: Iterable[str], note: str = "", log: bool = False) -> alt.Chart:
+    """One tick per row along ``value``, one row of ticks per ``category`` (e.g. the
+    code points of number formats)."""
+    _check(df, category, value)
+    scale = alt.Scale(type="log") if log else alt.Undefined
+    chart = alt.Chart(df).mark_tick(thickness=1).encode(
+        y=alt.Y(f"{category}:N", title=None, sort=None),
+        x=alt.X(f"{value}:Q", title=value_title, scale=scale),
+        color=alt.Color(f"{category}:N", legend=None),
+    )
+    return _titled(chart, title, caption(sources, note))
