@@ -1,7 +1,6 @@
 """The claims registry: every claim evaluates, verdicts follow from the numbers, bad
 claims are errors (not silent unverifiables)."""
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -59,12 +58,10 @@ def test_lnc2_claim_computes_36_gb(claims):
     assert any(i.get("kb") == "trainium3.hbm_capacity" for i in c.inputs)
 
 
-def _specs_with_claims(tmp_path, text: str) -> Path:
-    src = trnkb.load().path
-    dst = tmp_path / "specs"
-    shutil.copytree(src, dst)
-    (dst / "claims.yaml").write_text(text, encoding="utf-8")
-    return dst
+def _claims_file(tmp_path, text: str) -> Path:
+    path = tmp_path / "claims.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 BASE = """- id: x
@@ -84,20 +81,18 @@ BASE = """- id: x
     ("  compare: '=='\n  claimed: 1\n", "reason"),
     ("  compute: {eval: '__import__(\"os\")'}\n  compare: '=='\n  claimed: 1\n", "exactly one of"),
 ])
-def test_a_claim_that_cannot_be_evaluated_is_an_error(tmp_path, body, problem):
-    kb = trnkb.load(_specs_with_claims(tmp_path, BASE + body))
+def test_a_claim_that_cannot_be_evaluated_is_an_error(kb, tmp_path, body, problem):
     with pytest.raises(SpecError) as e:
-        validate_claims(kb)
+        validate_claims(kb, _claims_file(tmp_path, BASE + body))
     assert problem in str(e.value)
     assert "claims.yaml:1: x" in str(e.value)
 
 
-def test_ratio_of_calculators_without_eval(tmp_path):
+def test_ratio_of_calculators_without_eval(kb, tmp_path):
     body = ("  compute:\n    ratio:\n"
             "      - {calc: fabric-size, args: {switch-bandwidth: 51.2 Tbit/s, port-speed: 100 Gbit/s, layers: 2}}\n"
             "      - {calc: fabric-size, args: {switch-bandwidth: 51.2 Tbit/s, port-speed: 400 Gbit/s, layers: 2}}\n"
             "  compare: between\n  claimed: [15, 17]\n")
-    kb = trnkb.load(_specs_with_claims(tmp_path, BASE + body))
-    claims, errors = evaluate_claims(kb)
+    claims, errors = evaluate_claims(kb, _claims_file(tmp_path, BASE + body))
     assert errors == [] and claims[0].verdict == "supported"
     assert claims[0].computed.magnitude == 16

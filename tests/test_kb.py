@@ -100,3 +100,24 @@ def test_values_with_different_qualifiers_are_labelled_as_such(good_specs):
     (good_specs / "chips.yaml").write_text(text)
     c = trnkb.load(good_specs).conflicts
     assert c[c["field"] == "hbm_bandwidth"].iloc[0]["type"] == "qualifier"
+
+
+# The ids issue #2 fixes as a contract (users script against them).
+REQUIRED_CHIPS = """trainium1 trainium2 trainium3 trainium4 h100 h200 b200 b300 gb200 gb300 rubin
+    mi300x mi325x mi355x mi455x tpu-v5e tpu-v5p tpu-v6e tpu-v7 graviton4""".split()
+REQUIRED_DOMAINS = """trn2-nl16-2d-torus trn2-nl32x2-3d-torus trn3-nl32x2-switched
+    trn3-nl72x2-switched gb200-nvl72 gb200-nvl36x2 gb300-nvl72 vr-nvl144 mi450x-ualoe72
+    tpu-v7-pod tpu-v5p-pod trn3-nl16-2d-torus trn3-nl32x2-3d-torus""".split()
+
+
+def test_every_contract_id_has_a_row(shipped):
+    assert set(REQUIRED_CHIPS) <= set(shipped.ids("chips"))
+    assert set(REQUIRED_DOMAINS) <= set(shipped.ids("racks"))
+
+
+def test_trainium3_headline_fields_are_sourced(shipped):
+    for field in ("hbm_capacity", "hbm_bandwidth", "dense_bf16", "dense_mxfp8",
+                  "scaleup_lanes", "scaleup_bandwidth"):
+        assert shipped.provenance("trainium3", field)["source"] in set(shipped.sources["id"])
+    # AWS Neuron docs: 2,517 dense MXFP8 TFLOPS per chip
+    assert shipped.value("trainium3", "dense_mxfp8").to("TFLOPS").magnitude == pytest.approx(2517)

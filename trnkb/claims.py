@@ -18,6 +18,9 @@
                                     secondary output); an argument may itself be an expression
 ``{ratio: [A, B]}``                 A / B
 ``{product: [A, ...]}``, ``{sum: [A, ...]}``, ``{difference: [A, B]}``
+``{topology: {domain: D, generation: G, metric: M}}``
+                                    a figure measured on the scale-up fabric graph
+                                    (:func:`trnkb.topology.topology_metric`, e.g. hop counts)
 ``{quantity: "144 GB"}``            a literal (also any bare number or quantity string)
 
 The verdict follows at load: ``supported`` or ``contradicted``; an entry without
@@ -41,6 +44,7 @@ from trnkb.calc.derivation import quantity_json, unit_text
 from trnkb.calc.fromkb import ref
 from trnkb.schema import ID_PATTERN
 from trnkb.specfile import LineDict, SpecError, display_path, read_yaml
+from trnkb.topology import topology_metric
 from trnkb.units import Q_
 
 VERDICTS = ("supported", "contradicted", "unverifiable")
@@ -48,7 +52,7 @@ COMPARISONS = ("==", "~", "<", ">", "between")
 REQUIRED = ("id", "source", "locator", "statement", "quantity")
 KEYS = set(REQUIRED) | {"compute", "compare", "claimed", "tolerance", "reason", "note"}
 EXACT = 1e-9  # relative tolerance of "==" (floating point only)
-OPERATORS = ("kb", "calc", "ratio", "product", "sum", "difference", "quantity")
+OPERATORS = ("kb", "calc", "topology", "ratio", "product", "sum", "difference", "quantity")
 
 
 class ClaimError(ValueError):
@@ -148,6 +152,17 @@ def evaluate(node, kb, inputs: list[dict], where: str = "compute") -> pint.Quant
         inputs.append({"kb": str(arg), **quantity_json(value, _unit(value)),
                        "source": prov.get("source"), "locator": prov.get("locator")})
         return value
+    if op == "topology":
+        if not isinstance(arg, dict) or set(arg) - {"domain", "generation", "metric"} \
+                or not {"domain", "metric"} <= set(arg):
+            raise ClaimError(f"{where}: topology needs {{domain, metric[, generation]}}")
+        try:
+            value = topology_metric(arg["domain"], arg.get("generation"), arg["metric"], kb)
+        except (KeyError, ValueError) as e:
+            raise ClaimError(f"{where}: {e.args[0] if e.args else e}") from None
+        out = value if isinstance(value, pint.Quantity) else Q_(value, "")
+        inputs.append({"topology": dict(arg), **quantity_json(out, _unit(out))})
+        return out
     if op == "calc":
         args = node.get("args") or {}
         if not isinstance(args, dict):

@@ -240,12 +240,14 @@ def _parse_table(path: Path, table: Table, source_ids: set[str], errors: list[st
     return labels, facts
 
 
-def _wide(table: Table, labels: list[dict], facts: pd.DataFrame) -> pd.DataFrame:
+def _wide(table: Table, labels: list[dict], facts: list[dict]) -> pd.DataFrame:
     ids = [x["id"] for x in labels]
     out = pd.DataFrame({"id": pd.Series(ids, dtype="str")})
-    mine = facts[(facts["table"] == table.name) & facts["preferred"]] if len(facts) else facts
-    names = table.names + sorted(set(mine["field"]) - set(table.names)) if len(mine) else table.names
-    by_field = dict(tuple(mine.groupby("field"))) if len(mine) else {}
+    preferred: dict[str, dict[str, dict]] = {}  # field -> id -> fact
+    for fact in facts:
+        if fact["table"] == table.name and fact["preferred"]:
+            preferred.setdefault(fact["field"], {})[fact["id"]] = fact
+    names = table.names + sorted(set(preferred) - set(table.names))
     for name in names:
         f = table.field(name)
         if f.kind == "label":
@@ -253,56 +255,65 @@ def _wide(table: Table, labels: list[dict], facts: pd.DataFrame) -> pd.DataFrame
             if any(v is not None for v in vals):
                 out[name] = pd.Series(vals, dtype="str")
             continue
-        if name not in by_field:
+        if name not in preferred:
             continue
-        sub = by_field[name].set_index("id")
+        got = [preferred[name].get(i) for i in ids]
         if f.kind in ("text", "ref"):
-            out[name] = pd.Series([sub["value"].get(i) for i in ids], dtype="str")
-        elif f.kind == "count":
-            mags = [sub["magnitude"].get(i, math.nan) for i in ids]
+            out[name] = pd.Series([g["value"] if g else None for g in got], dtype="str")
+            continue
+        mags = [g["magnitude"] if g else math.nan for g in got]
+        if f.kind == "count":
             integral = all(math.isnan(m) or float(m).is_integer() for m in mags)
             out[name] = pd.array([None if math.isnan(m) else m for m in mags],
                                  dtype="Int64" if integral else "Float64")
         else:
-            mags = [sub["magnitude"].get(i, math.nan) for i in ids]
             out[name] = pd.Series(pd.array(mags, dtype=f"pint[{f.unit}][Float64]"))
     return out
 
 
-def _conflicts(facts: pd.DataFrame) -> pd.DataFrame:
+CONFLICT_COLUMNS = ["table", "id", "field", "preferred", "preferred_source", "other",
+                    "other_source", "relative_difference", "type"]
+
+
+def _conflict_type(f: Field, pref: dict, other: dict) -> tuple[float, str] | None:
+    """(relative difference, type) when two values of one field disagree, else None."""
+    if f.kind in ("text", "ref"):
+        same = str(other["value"]).strip().lower() == str(pref["value"]).strip().lower()
+        return None if same else (math.nan, "text")
+    a, b = pref["magnitude"], other["magnitude"]
+    rel = abs(a - b) / max(abs(a), abs(b)) if max(abs(a), abs(b)) else 0.0
+    if rel <= f.tolerance:
+        return None
+    pa_, pb = pref["value"], other["value"]
+    if (math.isclose(pa_.magnitude, pb.magnitude, rel_tol=1e-9)
+            and is_binary_prefixed(pa_.units) != is_binary_prefixed(pb.units)):
+        return rel, "unit-ambiguity"
+    if pref["qualifier"] != other["qualifier"]:
+        return rel, "qualifier"  # e.g. usable vs physical: different things, both kept
+    return rel, "value"
+
+
+def _conflicts(facts: list[dict]) -> pd.DataFrame:
+    groups: dict[tuple, list[dict]] = {}
+    for fact in facts:
+        groups.setdefault((fact["table"], fact["id"], fact["field"]), []).append(fact)
     rows = []
-    keys = ["table", "id", "field"]
-    multi = facts[facts.duplicated(keys, keep=False)]
-    for (table, rid, fname), group in multi.groupby(keys, sort=True):
+    for (table, rid, fname), group in sorted(groups.items()):
+        if len(group) < 2:
+            continue
         f = TABLES[table].field(fname)
-        pref = group[group["preferred"]].iloc[0]
-        for _, other in group[~group["preferred"]].iterrows():
-            if f.kind in ("text", "ref"):
-                if str(other["value"]).strip().lower() == str(pref["value"]).strip().lower():
-                    continue
-                rel, kind = math.nan, "text"
-            else:
-                a, b = pref["magnitude"], other["magnitude"]
-                rel = abs(a - b) / max(abs(a), abs(b)) if max(abs(a), abs(b)) else 0.0
-                if rel <= f.tolerance:
-                    continue
-                pa_, pb = pref["value"], other["value"]
-                same_number = math.isclose(pa_.magnitude, pb.magnitude, rel_tol=1e-9)
-                if same_number and is_binary_prefixed(pa_.units) != is_binary_prefixed(pb.units):
-                    kind = "unit-ambiguity"
-                elif pref["qualifier"] != other["qualifier"]:
-                    kind = "qualifier"  # e.g. usable vs physical: different things, both kept
-                else:
-                    kind = "value"
+        pref = next(x for x in group if x["preferred"])
+        for other in (x for x in group if not x["preferred"]):
+            found = _conflict_type(f, pref, other)
+            if found is None:
+                continue
             rows.append({
                 "table": table, "id": rid, "field": fname,
                 "preferred": _fmt(pref["value"]), "preferred_source": pref["source"],
                 "other": _fmt(other["value"]), "other_source": other["source"],
-                "relative_difference": rel, "type": kind,
+                "relative_difference": found[0], "type": found[1],
             })
-    cols = ["table", "id", "field", "preferred", "preferred_source", "other", "other_source",
-            "relative_difference", "type"]
-    return pd.DataFrame(rows, columns=cols)
+    return pd.DataFrame(rows, columns=CONFLICT_COLUMNS)
 
 
 def _fmt(v) -> str:
@@ -330,13 +341,12 @@ class KnowledgeBase:
     """
 
     def __init__(self, path: Path, facts: pd.DataFrame, sources: pd.DataFrame,
-                 tables: dict[str, pd.DataFrame], locations: dict[str, str]):
+                 tables: dict[str, pd.DataFrame], conflicts: pd.DataFrame):
         self.path = path
         self.facts = facts
         self.sources = sources
         self._tables = tables
-        self._locations = locations
-        self.conflicts = _conflicts(facts)
+        self.conflicts = conflicts
 
     @property
     def tables(self) -> list[str]:
@@ -452,7 +462,7 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
     tables = {}
     for name, table in TABLES.items():
         labels, _ = parsed[name]
-        wide = _wide(table, labels, facts)
+        wide = _wide(table, labels, all_facts)
         schema = pandera_schema(table, list(wide.columns))
         try:
             schema.validate(wide, lazy=True)
@@ -466,4 +476,4 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
         tables[name] = wide
     if errors:
         raise SpecError(errors)
-    return KnowledgeBase(root, facts, sources, tables, ids)
+    return KnowledgeBase(root, facts, sources, tables, _conflicts(all_facts))

@@ -23,6 +23,7 @@ FLOP = [compute] = FLOP = flop
 FLOPS = FLOP / second = FLOPS = flops
 lane = [] = lanes
 transfer = [] = T
+USD = [currency]
 """
 
 

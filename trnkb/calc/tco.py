@@ -2,7 +2,7 @@
 
 There are no default prices: capex, lifetime, cost of capital, power price, PUE and
 utilization are all required, because no source in the knowledge base gives them.
-Money is in ``USD`` (a unit of its own dimension, defined here).
+Money is in ``USD`` (a unit of its own dimension, defined in :mod:`trnkb.units`).
 """
 
 from __future__ import annotations
@@ -10,10 +10,7 @@ from __future__ import annotations
 from trnkb.calc._common import fraction, positive_count, quantity, result
 from trnkb.calc.derivation import Result, count
 from trnkb.calc.power import _pue
-from trnkb.units import Q_, ureg
-
-if "USD" not in ureg:
-    ureg.define("USD = [currency]")
+from trnkb.units import Q_
 
 
 def _money(x, name: str):
