@@ -1,0 +1,66 @@
+"""Comparison views over the knowledge base: tidy tables of magnitudes with their sources.
+
+Every view returns plain magnitudes in a stated unit (the field's unit from
+:mod:`trnkb.schema`, or the unit named in the column) next to the source of each value,
+ready for a table or a chart (:mod:`trnkb.charts`). Missing values stay missing: a chip
+whose sources give no TDP has no FLOP/s per watt. Derived figures come from the
+calculators of :mod:`trnkb.calc`; nothing here has a formula of its own.
+
+One module per subject: :mod:`~trnkb.compare.tables` (generic), :mod:`~.chips`,
+:mod:`~.memory`, :mod:`~.power`, :mod:`~.network`, :mod:`~.engine`, :mod:`~.claims`.
+Notebooks use the flat namespace: ``from trnkb import compare; compare.comparison(kb)``.
+"""
+
+from trnkb.compare.chips import (
+    CHIP_FIELDS,
+    HEADLINE,
+    LANE_MEDIA,
+    PRECISIONS,
+    accelerators,
+    chip_values,
+    columns,
+    comparison,
+    flops_per_watt,
+    lane_budget,
+    ridge_point,
+    standing,
+    wide,
+)
+from trnkb.compare.claims import claims_view, verdict_counts
+from trnkb.compare.engine import (
+    code_points,
+    engine_busy,
+    format_errors,
+    gemm_sweep,
+    timeline_frame,
+    w4a8,
+)
+from trnkb.compare.memory import lnc_memory, memory_view
+from trnkb.compare.network import (
+    fabric_sweep,
+    graph_layout,
+    hop_histograms,
+    port_speeds,
+    tor_fabrics,
+)
+from trnkb.compare.power import campus_power, chips_per_mw, tco_sweep
+from trnkb.compare.tables import (
+    cited,
+    conflicts,
+    fmt,
+    magnitudes,
+    profile,
+    rows,
+    sources_of,
+    unit_str,
+)
+
+__all__ = [
+    "CHIP_FIELDS", "HEADLINE", "LANE_MEDIA", "PRECISIONS", "accelerators", "campus_power",
+    "chip_values", "chips_per_mw", "cited", "claims_view", "code_points", "columns",
+    "comparison", "conflicts", "engine_busy", "fabric_sweep", "flops_per_watt", "fmt",
+    "format_errors", "gemm_sweep", "graph_layout", "hop_histograms", "lane_budget",
+    "lnc_memory", "magnitudes", "memory_view", "port_speeds", "profile", "ridge_point", "rows",
+    "sources_of", "standing", "tco_sweep", "timeline_frame", "tor_fabrics", "unit_str",
+    "verdict_counts", "w4a8", "wide",
+]

@@ -1,0 +1,206 @@
+"""Chips compared: peak FLOP/s by precision, memory, bandwidth and power with their
+sources, derived ridge point and FLOP/s per watt, and where a chip stands."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import pandas as pd
+import pint
+
+from trnkb.calc import flops, memory
+from trnkb.compare.tables import unit_str
+from trnkb.kb import KnowledgeBase
+from trnkb.schema import TABLES
+
+# Dense peak rates, lowest precision last; sparse rates are never mixed in.
+PRECISIONS = ("dense_fp32", "dense_tf32", "dense_bf16", "dense_fp8", "dense_mxfp8",
+              "dense_int8", "dense_mxfp6", "dense_mxfp4", "dense_fp4")
+
+CHIP_FIELDS = PRECISIONS + ("hbm_capacity", "hbm_bandwidth", "scaleup_bandwidth",
+                            "scaleout_bandwidth", "tdp")
+LONG_COLUMNS = ["id", "chip", "field", "unit", "magnitude", "source", "locator", "kind"]
+
+# The comparison set of the chips notebook: Trainium3 against its generation's rivals.
+HEADLINE = ("trainium3", "trainium2", "b200", "gb200", "gb300", "mi355x", "mi455x", "tpu-v7")
+
+
+def accelerators(kb: KnowledgeBase) -> list[str]:
+    """Chip ids that are accelerators: every chip not named as a rack's host CPU (KB order)."""
+    racks = kb.table("racks")
+    hosts = set(racks["host_cpu"].dropna()) if "host_cpu" in racks else set()
+    return [i for i in kb.ids("chips") if i not in hosts]
+
+
+def _names(kb: KnowledgeBase) -> dict[str, str]:
+    chips = kb.table("chips")
+    return dict(zip(chips["id"], chips["name"], strict=True))
+
+
+def chip_values(kb: KnowledgeBase, ids: Sequence[str] | None = None,
+                fields: Iterable[str] = CHIP_FIELDS) -> pd.DataFrame:
+    """Preferred values of chip ``fields``, long: one row per (chip, field) a source gives.
+
+    Returns
+    -------
+    DataFrame
+        ``id, chip, field, unit, magnitude, source, locator, kind``; ``magnitude`` is in
+        the field's unit from :data:`trnkb.schema.TABLES` (e.g. TFLOPS, GB, TB/s, W).
+    """
+    ids = list(ids) if ids is not None else accelerators(kb)
+    fields = list(fields)
+    f = kb.facts
+    sub = f[(f["table"] == "chips") & f["preferred"] & f["id"].isin(ids) & f["field"].isin(fields)]
+    sub = sub.assign(
+        chip=sub["id"].map(_names(kb)),
+        unit=[TABLES["chips"].field(x).unit for x in sub["field"]],
+        order=[ids.index(i) * len(fields) + fields.index(x) for i, x in zip(sub["id"], sub["field"], strict=True)],
+    )
+    return sub.sort_values("order")[LONG_COLUMNS].reset_index(drop=True)
+
+
+# Derived rows: (field prefix, denominator field, calculator). The formulas live in
+# trnkb.calc; this table only says which KB fields feed them.
+DERIVED = (
+    ("ridge_point", "hbm_bandwidth", memory.ridge_point),
+    ("flops_per_watt", "tdp", flops.flops_per_watt),
+)
+
+
+def _derived(kb: KnowledgeBase, chip: str, num: str, den: str, calculator):
+    a, b = kb.get(chip, num), kb.get(chip, den)
+    if a is None or b is None:
+        return None, ""
+    sources = " + ".join(dict.fromkeys(kb.provenance(chip, x)["source"] for x in (num, den)))
+    return calculator(a, b).value, sources
+
+
+def ridge_point(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> pint.Quantity | None:
+    """Arithmetic intensity where a kernel turns compute-bound, FLOP/byte
+    (:func:`trnkb.calc.memory.ridge_point` of the KB's peak and HBM bandwidth).
+
+    None when the KB lacks either value.
+    """
+    return _derived(kb, chip, precision, "hbm_bandwidth", memory.ridge_point)[0]
+
+
+def flops_per_watt(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> pint.Quantity | None:
+    """Peak FLOP/s per watt of TDP, TFLOPS/W (:func:`trnkb.calc.flops.flops_per_watt`);
+    None when the KB lacks either value."""
+    return _derived(kb, chip, precision, "tdp", flops.flops_per_watt)[0]
+
+
+def comparison(kb: KnowledgeBase, ids: Sequence[str] | None = None,
+               fields: Iterable[str] = CHIP_FIELDS,
+               precisions: Iterable[str] = ("dense_bf16", "dense_fp8")) -> pd.DataFrame:
+    """:func:`chip_values` plus derived rows: ridge point and FLOP/s per watt per precision.
+
+    Derived rows have ``kind == "derived"``, ``locator`` naming the formula and ``source``
+    joining the sources of both inputs with ``+``.
+    """
+    ids = list(ids) if ids is not None else accelerators(kb)
+    names = _names(kb)
+    rows = []
+    for chip in ids:
+        for p in precisions:
+            short = p.removeprefix("dense_")
+            for prefix, den, calculator in DERIVED:
+                q, src = _derived(kb, chip, p, den, calculator)
+                if q is not None:
+                    rows.append({"id": chip, "chip": names[chip], "field": f"{prefix}_{short}",
+                                 "unit": unit_str(q.units), "magnitude": float(q.magnitude),
+                                 "source": src,
+                                 "locator": f"{p} / {den}", "kind": "derived"})
+    derived = pd.DataFrame(rows, columns=LONG_COLUMNS)
+    parts = [x for x in (chip_values(kb, ids, fields), derived) if len(x)]
+    return pd.concat(parts, ignore_index=True) if parts else derived
+
+
+def wide(long: pd.DataFrame, column: str = "magnitude") -> pd.DataFrame:
+    """Pivot a long view to one row per ``field (unit)`` and one column per chip id.
+
+    ``column="source"`` gives the matching table of sources. Row and column order follow
+    the long table.
+    """
+    if long.empty:
+        return pd.DataFrame()
+    rows = list(dict.fromkeys(f"{f} ({u})" for f, u in zip(long["field"], long["unit"], strict=True)))
+    cols = list(dict.fromkeys(long["id"]))
+    out = long.assign(metric=[f"{f} ({u})" for f, u in zip(long["field"], long["unit"], strict=True)])
+    out = out.pivot(index="metric", columns="id", values=column).reindex(index=rows, columns=cols)
+    out.index.name, out.columns.name = None, None
+    return out
+
+
+def columns(long: pd.DataFrame, fields: Sequence[str]) -> pd.DataFrame:
+    """One row per chip with one magnitude column per field (chips lacking any are dropped).
+
+    Returns ``id, chip``, the ``fields`` and ``source`` (all their sources joined by ``+``),
+    e.g. for a scatter of FLOP/s against bandwidth.
+    """
+    sub = long[long["field"].isin(fields)]
+    out = sub.pivot(index=["id", "chip"], columns="field", values="magnitude")
+    out = out.reindex(columns=list(fields)).dropna().reset_index()
+    src = sub.groupby("id")["source"].agg(lambda s: " + ".join(dict.fromkeys(s)))
+    order = list(dict.fromkeys(long["id"]))
+    out = out.assign(source=out["id"].map(src), o=out["id"].map(order.index)).sort_values("o")
+    out.columns.name = None
+    return out.drop(columns="o").reset_index(drop=True)
+
+
+def standing(long: pd.DataFrame, field: str, chip: str) -> dict:
+    """Where ``chip`` stands on ``field`` among the chips of a long view.
+
+    Returns a dict: ``value`` (magnitude or None), ``unit``, ``rank`` (1 = highest; None
+    when the chip has no value), ``count`` (chips with a value), ``top``/``top_value``
+    and ``bottom``/``bottom_value`` (chip ids and magnitudes), ``ids`` (chips with a
+    value, highest first).
+    """
+    sub = long[long["field"] == field].sort_values("magnitude", ascending=False, kind="stable")
+    if sub.empty:
+        raise KeyError(f"no chip has a value for {field!r}")
+    ids = list(sub["id"])
+    mine = sub[sub["id"] == chip]
+    return {
+        "value": float(mine["magnitude"].iloc[0]) if len(mine) else None,
+        "unit": sub["unit"].iloc[0],
+        "rank": ids.index(chip) + 1 if chip in ids else None,
+        "count": len(ids),
+        "top": ids[0], "top_value": float(sub["magnitude"].iloc[0]),
+        "bottom": ids[-1], "bottom_value": float(sub["magnitude"].iloc[-1]),
+        "ids": ids,
+    }
+
+
+# How a lane budget splits by medium: (field, medium, state). Rows, not branches.
+LANE_MEDIA = (
+    ("pcb_lanes", "PCB", "active"),
+    ("backplane_active_lanes", "backplane", "active"),
+    ("backplane_redundant_lanes", "backplane", "redundant"),
+    ("cross_rack_lanes", "cross-rack", "active"),
+)
+
+
+def lane_budget(kb: KnowledgeBase, chip: str) -> pd.DataFrame:
+    """Scale-up lanes of ``chip`` by medium, from its ``lane-budget`` network row(s).
+
+    Returns
+    -------
+    DataFrame
+        ``budget, medium, state, lane`` (medium and state as one label), ``lanes, source``; a medium the sources do not give is
+        left out. Cross-rack lanes count as active (they carry traffic in the domain).
+    """
+    net = kb.table("network")
+    cols = ["budget", "medium", "state", "lane", "lanes", "source"]
+    if "chip" not in net:
+        return pd.DataFrame(columns=cols)
+    budgets = net[(net["category"] == "lane-budget") & (net["chip"] == chip)]["id"]
+    out = []
+    for b in budgets:
+        for field, medium, state in LANE_MEDIA:
+            v = kb.get(b, field)
+            if v is not None:
+                out.append({"budget": b, "medium": medium, "state": state,
+                            "lane": f"{medium} ({state})", "lanes": int(v.magnitude),
+                            "source": kb.provenance(b, field)["source"]})
+    return pd.DataFrame(out, columns=cols)
