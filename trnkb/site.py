@@ -118,23 +118,28 @@ def claims_page(kb: KnowledgeBase) -> str:
     return "\n".join(out)
 
 
-def _public_modules() -> list[str]:
-    names = ["trnkb"]
+def _public_modules() -> list[tuple[str, bool]]:
+    """``(module name, is a package)`` for every public module, sorted."""
+    names = [("trnkb", True)]
     for m in pkgutil.walk_packages(trnkb.__path__, "trnkb."):
         if not m.name.startswith(PRIVATE_MODULES) and not m.name.split(".")[-1].startswith("_"):
-            names.append(m.name)
+            names.append((m.name, m.ispkg))
     return sorted(names)
 
 
 def api_page() -> str:
-    """MyST page with an autodoc section per public module."""
+    """MyST page with an autodoc section per public module.
+
+    Packages re-export their modules' names, so their entries are not indexed: every
+    cross-reference then resolves to the one place a name is defined.
+    """
     out = ["# API reference\n",
            "The public names of `trnkb` and its modules (numpydoc docstrings state units "
            "and formulas). `import trnkb; kb = trnkb.load()` is the entry point.\n"]
-    for name in _public_modules():
-        opts = ":members:\n:no-index:\n" if name == "trnkb" else ":members:\n"
+    for name, package in _public_modules():
+        opts = ["   :members:\n"] + (["   :no-index:\n"] if package else [])
         out.append(f"## `{name}`\n\n```{{eval-rst}}\n.. automodule:: {name}\n"
-                   + "".join(f"   {o}\n" for o in opts.splitlines()) + "```\n")
+                   + "".join(opts) + "```\n")
     return "\n".join(out)
 
 
