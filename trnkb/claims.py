@@ -13,15 +13,18 @@
 
 ``compute`` is an expression written as YAML data, never evaluated as code:
 
-``{kb: ID.FIELD}``                  the preferred KB value (``source: S`` picks S's value)
-``{calc: NAME, args: {...}}``       a calculator of :mod:`trnkb.calc` (``output: X`` for a
-                                    secondary output); an argument may itself be an expression
-``{ratio: [A, B]}``                 A / B
-``{product: [A, ...]}``, ``{sum: [A, ...]}``, ``{difference: [A, B]}``
+``{kb: ID.FIELD}``
+    the preferred KB value (``source: S`` picks S's value)
+``{calc: NAME, args: {...}}``
+    a calculator of :mod:`trnkb.calc` (``output: X`` for a secondary output); an
+    argument may itself be an expression
+``{ratio: [A, B]}``, ``{product: [A, ...]}``, ``{sum: [A, ...]}``, ``{difference: [A, B]}``
+    arithmetic on expressions
 ``{topology: {domain: D, generation: G, metric: M}}``
-                                    a figure measured on the scale-up fabric graph
-                                    (:func:`trnkb.topology.topology_metric`, e.g. hop counts)
-``{quantity: "144 GB"}``            a literal (also any bare number or quantity string)
+    a figure measured on the scale-up fabric graph
+    (:func:`trnkb.topology.topology_metric`, e.g. hop counts)
+``{quantity: "144 GB"}``
+    a literal (also any bare number or quantity string)
 
 The verdict follows at load: ``supported`` or ``contradicted``; an entry without
 ``compute`` must say why in ``reason`` and is ``unverifiable``. A computation that fails

@@ -1,4 +1,4 @@
-"""Loading the knowledge base: specs/*.yaml -> facts (long) -> validated wide tables.
+"""Loading the knowledge base: ``specs/*.yaml`` -> facts (long) -> validated wide tables.
 
 A spec value is written with its unit and provenance::
 

@@ -274,8 +274,8 @@ def quantize_nvfp4(x: np.ndarray, tensor_scale: float | None = None,
 def error_stats(reference: np.ndarray, approx: np.ndarray) -> dict[str, float]:
     """Error of ``approx`` against ``reference`` (both as float64).
 
-    Returns ``rel_rms`` = sqrt(mean((a - r)^2)) / sqrt(mean(r^2)), ``max_abs`` =
-    max |a - r| and ``max_rel`` = max |a - r| / max |r|.
+    Returns ``rel_rms = sqrt(mean((a - r)^2)) / sqrt(mean(r^2))``,
+    ``max_abs = max(abs(a - r))`` and ``max_rel = max(abs(a - r)) / max(abs(r))``.
     """
     r = np.asarray(reference, dtype=np.float64)
     a = np.asarray(approx, dtype=np.float64)
