@@ -1,5 +1,7 @@
-"""The notebook executor: re-running a committed notebook gives the same bytes."""
+"""The notebooks: all nine exist, each opens with its question and answer, and
+re-executing one gives the same bytes."""
 
+import json
 import shutil
 from pathlib import Path
 
@@ -24,3 +26,15 @@ def test_reexecution_is_byte_identical(tmp_path, name):
     changed = notebooks.execute(copy)
     assert not changed, f"re-executing {name} changed it; run `make notebooks` and commit"
     assert copy.read_bytes() == (NOTEBOOKS / name).read_bytes()
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("*.ipynb")), ids=lambda p: p.name)
+def test_notebook_opens_with_its_question_then_its_answer(path):
+    nb = json.loads(path.read_text())
+    first = "".join(nb["cells"][0]["source"])
+    assert first.startswith("# ") and "**Question.**" in first
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    answer = next(c for c in code[:3] if any("answer(" in line for line in c["source"]))
+    assert "remove-input" in answer["metadata"].get("tags", [])  # the site shows the answer only
+    shown = "".join(answer["outputs"][0]["data"]["text/markdown"])
+    assert shown.startswith("**Answer.** ") and shown.count(". ") >= 2

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pkgutil
 import re
 import shutil
+import warnings
 from pathlib import Path
 from typing import Annotated
 
@@ -222,12 +223,16 @@ def build(out: str | Path = "build/site", docs: str | Path = REPO / "docs",
     stage(src, load(specs), Path(docs), Path(notebooks) if notebooks else None)
     if out.exists():
         shutil.rmtree(out)
-    warnings = src / "warnings.txt"
-    args = ["-b", "html", "-q", "-E", "-w", str(warnings), "-d", str(src / ".doctrees"),
+    log = src / "warnings.txt"
+    args = ["-b", "html", "-q", "-E", "-w", str(log), "-d", str(src / ".doctrees"),
             str(src), str(out)]
-    if build_main(args) != 0:
+    with warnings.catch_warnings():  # extensions' deprecation notices about Sphinx 11
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        status = build_main(args)
+    if status != 0:
         raise RuntimeError(f"sphinx-build failed for {src}")
-    serious = [w for w in warnings.read_text(encoding="utf-8").splitlines()
+    serious = [w for w in log.read_text(encoding="utf-8").splitlines()
                if "WARNING" in w and not any(x in w for x in TOLERATED_WARNINGS)]
     if strict and serious:
         raise RuntimeError("sphinx warnings in the site's own pages:\n" + "\n".join(serious))

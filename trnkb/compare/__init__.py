@@ -22,6 +22,7 @@ from trnkb.compare.chips import (
     comparison,
     flops_per_watt,
     lane_budget,
+    rack_skus,
     ridge_point,
     standing,
     wide,
@@ -60,7 +61,8 @@ __all__ = [
     "chip_values", "chips_per_mw", "cited", "claims_view", "code_points", "columns",
     "comparison", "conflicts", "engine_busy", "fabric_sweep", "flops_per_watt", "fmt",
     "format_errors", "gemm_sweep", "graph_layout", "hop_histograms", "lane_budget",
-    "lnc_memory", "magnitudes", "memory_view", "port_speeds", "profile", "ridge_point", "rows",
+    "lnc_memory", "magnitudes", "memory_view", "port_speeds", "profile", "rack_skus",
+    "ridge_point", "rows",
     "sources_of", "standing", "tco_sweep", "timeline_frame", "tor_fabrics", "unit_str",
     "verdict_counts", "w4a8", "wide",
 ]

@@ -204,3 +204,19 @@ def lane_budget(kb: KnowledgeBase, chip: str) -> pd.DataFrame:
                             "lane": f"{medium} ({state})", "lanes": int(v.magnitude),
                             "source": kb.provenance(b, field)["source"]})
     return pd.DataFrame(out, columns=cols)
+
+
+def rack_skus(kb: KnowledgeBase, chip: str) -> list[str]:
+    """One phrase per rack SKU of ``chip``: its name, scale-up domain size and cooling,
+    each part only where the KB has it (``"Trainium3 NL72x2 Switched (144 chips per
+    scale-up domain, liquid-cooled)"``)."""
+    racks = kb.table("racks")
+    out = []
+    for rid, name in zip(racks["id"], racks["name"], strict=True):
+        if kb.get(rid, "chip") != chip:
+            continue
+        size, cooling = kb.get(rid, "domain_size"), kb.get(rid, "cooling")
+        parts = ([f"{int(size.magnitude)} chips per scale-up domain"] if size is not None else []) + (
+            [f"{cooling}-cooled"] if cooling is not None else [])
+        out.append(f"{name} ({', '.join(parts)})" if parts else str(name))
+    return out
