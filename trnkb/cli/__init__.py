@@ -32,10 +32,6 @@ for _topic in TOPICS:
         importlib.import_module(f"trnkb.cli.{_topic}").register(app)
 
 
-class UsageError(Exception):
-    """Bad user input that is not a spec error (unknown id, bad quantity...)."""
-
-
 def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, standalone_mode=True)
@@ -44,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
             print(line, file=sys.stderr)
         print(f"{len(e.errors)} problem(s); nothing loaded.", file=sys.stderr)
         sys.exit(1)
-    except (UsageError, KeyError, ValueError) as e:
+    except (KeyError, ValueError) as e:  # bad user input: unknown id, bad quantity...
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"error: {msg}", file=sys.stderr)
         sys.exit(1)
