@@ -230,3 +230,16 @@ def test_attention_states_the_bounding_engine_and_trainium3_is_faster(trn2, trn3
     # The vector work that remains runs at the 1.25x clock (1.2 / 0.96 GHz).
     assert r2.cycles["vector"] / r2.busy["vector"].to("s").magnitude == pytest.approx(0.96e9)
     assert r3.utilization <= 1 and r2.utilization <= 1
+
+
+def test_compare_attention_names_bounds_and_modelled_differences(kb):
+    from trnkb.engine import compare_attention
+
+    trn2, trn3 = NeuronCore.from_kb(kb, "trainium2"), NeuronCore.from_kb(kb, "trainium3")
+    r2 = attention(trn2, 512, 2048, 128, execute=False)
+    r3 = attention(trn3, 512, 2048, 128, execute=False)
+    text = compare_attention(r2, trn2, r3, trn3)
+    # VectorE clock 0.96 -> 1.2 GHz (Neuron NKI architecture guides): 1.25x
+    assert "1.25x the clock" in text
+    assert "from scalar" in text and "to vector" in text
+    assert f"({(r2.seconds / r3.seconds).to('').magnitude:.2f}x)" in text

@@ -8,7 +8,13 @@
 True
 """
 
-from trnkb.engine.kernels import attention, attention_flops, gemm, reference_attention
+from trnkb.engine.kernels import (
+    attention,
+    attention_flops,
+    compare_attention,
+    gemm,
+    reference_attention,
+)
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.numerics import (
     MXTensor,
@@ -27,6 +33,7 @@ __all__ = [
     "Timeline",
     "attention",
     "attention_flops",
+    "compare_attention",
     "error_stats",
     "gemm",
     "quantize_mx",

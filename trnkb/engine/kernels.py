@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import pint
 
 from trnkb.engine import isa
 from trnkb.engine.model import NeuronCore
@@ -402,3 +403,45 @@ def explain_attention(res: Result, core: NeuronCore) -> str:
             f"{exp_rate.to('GHz').magnitude:.0f} G exp/s, VectorE clock "
             f"{core.vector_clock:~P}, TensorE {busy['tensor']:.1f} us, VectorE "
             f"{busy['vector']:.1f} us, ScalarE {busy['scalar']:.1f} us")
+
+
+def _exp_rate(res: Result, core: NeuronCore) -> pint.Quantity:
+    """Exponentials per second on the engine the kernel used for exp."""
+    rate = core.partitions * core.scalar_clock
+    if res.params["exp_engine"] == "vector":
+        rate = rate * core.vector_exp_speedup
+    return rate.to("GHz")
+
+
+def compare_attention(old: Result, old_core: NeuronCore, new: Result, new_core: NeuronCore) -> str:
+    """Why the same attention kernel runs faster (or slower) on ``new_core``, in one paragraph.
+
+    Names the bounding engine of each run and traces the change of its busy time to the
+    modelled differences between the cores: the VectorE clock and where the exponential
+    runs and at what rate (ScalarE ``activation(exp)`` vs Trainium3's VectorE
+    ``exponential`` at ``vector_exp_speedup`` times the ScalarE rate).
+    """
+    def busy(res, engine):
+        return res.busy[engine].to("us").magnitude
+
+    engines = ("tensor", "vector", "scalar", "dma")
+    b_old = max(engines, key=lambda e: busy(old, e))
+    b_new = max(engines, key=lambda e: busy(new, e))
+    t_old, t_new = old.seconds.to("us").magnitude, new.seconds.to("us").magnitude
+    clock = (new_core.vector_clock / old_core.vector_clock).to("").magnitude
+    parts = [
+        f"{old_core.chip} -> {new_core.chip}: {t_old:,.1f} -> {t_new:,.1f} us "
+        f"({t_old / t_new:.2f}x).",
+        f"{old_core.chip} is bound by {b_old} ({busy(old, b_old):,.1f} us busy), "
+        f"{new_core.chip} by {b_new} ({busy(new, b_new):,.1f} us busy).",
+        f"VectorE runs at {clock:.2f}x the clock ({old_core.vector_clock:~P} -> "
+        f"{new_core.vector_clock:~P}); the exponential moves from {old.params['exp_engine']} "
+        f"at {_exp_rate(old, old_core).magnitude:.0f} G exp/s to {new.params['exp_engine']} at "
+        f"{_exp_rate(new, new_core).magnitude:.0f} G exp/s.",
+        "Busy time per engine: " + ", ".join(
+            f"{e} {busy(old, e):,.1f} -> {busy(new, e):,.1f} us" for e in engines[:3]) + ".",
+    ]
+    if t_old / t_new > busy(old, b_old) / busy(new, b_new) * 1.05:
+        parts.append("The run gains more than its bounding engine: the dependency chain inside "
+                     "each tile shortens too.")
+    return " ".join(parts)
