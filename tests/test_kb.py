@@ -121,3 +121,14 @@ def test_trainium3_headline_fields_are_sourced(shipped):
         assert shipped.provenance("trainium3", field)["source"] in set(shipped.sources["id"])
     # AWS Neuron docs: 2,517 dense MXFP8 TFLOPS per chip
     assert shipped.value("trainium3", "dense_mxfp8").to("TFLOPS").magnitude == pytest.approx(2517)
+
+
+def test_tb_versus_gib_of_the_same_memory_is_a_unit_ambiguity(good_specs):
+    # AWS writes one UltraServer's HBM as 9,216 GiB on one page and "9 TB" on another:
+    # 9 TiB = 9,216 GiB, so the same memory under two prefix conventions.
+    text = (good_specs / "chips.yaml").read_text().replace(
+        "- {value: 144 GB, source: semianalysis-trn3",
+        "- {value: 0.140625 TB, source: semianalysis-trn3")
+    (good_specs / "chips.yaml").write_text(text)
+    c = trnkb.load(good_specs).conflicts
+    assert c[c["field"] == "hbm_capacity"].iloc[0]["type"] == "unit-ambiguity"

@@ -285,12 +285,28 @@ def _conflict_type(f: Field, pref: dict, other: dict) -> tuple[float, str] | Non
     if rel <= f.tolerance:
         return None
     pa_, pb = pref["value"], other["value"]
-    if (math.isclose(pa_.magnitude, pb.magnitude, rel_tol=1e-9)
-            and is_binary_prefixed(pa_.units) != is_binary_prefixed(pb.units)):
-        return rel, "unit-ambiguity"
+    if is_binary_prefixed(pa_.units) != is_binary_prefixed(pb.units):
+        # 144 GB vs 144 GiB, or 9 TB vs 9,216 GiB (= 9 TiB): equal once one side's
+        # prefix is read the other way
+        for x, y in ((pa_, pb), (pb, pa_)):
+            if math.isclose(_other_prefix(x).to(y.units).magnitude, y.magnitude, rel_tol=1e-3):
+                return rel, "unit-ambiguity"
     if pref["qualifier"] != other["qualifier"]:
         return rel, "qualifier"  # e.g. usable vs physical: different things, both kept
     return rel, "value"
+
+
+_PREFIX_PAIRS = (("kibi", "kilo"), ("mebi", "mega"), ("gibi", "giga"), ("tebi", "tera"),
+                 ("pebi", "peta"))
+
+
+def _other_prefix(q: pint.Quantity) -> pint.Quantity:
+    """``q`` with binary prefixes read as decimal and decimal as binary (GB <-> GiB)."""
+    text = str(q.units)
+    swapped = text
+    for binary, decimal in _PREFIX_PAIRS:
+        swapped = swapped.replace(binary, "\0").replace(decimal, binary).replace("\0", decimal)
+    return q.magnitude * ureg.Unit(swapped)
 
 
 def _conflicts(facts: list[dict]) -> pd.DataFrame:
