@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
-import tempfile
 from importlib import resources
-from pathlib import Path
 
 import pint
 import pint_pandas
@@ -28,17 +26,18 @@ USD = [currency]
 
 
 def _make_registry() -> pint.UnitRegistry:
-    # Edit pint's own definitions file rather than redefining afterwards: a late
-    # ``define("bit = [information]")`` leaves pint's root-unit cache stale.
+    # Edit pint's own definitions text rather than redefining afterwards: a late
+    # ``define("bit = [information]")`` leaves pint's root-unit cache stale. The text is
+    # loaded from memory (no temporary files at import).
     pint_files = resources.files("pint")
     text = pint_files.joinpath("default_en.txt").read_text(encoding="utf-8")
+    constants = pint_files.joinpath("constants_en.txt").read_text(encoding="utf-8")
     text = text.replace("\nbit = []\n", "\nbit = [information] = b\n", 1)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "trnkb_units.txt"
-        constants = pint_files.joinpath("constants_en.txt").read_text(encoding="utf-8")
-        (Path(tmp) / "constants_en.txt").write_text(constants, encoding="utf-8")
-        path.write_text(text + _EXTRA, encoding="utf-8")
-        return pint.UnitRegistry(str(path), cache_folder=None)
+    text = text.replace("@import constants_en.txt", constants, 1)
+    registry = pint.UnitRegistry(None, cache_folder=None)
+    registry.load_definitions((text + _EXTRA).splitlines())
+    registry._build_cache()  # what UnitRegistry(filename) does after loading its file
+    return registry
 
 
 ureg: pint.UnitRegistry = _make_registry()
