@@ -5,12 +5,12 @@ from __future__ import annotations
 import pint
 
 from trnkb.calc.derivation import Derivation, Input, Result, count
-from trnkb.units import DIMENSIONS, Q_, has_dimension
+from trnkb.units import DIMENSIONS, Q_, has_dimension, parse
 
 
 def quantity(x, dim: str, name: str) -> pint.Quantity:
     """``x`` as a Quantity of dimension ``dim`` (a key of ``trnkb.units.DIMENSIONS``)."""
-    q = x if isinstance(x, pint.Quantity) else Q_(str(x)) if isinstance(x, str) else Q_(x, "")
+    q = x if isinstance(x, pint.Quantity) else parse(x)
     if not has_dimension(q, dim):
         want = DIMENSIONS.get(dim, dim) or "a plain number"
         raise ValueError(f"{name}: {q:~} has the wrong dimension; expected {want}")
