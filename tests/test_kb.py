@@ -93,13 +93,19 @@ def test_preferred_is_unique_per_field(shipped):
     assert (counts == 1).all()
 
 
+def _conflict_type_after_edit(specs, old: str, new: str, field: str) -> str:
+    """Replace ``old`` by ``new`` in chips.yaml and return the type of ``field``'s conflict."""
+    path = specs / "chips.yaml"
+    path.write_text(path.read_text().replace(old, new))
+    c = trnkb.load(specs).conflicts
+    return c[c["field"] == field].iloc[0]["type"]
+
+
 def test_values_with_different_qualifiers_are_labelled_as_such(good_specs):
-    text = (good_specs / "chips.yaml").read_text().replace(
-        'locator: "architecture page", kind: reported}',
-        'locator: "architecture page", kind: reported, qualifier: usable}')
-    (good_specs / "chips.yaml").write_text(text)
-    c = trnkb.load(good_specs).conflicts
-    assert c[c["field"] == "hbm_bandwidth"].iloc[0]["type"] == "qualifier"
+    assert _conflict_type_after_edit(
+        good_specs, 'locator: "architecture page", kind: reported}',
+        'locator: "architecture page", kind: reported, qualifier: usable}',
+        "hbm_bandwidth") == "qualifier"
 
 
 # The ids issue #2 fixes as a contract (users script against them).
@@ -126,9 +132,6 @@ def test_trainium3_headline_fields_are_sourced(shipped):
 def test_tb_versus_gib_of_the_same_memory_is_a_unit_ambiguity(good_specs):
     # AWS writes one UltraServer's HBM as 9,216 GiB on one page and "9 TB" on another:
     # 9 TiB = 9,216 GiB, so the same memory under two prefix conventions.
-    text = (good_specs / "chips.yaml").read_text().replace(
-        "- {value: 144 GB, source: semianalysis-trn3",
-        "- {value: 0.140625 TB, source: semianalysis-trn3")
-    (good_specs / "chips.yaml").write_text(text)
-    c = trnkb.load(good_specs).conflicts
-    assert c[c["field"] == "hbm_capacity"].iloc[0]["type"] == "unit-ambiguity"
+    assert _conflict_type_after_edit(
+        good_specs, "- {value: 144 GB, source: semianalysis-trn3",
+        "- {value: 0.140625 TB, source: semianalysis-trn3", "hbm_capacity") == "unit-ambiguity"

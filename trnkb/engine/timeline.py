@@ -179,6 +179,21 @@ class Result:
         return out
 
 
+def _earliest(t: float, reads, writes) -> float:
+    """Earliest start not before ``t``: every read's data is ready, every written slot is
+    both ready (write after write) and free (its previous readers are done)."""
+    for r in reads:
+        if r.slot.ready > t:
+            t = r.slot.ready
+    for w in writes:
+        s = w.slot
+        if s.ready > t:
+            t = s.ready
+        if s.free > t:
+            t = s.free
+    return t
+
+
 class Timeline:
     """Issue instructions, track buffers, and produce a :class:`Result`.
 
@@ -253,17 +268,7 @@ class Timeline:
     # ---- issuing -------------------------------------------------------------------
     def issue(self, engine: str, op: str, cycles: float, reads, writes) -> float:
         """Schedule one compute instruction of ``cycles`` on ``engine``; return its end (s)."""
-        t = self._free[engine]
-        for r in reads:
-            s = r.slot
-            if s.ready > t:
-                t = s.ready
-        for w in writes:
-            s = w.slot
-            if s.ready > t:
-                t = s.ready
-            if s.free > t:
-                t = s.free
+        t = _earliest(self._free[engine], reads, writes)
         dur = cycles / self.clock_hz[engine]
         end = t + dur
         self._free[engine] = end
@@ -325,16 +330,7 @@ class Timeline:
 
     def transfer(self, op: str, nbytes: float, reads, writes) -> float:
         """Schedule one DMA transfer of ``nbytes``; return when its data is ready (s)."""
-        ready = 0.0
-        for r in reads:
-            if r.slot.ready > ready:
-                ready = r.slot.ready
-        for w in writes:
-            s = w.slot
-            if s.ready > ready:
-                ready = s.ready
-            if s.free > ready:
-                ready = s.free
+        ready = _earliest(0.0, reads, writes)
         dur = nbytes / self.dma_rate
         t = self._place(ready, dur)
         done = t + dur + self.dma_latency
