@@ -16,8 +16,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 __all__ = ["Change", "DiffError", "diff", "snapshot"]
 
@@ -76,10 +78,10 @@ class _Version:
     label: str
     specs: Path
     code: Path | None = None  # None: this process's trnkb
-    tmp: tempfile.TemporaryDirectory | None = field(default=None, repr=False)
+    tmp: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)
 
 
-def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=60)
 
 
@@ -111,7 +113,7 @@ def _resolve(spec: str, repo: Path) -> _Version:
     return _Version(spec, root / "specs", root, tmp)
 
 
-def snapshot(version: _Version) -> dict:
+def snapshot(version: _Version) -> dict[str, Any]:
     """Values, sources, conflicts and verdicts of one version, as plain JSON data."""
     env = dict(os.environ)
     if version.code is not None:
@@ -123,22 +125,24 @@ def snapshot(version: _Version) -> dict:
     if proc.returncode != 0:
         last = (proc.stderr.decode(errors="replace").strip().splitlines() or ["?"])[-1]
         raise DiffError(f"{version.label}: does not load: {last[:300]}")
-    return json.loads(proc.stdout)
+    data: dict[str, Any] = json.loads(proc.stdout)
+    return data
 
 
-def _same_value(a: dict, b: dict) -> bool:
+def _same_value(a: dict[str, Any], b: dict[str, Any]) -> bool:
     if a["kind"] != b["kind"]:
         return False
     if a["base"] is None or b["base"] is None:
-        return a["text"] == b["text"]
-    return a["dim"] == b["dim"] and math.isclose(a["base"], b["base"], rel_tol=1e-9, abs_tol=0)
+        return bool(a["text"] == b["text"])
+    return bool(a["dim"] == b["dim"]) and math.isclose(a["base"], b["base"], rel_tol=1e-9, abs_tol=0)
 
 
-def _value_text(v: dict | None) -> str | None:
+def _value_text(v: dict[str, Any] | None) -> str | None:
     return None if v is None else f'{v["text"]} ({v["kind"]})'
 
 
-def _compare(what: str, old: dict, new: dict, same, text) -> list[Change]:
+def _compare(what: str, old: dict[str, Any], new: dict[str, Any],
+             same: Callable[[Any, Any], bool], text: Callable[[Any], str | None]) -> list[Change]:
     out = []
     for key in sorted(old.keys() | new.keys()):
         a, b = old.get(key), new.get(key)
@@ -160,11 +164,11 @@ def diff(old: str, new: str, repo: str | Path = ".") -> list[Change]:
                 v.tmp.cleanup()
     changes = _compare("value", a["values"], b["values"], _same_value, _value_text)
 
-    def source_text(s):
+    def source_text(s: dict[str, str] | None) -> str | None:
         return None if s is None else f'{s.get("title", "")} [{s.get("kind", "")}] {s.get("url", "")}'
     changes += _compare("source", a["sources"], b["sources"], lambda x, y: x == y, source_text)
-    present = lambda xs: {c: c for c in xs}  # noqa: E731
-    changes += _compare("conflict", present(a["conflicts"]), present(b["conflicts"]),
+    changes += _compare("conflict", dict.fromkeys(a["conflicts"], ""),
+                        dict.fromkeys(b["conflicts"], ""),
                         lambda x, y: True, lambda c: None if c is None else "conflict")
     changes += _compare("verdict", a["verdicts"], b["verdicts"], lambda x, y: x == y, lambda v: v)
     return changes
