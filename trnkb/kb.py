@@ -35,7 +35,7 @@ from trnkb.schema import (
     pandera_schema,
 )
 from trnkb.specfile import LineDict, SpecError, display_path, read_yaml
-from trnkb.units import DIMENSIONS, is_binary_prefixed, parse, ureg
+from trnkb.units import DIMENSIONS, format_quantity, is_binary_prefixed, parse, ureg
 
 VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier"}
 SEED_PATTERN = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
@@ -333,9 +333,7 @@ def _conflicts(facts: list[dict]) -> pd.DataFrame:
 
 
 def _fmt(v) -> str:
-    if isinstance(v, pint.Quantity):
-        return f"{v.magnitude:g} {v.units:~}".strip() if not v.dimensionless else f"{v.magnitude:g}"
-    return str(v)
+    return format_quantity(v, sig=15) if isinstance(v, pint.Quantity) else str(v)
 
 
 class KnowledgeBase:

@@ -8,12 +8,11 @@ like a pair, ``value, derivation = memory.hbm_capacity(...)``.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 import pint
 
-from trnkb.units import Q_
+from trnkb.units import Q_, format_unit
 
 
 @dataclass(frozen=True)
@@ -105,19 +104,10 @@ def quantity_json(q: pint.Quantity, unit: str | None = None) -> dict:
     return {"value": _number(q.magnitude), "unit": unit_text(q.units)}
 
 
-_BIT = re.compile(r"(?<![A-Za-z])([kMGTPE]?i?)b(?![A-Za-z])")
-_FLOP = re.compile(r"(?<![A-Za-z])([kMGTPE]?)flop(s?)(?![A-Za-z])")
-
-
 def unit_text(unit) -> str:
-    """Short unit text that pint parses back to the same unit.
-
-    pint's short symbol for bit is ``b``, and ``Gb`` reads back as gilbert; bits are
-    written ``bit`` here (``Gbit / s``), and FLOP in capitals (``TFLOPS``).
-    """
-    text = f"{unit:~}"
-    text = _BIT.sub(lambda m: f"{m.group(1)}bit", text)
-    return _FLOP.sub(lambda m: f"{m.group(1)}FLOP{'S' if m.group(2) else ''}", text)
+    """Short unit text that pint parses back to the same unit: :func:`trnkb.units.format_unit`
+    (bits written ``bit``, ``Gbit/s``; pint's ``Gb`` is a gilbert)."""
+    return format_unit(unit)
 
 
 def count(x) -> pint.Quantity:
