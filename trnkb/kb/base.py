@@ -72,7 +72,7 @@ class KnowledgeBase:
         in the name, missing values NaN (never zero)::
 
             chips = kb.table("chips", units="columns")
-            chips.nlargest(3, "dense_bf16 [TFLOP/s]")[["id", "dense_bf16 [TFLOP/s]"]]
+            chips.nlargest(3, "dense_bf16 (TFLOP/s)")[["id", "dense_bf16 (TFLOP/s)"]]
         """
         if name not in self._tables:
             raise KeyError(f"no table {name!r}; tables are {', '.join(self._tables)}")

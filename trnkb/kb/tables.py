@@ -5,9 +5,10 @@ Two shapes of the same table:
 - pint-pandas (the default): quantity columns carry their unit (``pint[TB/s]``), counts
   are ``Int64`` (or ``Float64``), text and labels ``str``;
 - plain (``units="columns"``): quantity and count columns are ``float64`` with the unit in
-  the column name (``dense_bf16 [TFLOP/s]``), missing values NaN (never zero), so the
+  the column name (``dense_bf16 (TFLOP/s)``), missing values NaN (never zero), so the
   frame works with ``sort_values``, ``nlargest``, ``describe``, ``to_parquet`` and altair
-  with no extra step.
+  with no extra step. The unit is in parentheses, not brackets: Vega-Lite reads
+  ``a [b]`` in a field name as a nested accessor and would plot nothing.
 """
 
 from __future__ import annotations
@@ -49,17 +50,17 @@ def wide_table(table: Table, labels: list[dict], preferred: dict[str, dict[str, 
 
 
 def column_name(table: str, field: str) -> str:
-    """The plain column name of a field: ``dense_bf16 [TFLOP/s]``; counts and text keep
+    """The plain column name of a field: ``dense_bf16 (TFLOP/s)``; counts and text keep
     their bare name."""
     f = TABLES[table].field(field)
     if f is not None and f.kind == "quantity" and f.unit:
-        return f"{field} [{format_unit(f.unit)}]"
+        return f"{field} ({format_unit(f.unit)})"
     return field
 
 
 def plain_columns(name: str, wide: pd.DataFrame) -> pd.DataFrame:
     """``wide`` (pint-pandas) with quantity and count columns as float64 (NaN for missing),
-    quantity columns renamed ``field [unit]`` (the field's display unit)."""
+    quantity columns renamed ``field (unit)`` (the field's display unit)."""
     out = {}
     for col in wide.columns:
         s = wide[col]
