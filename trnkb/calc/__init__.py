@@ -117,14 +117,11 @@ def run(name: str, args: dict[str, Any], sources: Sources = None) -> Result:
 
 def parse_value(text: str, where: str = "value") -> int | float | Quantity:
     """A number or a pint quantity from ``text``; a clear ``ValueError`` otherwise."""
-    from trnkb.units import parse
+    from trnkb.units import QuantityError, parse
 
     t = str(text).strip()
     try:
         q = parse(t)
-        return q if not q.dimensionless or q.units != "dimensionless" else q.magnitude
-    except Exception as e:  # the parser refuses garbage; pint raises assorted errors
-        detail = getattr(e, "unit_names", None)
-        why = f"unknown unit {', '.join(map(str, detail))!r}" if detail else type(e).__name__
-        raise ValueError(f"{where}: cannot read {t!r} as a quantity ({why}); "
-                         f"write e.g. '12.8 Tbit/s', '2.4 GHz', '24 Gbit'") from None
+    except QuantityError as e:
+        raise QuantityError(f"{where}: {e}; write e.g. '12.8 Tbit/s', '2.4 GHz', '24 Gbit'") from None
+    return q.magnitude if q.unitless else q

@@ -8,7 +8,6 @@ like a pair, ``value, derivation = memory.hbm_capacity(...)``.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import pint
 
 from trnkb.qtypes import Provenance, Quantity, QuantityLike
-from trnkb.units import Q_, parse
+from trnkb.units import Q_, format_unit, parse
 
 
 @dataclass(frozen=True)
@@ -108,19 +107,10 @@ def quantity_json(q: Quantity | float, unit: str | None = None) -> dict[str, Any
     return {"value": _number(q.magnitude), "unit": unit_text(q.units)}
 
 
-_BIT = re.compile(r"(?<![A-Za-z])([kMGTPE]?i?)b(?![A-Za-z])")
-_FLOP = re.compile(r"(?<![A-Za-z])([kMGTPE]?)flop(s?)(?![A-Za-z])")
-
-
 def unit_text(unit: Any) -> str:
-    """Short unit text that pint parses back to the same unit.
-
-    pint's short symbol for bit is ``b``, and ``Gb`` reads back as gilbert; bits are
-    written ``bit`` here (``Gbit / s``), and FLOP in capitals (``TFLOPS``).
-    """
-    text = f"{unit:~}"
-    text = _BIT.sub(lambda m: f"{m.group(1)}bit", text)
-    return _FLOP.sub(lambda m: f"{m.group(1)}FLOP{'S' if m.group(2) else ''}", text)
+    """Short unit text that pint parses back to the same unit: :func:`trnkb.units.format_unit`
+    (bits written ``bit``, ``Gbit/s``; pint's ``Gb`` is a gilbert)."""
+    return format_unit(unit)
 
 
 def count(x: QuantityLike) -> Quantity:

@@ -11,7 +11,7 @@ import pint
 from trnkb.calc._common import positive_count, quantity, result
 from trnkb.calc.derivation import Result, count
 from trnkb.qtypes import Quantity, QuantityLike, Sources
-from trnkb.units import Q_
+from trnkb.units import Q_, parse
 
 
 def hbm_capacity(stacks: QuantityLike, stack_height: QuantityLike, die_density: QuantityLike, *, sources: Sources = None) -> Result:
@@ -35,7 +35,7 @@ def hbm_capacity(stacks: QuantityLike, stack_height: QuantityLike, die_density: 
 
 def _pins(bus_width: QuantityLike) -> Quantity:
     """Bus width as a pin count: ``1024 bit`` (one bit per pin per transfer) or ``1024``."""
-    q = bus_width if isinstance(bus_width, pint.Quantity) else Q_(str(bus_width))
+    q = bus_width if isinstance(bus_width, pint.Quantity) else parse(str(bus_width))
     if q.dimensionless:
         return positive_count(q, "bus_width")
     return positive_count(quantity(q, "information", "bus_width").to("bit").magnitude, "bus_width")

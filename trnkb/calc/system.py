@@ -11,7 +11,7 @@ import pint
 from trnkb.calc._common import positive_count, result
 from trnkb.calc.derivation import Result
 from trnkb.qtypes import Quantity, QuantityLike, Sources
-from trnkb.units import Q_
+from trnkb.units import parse
 
 #: display unit of a total, by dimensionality of the per-chip quantity
 _UNITS = {"[compute] / [time]": "PFLOPS", "[information]": "TB",
@@ -21,7 +21,7 @@ _UNITS = {"[compute] / [time]": "PFLOPS", "[information]": "TB",
 def domain_total(chips: QuantityLike, per_chip: QuantityLike, *, sources: Sources = None) -> Result:
     """``chips x per_chip`` in a readable unit (PFLOPS, TB, TB/s)."""
     n = positive_count(chips, "chips")
-    q = per_chip if isinstance(per_chip, pint.Quantity) else Q_(str(per_chip))
+    q = per_chip if isinstance(per_chip, pint.Quantity) else parse(str(per_chip))
     total = n * q
     unit = _UNITS.get(str(q.dimensionality))
     if unit:
