@@ -12,9 +12,11 @@ script, stylesheet, image or font the built pages would fetch from elsewhere, an
 
 from __future__ import annotations
 
+import os
 import pkgutil
 import re
 import shutil
+import sys
 import warnings
 from pathlib import Path
 from typing import Annotated
@@ -27,6 +29,8 @@ from trnkb import claims
 from trnkb import markdown as md
 from trnkb.kb import KnowledgeBase, load
 from trnkb.schema import TABLES, Table
+from trnkb.site import outdir
+from trnkb.specfile import SpecError
 
 __all__ = ["build", "external_resources", "pages"]
 
@@ -189,9 +193,8 @@ def _is_nav_link(html: str, url: str) -> bool:
 
 def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> None:
     """Write the Sphinx source tree into ``src``: docs, notebooks, generated pages."""
-    if src.exists():
-        shutil.rmtree(src)
-    shutil.copytree(docs, src, ignore=shutil.ignore_patterns("_build", "__pycache__"))
+    shutil.copytree(docs, src, ignore=shutil.ignore_patterns("_build", "__pycache__"),
+                    dirs_exist_ok=True)
     nbdir = src / "notebooks"
     nbdir.mkdir(exist_ok=True)
     for nb in sorted(notebooks.glob("*.ipynb")) if notebooks else []:
@@ -218,11 +221,13 @@ def build(out: str | Path = "build/site", docs: str | Path = REPO / "docs",
     """
     from sphinx.cmd.build import build_main
 
-    out = Path(out).resolve()
+    kb = load(specs)  # a bad spec directory is refused before any directory is touched
+    out = Path(os.path.abspath(out))
     src = out.parent / f"{out.name}-src"
-    stage(src, load(specs), Path(docs), Path(notebooks) if notebooks else None)
-    if out.exists():
-        shutil.rmtree(out)
+    outdir.check(out, kb.path)
+    outdir.check(src, kb.path)
+    stage(outdir.claim(src, kb.path), kb, Path(docs), Path(notebooks) if notebooks else None)
+    outdir.claim(out, kb.path)
     log = src / "warnings.txt"
     args = ["-b", "html", "-q", "-E", "-w", str(log), "-d", str(src / ".doctrees"),
             str(src), str(out)]
@@ -251,8 +256,12 @@ def main(
     notebooks: Annotated[Path, typer.Option(help="Executed notebooks.")] = REPO / "notebooks",
     strict: Annotated[bool, typer.Option(help="Fail on Sphinx warnings.")] = True,
 ) -> None:
-    """Build the static site into OUT."""
-    index = build(out, specs=specs, notebooks=notebooks, strict=strict)
+    """Build the static site into OUT (only ever clearing directories it created)."""
+    try:
+        index = build(out, specs=specs, notebooks=notebooks, strict=strict)
+    except (outdir.UnsafeOutput, SpecError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise typer.Exit(1) from None
     print(f"site: {index}")
 
 
