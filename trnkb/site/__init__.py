@@ -13,7 +13,6 @@ script, stylesheet, image or font the built pages would fetch from elsewhere, an
 from __future__ import annotations
 
 import os
-import pkgutil
 import re
 import shutil
 import sys
@@ -21,131 +20,31 @@ import warnings
 from pathlib import Path
 from typing import Annotated
 
-import pandas as pd
+import nbformat
 import typer
 
-import trnkb
-from trnkb import claims
-from trnkb import markdown as md
+from trnkb import export
 from trnkb.kb import KnowledgeBase, load
-from trnkb.schema import TABLES, Table
-from trnkb.site import outdir
+from trnkb.site import explorer, outdir, post
+from trnkb.site.pages import (
+    api_page,
+    bibliography,
+    claims_page,
+    conflicts_page,
+    data_dictionary,
+)
+from trnkb.site.seeds import SEEDS
 from trnkb.specfile import SpecError
 
 __all__ = ["build", "external_resources", "pages"]
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
-REPO = Path(__file__).resolve().parent.parent
-# Modules left out of the API reference: command-line plumbing.
-PRIVATE_MODULES = ("trnkb.cli", "trnkb.__main__")
+REPO = Path(__file__).resolve().parents[2]
 # Docstring markup slips in the API reference are printed but do not fail the build;
 # everything else (broken cross-references, bad notebooks, bad generated pages) does.
+DOWNLOAD_FORMATS = ("csv", "parquet", "json")
 TOLERATED_WARNINGS = ("docstring of", "didn't match any documents")
-
-
-def _field_rows(table: Table) -> pd.DataFrame:
-    rows = []
-    for f, pattern in [(f, f.name) for f in table.fields] + [(f, f"{f.name}*") for f in table.prefix_fields]:
-        if f.kind == "quantity":
-            rng = f"{f.lo:g} to {f.hi:g} {f.unit}"
-        elif f.kind == "count" and f.lo is not None:
-            rng = f"{f.lo:g} to {f.hi:g}"
-        elif f.choices:
-            rng = ", ".join(f.choices)
-        else:
-            rng = ""
-        kind = f"ref → {f.ref}" if f.kind == "ref" else f.kind
-        rows.append({"field": pattern, "kind": kind, "unit": f.unit, "range": rng,
-                     "required": "yes" if f.required else "", "meaning": f.description})
-    return pd.DataFrame(rows)
-
-
-def data_dictionary() -> str:
-    """Markdown: every table and field of :data:`trnkb.schema.TABLES`."""
-    out = ["# Data dictionary\n",
-           "Generated from `trnkb/schema.py`. Quantities are stored with their unit as the "
-           "source writes it and shown in the unit below; `range` is the plausible range "
-           "outside which a value is refused. `kind` is `quantity` (with a unit), `count`, "
-           "`text` (sourced text), `ref` (the id of a row in another table) or `label` "
-           "(plain, unsourced name or class).\n"]
-    for t in TABLES.values():
-        out += [f"## {md.escape(t.name)}\n", md.escape(t.description) + "\n",
-                md.table(_field_rows(t))]
-    return "\n".join(out)
-
-
-def bibliography(kb: KnowledgeBase) -> str:
-    """Markdown: every source in ``sources.yaml`` with the number of values citing it."""
-    counts = kb.facts["source"].value_counts()
-    df = kb.sources.sort_values("id").assign(
-        title=[md.link(t, u) for t, u in zip(kb.sources.sort_values("id")["title"],
-                                              kb.sources.sort_values("id")["url"], strict=True)],
-        values=lambda d: [int(counts.get(i, 0)) for i in d["id"]],
-    )
-    seeds = df["url"].where(~df["url"].str.startswith(("http://", "https://")), "")
-    df = df.assign(document=seeds)[["id", "title", "publisher", "date", "kind", "document", "values"]]
-    return ("# Sources\n\nEvery source the knowledge base cites (`specs/sources.yaml`). "
-            "`document` names a seed file for sources that are not on the web; `values` "
-            "counts the spec values that cite the source.\n\n" + md.table(df, raw=("title",)))
-
-
-def conflicts_page(kb: KnowledgeBase) -> str:
-    """Markdown: values of one field that disagree between sources."""
-    c = kb.conflicts
-    head = ("# Conflicts between sources\n\nWhere sources disagree beyond a field's tolerance "
-            "the knowledge base keeps every value; the preferred one is used in tables. "
-            "`type` is `value` (different figures), `unit-ambiguity` (the same number with "
-            "decimal and binary prefixes, e.g. GB vs GiB) or `text`.\n\n")
-    if c.empty:
-        return head + "No conflicts in the current knowledge base.\n"
-    return head + md.table(c.assign(relative_difference=c["relative_difference"].map(
-        lambda x: "" if pd.isna(x) else f"{x:.1%}")))
-
-
-def claims_page(kb: KnowledgeBase) -> str:
-    """Markdown: every claim of ``specs/claims.yaml`` with its verdict, by verdict."""
-    df = claims.claims_table(claims.validate_claims(kb))
-    counts = df["verdict"].value_counts()
-    out = ["# Claims audit\n",
-           "Every published statement in `specs/claims.yaml` (paraphrased), recomputed from "
-           "the knowledge base with the calculators, and the verdict that follows: "
-           + ", ".join(f"{int(counts.get(v, 0))} {v}" for v in claims.VERDICTS) + ". "
-           "`claimed` is what the source says, `computed` what the knowledge base gives. "
-           "Claims are evaluated when the site is built; the notebook "
-           "[09 claims audit](notebooks/09-claims-audit.ipynb) shows them by source.\n"]
-    df = df.assign(relative_difference=df["relative_difference"].map(
-        lambda x: "" if pd.isna(x) else f"{x:.1%}"))
-    for verdict in claims.VERDICTS:
-        sub = df[df["verdict"] == verdict].drop(columns="verdict")
-        if len(sub):
-            out += [f"## {verdict.capitalize()} ({len(sub)})\n", md.table(sub)]
-    return "\n".join(out)
-
-
-def _public_modules() -> list[tuple[str, bool]]:
-    """``(module name, is a package)`` for every public module, sorted."""
-    names = [("trnkb", True)]
-    for m in pkgutil.walk_packages(trnkb.__path__, "trnkb."):
-        if not m.name.startswith(PRIVATE_MODULES) and not m.name.split(".")[-1].startswith("_"):
-            names.append((m.name, m.ispkg))
-    return sorted(names)
-
-
-def api_page() -> str:
-    """MyST page with an autodoc section per public module.
-
-    Packages re-export their modules' names, so their entries are not indexed: every
-    cross-reference then resolves to the one place a name is defined.
-    """
-    out = ["# API reference\n",
-           "The public names of `trnkb` and its modules (numpydoc docstrings state units "
-           "and formulas). `import trnkb; kb = trnkb.load()` is the entry point.\n"]
-    for name, package in _public_modules():
-        opts = ["   :members:\n"] + (["   :no-index:\n"] if package else [])
-        out.append(f"## `{name}`\n\n```{{eval-rst}}\n.. automodule:: {name}\n"
-                   + "".join(opts) + "```\n")
-    return "\n".join(out)
 
 
 def pages(kb: KnowledgeBase) -> dict[str, str]:
@@ -156,6 +55,8 @@ def pages(kb: KnowledgeBase) -> dict[str, str]:
         "conflicts.md": conflicts_page(kb),
         "claims.md": claims_page(kb),
         "api.md": api_page(),
+        "explorer.md": explorer.explorer_page(kb),
+        "downloads.md": explorer.downloads_page(kb, DOWNLOAD_FORMATS),
     }
 
 
@@ -191,6 +92,31 @@ def _is_nav_link(html: str, url: str) -> bool:
                                      r"shortcut icon|preconnect|dns-prefetch|manifest)[\"']", m.group(0))
 
 
+def _is_answer(cell) -> bool:
+    return any("**Answer.**" in str(o.get("data", {}).get("text/markdown", ""))
+               for o in cell.get("outputs", []))
+
+
+def answer_first(text: str) -> str:
+    """A notebook (JSON text) as the site shows it: code before the answer hidden.
+
+    Setup cells above the answer cell get the ``remove-cell`` tag (``remove-input`` when
+    they print something), and the answer cell shows only its output, so a page opens
+    with the question and the answer. The committed notebook keeps every cell.
+    """
+    nb = nbformat.reads(text, as_version=4)
+    answer = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and _is_answer(c)), None)
+    if answer is None:
+        return text
+    for c in nb.cells[: answer + 1]:
+        if c.cell_type != "code":
+            continue
+        tags = set(c.metadata.get("tags", []))
+        tags.add("remove-input" if c.get("outputs") else "remove-cell")
+        c.metadata["tags"] = sorted(tags)
+    return nbformat.writes(nb)
+
+
 def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> None:
     """Write the Sphinx source tree into ``src``: docs, notebooks, generated pages."""
     shutil.copytree(docs, src, ignore=shutil.ignore_patterns("_build", "__pycache__"),
@@ -198,7 +124,7 @@ def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> N
     nbdir = src / "notebooks"
     nbdir.mkdir(exist_ok=True)
     for nb in sorted(notebooks.glob("*.ipynb")) if notebooks else []:
-        shutil.copy2(nb, nbdir / nb.name)
+        (nbdir / nb.name).write_text(answer_first(nb.read_text(encoding="utf-8")), encoding="utf-8")
     for name, text in pages(kb).items():
         (src / name).write_text(text, encoding="utf-8")
 
@@ -243,6 +169,16 @@ def build(out: str | Path = "build/site", docs: str | Path = REPO / "docs",
         raise RuntimeError("sphinx warnings in the site's own pages:\n" + "\n".join(serious))
     # pydata-sphinx-theme copies one of its Jinja templates into _static; it is not a page.
     (out / "_static" / "webpack-macros.html").unlink(missing_ok=True)
+    for fmt in DOWNLOAD_FORMATS:  # the downloads page links these files
+        export.export(kb, out / "data" / fmt, fmt)
+    ids = {sid: sid for sid in kb.sources["id"]}
+    ids.update({url: sid for sid, url in zip(kb.sources["id"], kb.sources["url"], strict=True)
+                if url in SEEDS})
+    fixed = post.finish(out, ids)
+    raw = {k.split(":", 1)[1]: v for k, v in fixed.items() if k.startswith("pages:")}
+    if raw:
+        print("site: missing cells shown as raw NaN/None, fixed at build (use trnkb.display): "
+              + ", ".join(f"{p} ({n})" for p, n in raw.items()), file=sys.stderr)
     bad = external_resources(out)
     if bad:
         raise RuntimeError("the site would load resources from the network:\n" + "\n".join(bad))
