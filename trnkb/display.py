@@ -27,7 +27,9 @@ from collections.abc import Iterable, Mapping
 import pandas as pd
 import pint
 
-__all__ = ["MAX_COLUMNS", "MISSING", "Table", "fmt_cell", "header", "names", "source_links",
+from trnkb.units import format_number, format_unit
+
+__all__ = ["MAX_COLUMNS", "MISSING", "Table", "fmt_cell", "header", "names", "short_name", "source_links",
            "table"]
 
 MAX_COLUMNS = 8
@@ -50,23 +52,6 @@ _WORDS = {"hbm": "HBM", "tdp": "TDP", "pue": "PUE", "it": "IT", "tor": "ToR", "t
           "tf32": "TF32", "mxfp8": "MXFP8", "mxfp6": "MXFP6", "mxfp4": "MXFP4", "int8": "INT8",
           "id": "id", "usd": "USD", "mw": "MW", "gbps": "Gbit/s", "efa": "EFA", "sram": "SRAM",
           "bidir": "bidirectional", "scaleup": "scale-up", "scaleout": "scale-out"}
-
-
-try:  # the contract of trnkb.units (kbcore); this fallback goes once main has them
-    from trnkb.units import format_number, format_unit
-except ImportError:  # pragma: no cover - until the units contract lands
-    def format_number(x, sig: int = 4) -> str:
-        x = float(x)
-        if x == 0 or not math.isfinite(x):
-            return f"{x:g}"
-        r = float(f"{x:.{sig}g}")
-        decimals = max(sig - 1 - math.floor(math.log10(abs(r))), 0)
-        text = f"{r:,.{decimals}f}"
-        return text.rstrip("0").rstrip(".") if "." in text else text
-
-    def format_unit(unit) -> str:
-        from trnkb.compare.tables import unit_str
-        return unit_str(unit)
 
 
 def _is_missing(v) -> bool:
@@ -101,14 +86,20 @@ def header(column) -> str:
     return f"{label} ({unit})" if unit else label
 
 
-def names(kb) -> dict[str, str]:
-    """Display name of every KB row that has one: ``{"trainium3": "AWS Trainium3", ...}``."""
+def short_name(name: str) -> str:
+    """A display name without its parenthetical: ``"NVIDIA B200 (HGX)"`` -> ``"NVIDIA B200"``."""
+    return re.sub(r"\s*\([^()]*\)\s*$", "", str(name)).strip() or str(name)
+
+
+def names(kb, short: bool = True) -> dict[str, str]:
+    """Display name of every KB row that has one: ``{"trainium3": "AWS Trainium3", ...}``
+    (without the parenthetical when ``short``; the full name is in the sources' tables)."""
     out: dict[str, str] = {}
     for t in kb.tables:
         df = kb.table(t)
         if "name" in df:
-            out.update({i: str(n) for i, n in zip(df["id"], df["name"], strict=True)
-                        if not _is_missing(n)})
+            out.update({i: short_name(n) if short else str(n)
+                        for i, n in zip(df["id"], df["name"], strict=True) if not _is_missing(n)})
     return out
 
 

@@ -25,7 +25,7 @@ import typer
 
 from trnkb import export
 from trnkb.kb import KnowledgeBase, load
-from trnkb.site import explorer, outdir, post
+from trnkb.site import explorer, landing, outdir, post
 from trnkb.site.pages import (
     api_page,
     bibliography,
@@ -44,7 +44,8 @@ REPO = Path(__file__).resolve().parents[2]
 # Docstring markup slips in the API reference are printed but do not fail the build;
 # everything else (broken cross-references, bad notebooks, bad generated pages) does.
 DOWNLOAD_FORMATS = ("csv", "parquet", "json")
-TOLERATED_WARNINGS = ("docstring of", "didn't match any documents")
+TOLERATED_WARNINGS = ("docstring of", "didn't match any documents",
+                      "more than one target found for cross-reference")
 
 
 def pages(kb: KnowledgeBase) -> dict[str, str]:
@@ -127,6 +128,11 @@ def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> N
         (nbdir / nb.name).write_text(answer_first(nb.read_text(encoding="utf-8")), encoding="utf-8")
     for name, text in pages(kb).items():
         (src / name).write_text(text, encoding="utf-8")
+    index = src / "index.md"
+    text = index.read_text(encoding="utf-8")
+    if landing.MARKER in text:
+        nbs = sorted(nbdir.glob("*.ipynb"))
+        index.write_text(text.replace(landing.MARKER, landing.landing(kb, nbs, src)), encoding="utf-8")
 
 
 def build(out: str | Path = "build/site", docs: str | Path = REPO / "docs",
@@ -195,7 +201,7 @@ def main(
     """Build the static site into OUT (only ever clearing directories it created)."""
     try:
         index = build(out, specs=specs, notebooks=notebooks, strict=strict)
-    except (outdir.UnsafeOutput, SpecError) as e:
+    except (outdir.UnsafeOutput, SpecError, RuntimeError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise typer.Exit(1) from None
     print(f"site: {index}")
