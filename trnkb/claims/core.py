@@ -67,7 +67,13 @@ COMPARATORS = {
     ">=": (lambda c, x, tol: c >= x, False),
     "between": (_between, False),
 }
-COMPARISONS = tuple(COMPARATORS)
+# Text comparisons (case-insensitive), for names, generations, topologies and vendors.
+TEXT_COMPARATORS = {
+    "is": lambda c, x: c.strip().lower() == x.strip().lower(),
+    "contains": lambda c, x: x.strip().lower() in c.lower(),
+    "lacks": lambda c, x: x.strip().lower() not in c.lower(),
+}
+COMPARISONS = tuple(COMPARATORS) + tuple(TEXT_COMPARATORS)
 
 
 @dataclass
@@ -101,7 +107,8 @@ class Claim:
         """|computed - claimed| / |claimed| (for a measured claim: the gap to the nearest
         end of the predicted range, relative to the measurement); None when undefined
         (no computed value, a ``between`` claim, or a claimed value of zero)."""
-        if self.computed is None or self.claimed is None or self.compare == "between":
+        if self.computed is None or self.claimed is None or self.compare == "between" \
+                or isinstance(self.claimed, str):
             return None
         if isinstance(self.computed, tuple):
             lo, hi = (v.to(self.claimed.units).magnitude for v in self.computed)
@@ -113,12 +120,13 @@ class Claim:
 
     def to_dict(self) -> dict:
         def q(x, unit=None):
-            if x is None:
-                return None
+            if x is None or isinstance(x, str):
+                return x
             if isinstance(x, tuple):
                 return [quantity_json(v, unit or unit_of(v)) for v in x]
             return quantity_json(x, unit or unit_of(x))
         first = self.claimed[0] if isinstance(self.claimed, tuple) else self.claimed
+        first = None if isinstance(first, str) else first
         rel = self.relative_difference
         return {
             "id": self.id, "kind": self.kind, "source": self.source, "locator": self.locator,
@@ -173,6 +181,8 @@ def _evaluate_entry(item: LineDict, kb, source_ids: set[str], where: str, file: 
                   measured=dict(item.get("measured") or {}), why=str(item.get("why", "") or ""),
                   file=file, line=item.line)
     op = item.get("compare")
+    if op in TEXT_COMPARATORS and "compute" in item:
+        return _evaluate_text(item, kb, op, common, where)
     claimed = _claimed(item, op, where)
     if kind == "measured":
         from trnkb.claims.measured import evaluate_measured
@@ -213,6 +223,20 @@ def _evaluate_entry(item: LineDict, kb, source_ids: set[str], where: str, file: 
     return Claim(**common, compare=op, claimed=claimed, computed=computed,
                  verdict="supported" if ok else "contradicted",
                  reason=str(item.get("reason", "") or ""), tolerance=tol, inputs=inputs)
+
+
+def _evaluate_text(item, kb, op, common, where) -> Claim:
+    raw = item.get("claimed")
+    if not isinstance(raw, str) or not raw.strip():
+        raise ClaimError(f"{where}: '{op}' needs claimed: some text")
+    inputs: list[dict] = []
+    computed = evaluate(item["compute"], kb, inputs, f"{where}.compute")
+    if not isinstance(computed, str):
+        raise ClaimError(f"{where}: '{op}' compares text, but compute gave {computed:~}")
+    ok = TEXT_COMPARATORS[op](computed, raw)
+    return Claim(**common, compare=op, claimed=raw, computed=computed,
+                 verdict="supported" if ok else "contradicted",
+                 reason=str(item.get("reason", "") or ""), inputs=inputs)
 
 
 def claims_path(kb) -> Path:
@@ -290,6 +314,8 @@ def validate_claims(kb, path: Path | None = None) -> list[Claim]:
 def _txt(q) -> str:
     if q is None:
         return ""
+    if isinstance(q, str):
+        return f'"{q}"'
     if isinstance(q, tuple):
         return " to ".join(_txt(v) for v in q)
     d = quantity_json(q, unit_of(q))

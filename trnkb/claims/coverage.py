@@ -55,7 +55,7 @@ def read_coverage(path: Path) -> list[dict]:
 
 def section_of(locator: str, sections: list[str]) -> str:
     """The section a locator belongs to: the longest section name it starts with."""
-    loc = locator.strip().strip('"').lower()
+    loc = locator.strip().lower()
     hits = [s for s in sections if loc.startswith(s.lower())]
     return max(hits, key=len) if hits else NO_SECTION
 

@@ -4,7 +4,8 @@ A claim's ``compute`` is YAML data, never code. Each operation is one row of
 :data:`OPERATIONS`: its name, the extra keys it accepts, and the function that evaluates
 it. :func:`evaluate` looks the operation up and calls it; there is no ladder of ``if``s.
 
-Every operation returns a pint Quantity (dimensionless for counts and ratios) and
+Every operation returns a pint Quantity (dimensionless for counts and ratios; ``text``
+returns a string, compared with ``is``/``contains``/``lacks``) and
 appends the KB values, calculators and graph measurements it used to ``inputs`` so a
 verdict can show its lineage. Anything that cannot be evaluated (unknown id or field,
 text where a number is needed, a zero denominator, incompatible dimensions) raises
@@ -157,6 +158,43 @@ def _quantity(arg, node, kb, inputs, where):
     return literal(arg, where)
 
 
+def _text(arg, node, kb, inputs, where):
+    from trnkb.calc.fromkb import ref
+
+    row_id, _, fname = str(arg).partition(".")
+    if not fname:
+        raise ClaimError(f"{where}: text reference {arg!r} is not ID.FIELD")
+    try:
+        value, prov = ref(kb, row_id, fname, node.get("source"))
+    except KeyError as e:
+        raise ClaimError(f"{where}: no KB value for {arg}: {e.args[0] if e.args else e}") from None
+    inputs.append({"kb": str(arg), "value": str(value), "unit": None,
+                   "source": prov.get("source"), "locator": prov.get("locator")})
+    return str(value)
+
+
+DTYPE_METRICS = {"mantissa_bits": "nmant", "exponent_bits": "nexp", "bits": "bits",
+                 "max": "max"}
+
+
+def _dtype(arg, node, kb, inputs, where):
+    import ml_dtypes
+    import numpy as np
+
+    if not isinstance(arg, dict) or set(arg) != {"name", "metric"} \
+            or arg["metric"] not in DTYPE_METRICS:
+        raise ClaimError(f"{where}: dtype needs {{name, metric}} with metric one of "
+                         f"{', '.join(DTYPE_METRICS)}")
+    try:
+        info = ml_dtypes.finfo(getattr(ml_dtypes, str(arg["name"])))
+    except (AttributeError, TypeError, ValueError):
+        raise ClaimError(f"{where}: ml_dtypes has no floating type {arg['name']!r}") from None
+    value = float(np.float64(getattr(info, DTYPE_METRICS[arg["metric"]])))
+    inputs.append({"dtype": dict(arg), "value": value, "unit": None,
+                   "source": f"ml_dtypes {ml_dtypes.__version__}"})
+    return Q_(value, "")
+
+
 OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     Operation("kb", _kb, ("source",), "the preferred KB value of ID.FIELD (source: S picks S's)"),
     Operation("calc", _calc, ("args", "output"), "a calculator of trnkb.calc"),
@@ -166,10 +204,14 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     Operation("sum", _sum, (), "A + B + ..."),
     Operation("difference", _difference, (), "A - B"),
     Operation("quantity", _quantity, (), "a literal number or quantity"),
+    Operation("text", _text, ("source",), "the preferred KB text of ID.FIELD (names, "
+              "generations, topologies), compared with is/contains/lacks"),
+    Operation("dtype", _dtype, (), "a property of a number format from ml_dtypes "
+              "(mantissa_bits, exponent_bits, bits, max)"),
 )}
 
 
-def evaluate(node, kb, inputs: list[dict], where: str = "compute") -> pint.Quantity:
+def evaluate(node, kb, inputs: list[dict], where: str = "compute") -> pint.Quantity | str:
     """Evaluate one expression; ``inputs`` collects its lineage."""
     if not isinstance(node, dict):
         return literal(node, where)
