@@ -160,10 +160,15 @@ def _check_shape(item: LineDict, source_ids: set[str], where: str) -> str:
     return cid
 
 
-def _claimed(item, op, where):
+def _claimed(item, op, where, kb=None):
     if "claimed" not in item:
         return None
     raw = item["claimed"]
+    if isinstance(raw, dict):  # a figure the source gives as arithmetic (865,000 / 72 chips)
+        value = evaluate(raw, kb, [], f"{where}.claimed")
+        if isinstance(value, str):
+            raise ClaimError(f"{where}: claimed must be a quantity, got text")
+        return value
     if op == "between":
         if not (isinstance(raw, list) and len(raw) == 2):
             raise ClaimError(f"{where}: between needs claimed: [low, high]")
@@ -183,7 +188,7 @@ def _evaluate_entry(item: LineDict, kb, source_ids: set[str], where: str, file: 
     op = item.get("compare")
     if op in TEXT_COMPARATORS and "compute" in item:
         return _evaluate_text(item, kb, op, common, where)
-    claimed = _claimed(item, op, where)
+    claimed = _claimed(item, op, where, kb)
     if kind == "measured":
         from trnkb.claims.measured import evaluate_measured
 
