@@ -19,7 +19,8 @@ counting switches alone would give 1.
 Modules, one idea each: :mod:`~trnkb.topology.spec` (what defines a fabric, read from the
 KB), :mod:`~trnkb.topology.build` (the graph and its wiring rules),
 :mod:`~trnkb.topology.hops`, :mod:`~trnkb.topology.bandwidth` (per-chip, bisection,
-all-to-all bound), :mod:`~trnkb.topology.report`
+all-to-all bound), :mod:`~trnkb.topology.collectives` (all-gather, reduce-scatter,
+all-reduce and all-to-all times over a packed group of chips), :mod:`~trnkb.topology.report`
 (summaries, tables, claim metrics) and :mod:`~trnkb.topology.fabric` (the :class:`Fabric`
 and the cached entry points).
 

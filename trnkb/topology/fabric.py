@@ -11,13 +11,14 @@ import pint
 from trnkb.topology import report
 from trnkb.topology.bandwidth import BandwidthMixin
 from trnkb.topology.build import build_graph
+from trnkb.topology.collectives import CollectivesMixin
 from trnkb.topology.hops import HopsMixin
 from trnkb.topology.spec import FabricSpec, fabric_spec, find_row
 
 __all__ = ["Fabric", "fabric", "fabrics", "summary_table", "topology_metric"]
 
 
-class Fabric(HopsMixin, BandwidthMixin):
+class Fabric(HopsMixin, BandwidthMixin, CollectivesMixin):
     """A built fabric and what can be measured on it. Use :func:`fabric` to get one."""
 
     def __init__(self, spec: FabricSpec):
