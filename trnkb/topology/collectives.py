@@ -15,11 +15,14 @@ Bandwidth-bound times (per direction, ideal routing, latency added separately):
 * all-reduce: reduce-scatter + all-gather.
 * all-to-all where each chip sends ``B`` bytes spread evenly over the group:
   ``max((g-1)/g * B / injection, g*B/4 / bisection)``; every pair's data is distinct.
-* latency: ring steps (``g-1`` for all-gather and reduce-scatter, twice that for
-  all-reduce, one for all-to-all) times (``step_latency + mean_hops * hop_latency``).
+* latency: ``ceil(log2 g)`` steps for all-gather and reduce-scatter (recursive doubling /
+  halving, which moves the same bytes as a ring), twice that for all-reduce (Rabenseifner),
+  one for all-to-all; each step costs ``step_latency + mean_hops * hop_latency``.
 """
 
 from __future__ import annotations
+
+import math
 
 import networkx as nx
 import numpy as np
@@ -46,11 +49,11 @@ def bandwidth_time(kind: str, nbytes: float, g: int, injection: float, bisection
 
 
 def latency_steps(kind: str, g: int) -> int:
-    """Sequential steps of the ring (or direct, for all-to-all) algorithm."""
+    """Sequential steps: ``ceil(log2 g)`` (all-gather, reduce-scatter), twice that (all-reduce), 1."""
     if g <= 1:
         return 0
-    return {"all-gather": g - 1, "reduce-scatter": g - 1, "all-reduce": 2 * (g - 1),
-            "all-to-all": 1}[kind]
+    steps = math.ceil(math.log2(g))
+    return {"all-gather": steps, "reduce-scatter": steps, "all-reduce": 2 * steps, "all-to-all": 1}[kind]
 
 
 class CollectivesMixin:

@@ -42,7 +42,8 @@ SERVE_ASSUMPTIONS = {
     "workspace_fraction": assumption("workspace_fraction", 0.05, 0.1, 0.15, "",
                                      "HBM kept for activations, runtime and fragmentation"),
 }
-SERVE_METRICS = {"ttft": "s", "tpot": "s", "tokens_per_s_per_chip": "1/s", "tokens_per_s_system": "1/s",
+SERVE_METRICS = {"ttft": "s", "tpot": "s", "tokens_per_s_per_chip": "1/s",
+                 "decode_tokens_per_s_per_chip": "1/s", "tokens_per_s_system": "1/s",
                  "tokens_per_s_per_mw": "1/s/MW", "usd_per_million_tokens": "USD",
                  "max_batch": "", "kv_bytes_per_token": "B"}
 _COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "step_latency", "hop_latency",
@@ -134,6 +135,7 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
         out["tpot"], out["ttft"] = tpot, pre + tpot
         out["tokens_per_s_system"] = batch * output_len / (output_len * tpot + pre_all)
         out["tokens_per_s_per_chip"] = out["tokens_per_s_system"] / chips
+        out["decode_tokens_per_s_per_chip"] = batch / tpot / chips
         fw = facility_watts(v)
         out["tokens_per_s_per_mw"] = out["tokens_per_s_per_chip"] / fw * 1e6
         out["usd_per_chip_hour"] = usd_per_chip_hour(v)

@@ -49,8 +49,8 @@ TRAIN_ASSUMPTIONS = {
     "pp_overlap": assumption("pp_overlap", 0.0, 0.2, 0.5, "", "pipeline sends hidden"),
     "usable_hbm": assumption("usable_hbm", 0.85, 0.9, 0.95, "", "HBM usable after runtime reserve and "
                              "fragmentation"),
-    "step_latency": assumption("step_latency", 2e-6, 5e-6, 1e-5, "s", "software latency per ring step "
-                               "(collective launch, synchronisation)"),
+    "step_latency": assumption("step_latency", 1e-6, 2e-6, 5e-6, "s", "software and link latency per "
+                               "collective step (launch, synchronisation)"),
     "hop_latency": assumption("hop_latency", 2e-7, 5e-7, 1e-6, "s", "latency per switch or forwarding chip"),
     "scaleout_latency": assumption("scaleout_latency", 5e-6, 1e-5, 2e-5, "s", "latency per scale-out step"),
 }
