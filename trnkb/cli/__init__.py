@@ -41,7 +41,7 @@ def _options(
 
 
 # Order is the order of `trnkb --help`.
-TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "diff")
+TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "workload", "diff")
 
 for _topic in TOPICS:
     if importlib.util.find_spec(f"trnkb.cli.{_topic}") is not None:
