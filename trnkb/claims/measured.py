@@ -80,6 +80,11 @@ def _call(module, spec: dict, kb, where: str):
     if fn is None:
         raise LookupError(f"trnkb.workload has no {call}()")
     args = dict(spec.get("args") or {})
+    # ids in a claim become the plain objects the workload layer takes (built from the KB)
+    fromkb = importlib.import_module("trnkb.workload.fromkb")
+    for name, build in (("model", fromkb.model), ("system", fromkb.system)):
+        if isinstance(args.get(name), str):
+            args[name] = build(kb, args[name])
     try:
         if "kb" in inspect.signature(fn).parameters and "kb" not in args:
             args["kb"] = kb
@@ -107,7 +112,7 @@ def evaluate_measured(item, kb, claimed: pint.Quantity, where: str):
         lo, hi = predicted_range(result, str(spec["metric"]), claimed)
     except ClaimError:
         raise
-    except (LookupError, ValueError, TypeError, ArithmeticError) as e:
+    except (LookupError, ValueError, TypeError, ArithmeticError, AttributeError) as e:
         msg = e.args[0] if e.args else type(e).__name__
         return None, "unverifiable", f"the workload layer could not answer: {msg}", []
     inputs = [{"workload": spec.get("call"), "args": dict(spec.get("args") or {}),
