@@ -23,7 +23,8 @@ from trnkb.engine.numerics import (
     quantize_mx,
     quantize_nvfp4,
 )
-from trnkb.engine.timeline import Result, Timeline
+from trnkb.engine.result import Result
+from trnkb.engine.timeline import Timeline
 
 __all__ = [
     "MXTensor",
