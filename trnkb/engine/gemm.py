@@ -12,8 +12,8 @@ Schedule (:func:`plan_gemm` picks the numbers, :func:`gemm_program` issues them)
 * K runs in steps of 128 x pack rows, ``group`` steps per DMA; the B slab of a block
   column stays resident in SBUF across block rows when it fits in half of SBUF (and
   is double-buffered when two fit in a quarter, so the next one loads early);
-* MX: activations arrive in BF16 and are quantized on VectorE (``quantize_mx``) where
-  the core has it (Trainium3), or arrive quantized (``quantize_activations=False``);
+* MX: operands arrive quantized, or (``quantize_activations=True``) activations arrive
+  in BF16 (twice the bytes) and VectorE quantizes them (``quantize_mx``, Trainium3);
 * after the last K step each tile is evacuated from PSUM (VectorE and ScalarE in turn)
   and written to its own region of C (disjoint writes do not wait for each other).
 
@@ -37,7 +37,7 @@ from trnkb.engine.timeline import ITEMSIZE, Timeline
 
 Progress = Callable[[int, int], None] | None
 MX_BLOCK = 32
-MAX_STEPS = 20000  # DMA groups per core the cost simulation issues at most (speed bound)
+MAX_STEPS = 4000  # DMA groups per core the cost simulation issues at most (speed bound)
 TUNE_STEPS = 2048  # below this many K steps x 512-blocks, candidate plans are simulated
 FP8_MAX = ELEMENTS["e4m3"].max  # OCP E4M3 largest finite value (448)
 MX_DTYPES = ("mxfp8", "mxfp4")
@@ -105,8 +105,7 @@ def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
             raise ValueError("weight_dtype='mxfp4' needs dtype='mxfp8' (W4A8); "
                              f"got dtype={dtype!r}, weight_dtype={weight_dtype!r}")
         core.pack(wdt)
-    if quantize_activations is None:
-        quantize_activations = mx and core.quantize_mx_rate > 0
+    quantize_activations = bool(quantize_activations)
     if quantize_activations and mx and not core.quantize_mx_rate:
         raise ValueError(f"{core.chip} has no VectorE quantize_mx; pass quantize_activations=False")
     k_step = core.partitions * pack
@@ -134,13 +133,15 @@ def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
         m_bytes = ITEMSIZE[mov_dt] * (2 if quant == "moving" else 1)
         slab = steps * pack * nb * m_bytes  # per partition
         resident = slab <= part / 2 and rows > mb
-        # per-partition payload of one K step's DMA, and the steps per DMA that reach
-        # the overhead-free payload or the simulation budget
+        slabs = slab * ((2 if 2 * slab <= part / 4 else 1) if resident else 0)
+        per_step = pack * (mb * s_bytes + (0 if resident else nb * m_bytes))
+        avail = 0.75 * part - slabs - 4 * mb * nb * 2 / 128  # less the C tiles
+        # steps per DMA: enough for an overhead-free payload, and few enough groups for the
+        # simulation budget, within two buffers of the SBUF left
         pay = pack * min(mb, rows) * s_bytes
         blocks = math.ceil(rows / mb) * math.ceil(cols / nb)
         group = max(math.ceil(payload / pay), math.ceil(blocks * steps / MAX_STEPS), 1)
-        fit = (part / 4) / (3 * pack * (mb * s_bytes + (0 if resident else nb * m_bytes)))
-        group = int(max(1, min(group, steps, fit)))
+        group = int(max(1, min(group, steps, avail / (2 * per_step))))
         traffic = (rows * k * s_bytes * math.ceil(cols / nb)
                    + k * cols * m_bytes * (1 if resident else math.ceil(rows / mb)))
         eff = min(1.0, pay * group / payload)
@@ -151,8 +152,7 @@ def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
         t_dma = group * pack * 128 * (mb * s_bytes + nb * m_bytes) / rate
         lat = core.dma_fixed_latency.to("s").magnitude
         bufs = math.ceil((lat + t_dma) / t_group) + 1
-        room = (part / 2) / (group * pack * (mb * s_bytes * 2 + (0 if resident else nb * m_bytes)))
-        bufs = int(max(2, min(bufs, 8, room)))
+        bufs = int(max(2, min(bufs, 8, avail / (group * per_step))))
         plan = GemmPlan(rows, k, cols, swapped, pack, k_step, tm_, tn_, group, resident, bufs,
                         a_dt, stat_dt, mov_dt, quant)
         if plan not in [c for _, c in cands]:
@@ -225,24 +225,20 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
                 parts.append((o, w, i))
                 o += w
         if scale_pool is not None and not quantize:  # scales first: every region needs them
-            sv = scale_src.view((slice(k0 // MX_BLOCK, math.ceil((k0 + kk) / MX_BLOCK)),
-                                 slice(c0, c0 + total)),
-                                (max(1, math.ceil(kk / MX_BLOCK)), total), key=(k0, c0))
-            isa.dma(tl, sc, sv)
+            isa.dma(tl, sc, scale_src, nbytes=math.ceil(kk / MX_BLOCK) * total)
         regions = []
         raw = raw_pool.tile() if quantize else None
         for o, w, i in parts:
             idx = (slice(None),) * (2 if pack > 1 else 1) + (slice(o, o + w),)
             kp = min(P, math.ceil(kk / pack))
             dst = t if i is None else t.view(idx, shape(kp, w), key=("r", i), disjoint=True)
-            view = src.view((slice(k0, k0 + kk), slice(c0 + o, c0 + o + w)), (kk, w),
-                            key=(k0, c0 + o))
+            nbytes = kk * w * ITEMSIZE[src.dtype]  # inputs are read-only: no region needed
             if quantize:
                 rd = raw if i is None else raw.view(idx, shape(kp, w), key=("r", i), disjoint=True)
-                isa.dma(tl, rd, view)
+                isa.dma(tl, rd, src, nbytes)
                 isa.quantize_mx(tl, dst, sc, rd)
             else:
-                isa.dma(tl, dst, view)
+                isa.dma(tl, dst, src, nbytes)
             regions.append(dst)
         return t, sc, (regions if len(parts) > 1 else None)
 
@@ -290,18 +286,12 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
             if len(slab) <= g:
                 slab.append(load(m_pool, Mv, k0, kk, c0, wn, q_mv, ms_pool if mx else None, MS))
             mv, mvs, mv_regions = slab[g]
-            items = []
-            for s in range(math.ceil(kk / K0)):
-                ks = min(K0, kk - s * K0)
-                kp = min(P, math.ceil(ks / pack))
-                sv = st_regions or [st.view(None, shape(kp, w), key=(s, i))
-                                    for i, w in enumerate(wm)]
-                mvv = mv_regions or [mv.view(None, shape(kp, w), key=(s, j))
-                                     for j, w in enumerate(wn)]
-                for i in range(len(tiles_m)):
-                    for j in range(len(tiles_n)):
-                        items.append((accs[i, j], sv[i], mvv[j]))
-            isa.matmuls(tl, items, accumulate=g > 0, dtype=dt, scales=(sts, mvs) if mx else None)
+            kp = min(P, math.ceil(min(K0, kk) / pack))
+            st_parts = st_regions or [st] * len(wm)
+            mv_parts = mv_regions or [mv] * len(wn)
+            grid = [[accs[i, j] for j in range(len(wn))] for i in range(len(wm))]
+            isa.matmul_block(tl, grid, st_parts, mv_parts, math.ceil(kk / K0), wm, wn, kp, dt,
+                             (sts, mvs) if mx else (), accumulate=g > 0)
             if g == 0 and pending is not None:
                 evacuate(*pending)
                 pending = None
@@ -393,8 +383,9 @@ def gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16", execute:
         the BF16 rate on Trainium3), ``mxfp8`` or ``mxfp4`` (OCP MX, blocks of 32 along K;
         Trainium3 only).
     weight_dtype : ``"mxfp4"`` with ``dtype="mxfp8"`` gives W4A8.
-    quantize_activations : MX only: A arrives in BF16 and VectorE quantizes it
-        (default where the core has ``quantize_mx``).
+    quantize_activations : MX only: A arrives in BF16 and VectorE quantizes it on chip
+        (``quantize_mx``, Trainium3). Default False: both operands arrive in the MX format,
+        as BF16 operands arrive in BF16 for the BF16 GEMM.
     orientation : ``auto``, ``normal`` or ``swapped`` (C^T = B^T A^T).
     a, b : inputs (default standard normal with ``seed``), or MXTensor (see :func:`gemm_inputs`).
 

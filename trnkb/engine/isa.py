@@ -39,7 +39,7 @@ import math
 import numpy as np
 
 from trnkb.engine.numerics import E8M0_BIAS, E8M0_NAN, MX_BLOCK, round_to
-from trnkb.engine.timeline import Tile, Timeline, read_ready, write_ready
+from trnkb.engine.timeline import Tile, Timeline, mark_read, mark_write, read_ready, write_ready
 
 _FLOAT = {"fp32", "bf16", "fp8"}
 
@@ -227,6 +227,100 @@ def matmuls(tl: Timeline, items, accumulate: bool = False, dtype: str = "bf16",
     tl.issue_run("tensor", op, mm_c, run_start, pending, lat, accumulate)
     tl.loaded, tl.ls_end, tl.mm_start = loaded, ls_end, mm_start
     return end
+
+
+def matmul_block(tl: Timeline, accs, st_parts, mv_parts, steps: int, wm, wn, kp: int,
+                 dtype: str = "bf16", scales=(), accumulate: bool = False) -> float:
+    """The K loop of one output block, cost only: for each of ``steps`` K steps, for each
+    stationary column tile i (width ``wm[i]``) and moving column tile j (``wn[j]``),
+    ``accs[i][j] += stationary[step, i]^T @ moving[step, j]``, issued back to back.
+
+    ``st_parts[i]`` / ``mv_parts[j]`` are the tiles (or regions) holding those operands for
+    every step. Same timing rules as :func:`matmuls`, computed in closed form: the block
+    starts when TensorE, its first LoadStationary and the operands of its first step are
+    ready (an operand or accumulator needed later in the first step may delay the start
+    so the step runs back to back), then ``steps x sum(II_ij)`` cycles follow with every
+    later LoadStationary hidden (LS = M / ls_speedup <= min(MM_INIT, M) <= II).
+    """
+    if tl.execute:
+        raise ValueError("matmul_block is cost-only; use matmuls to compute values")
+    key = (tuple(wm), tuple(wn), kp, dtype)
+    const = tl.block_cache.get(key)
+    if const is None:
+        const = tl.block_cache[key] = _block_constants(tl, wm, wn, kp, dtype)
+    ii, offs, D, ls, op, bpstep_sbuf, bpstep_psum = const
+    hz = tl.clock_hz["tensor"]
+    tm, tn = len(wm), len(wn)
+    rs = [read_ready(t.slot) for t in st_parts]
+    rsc = max((read_ready(t.slot) for t in scales), default=0.0)
+    rm = [read_ready(t.slot) for t in mv_parts]
+    t_free = tl._free["tensor"]
+    ls_start = max(rs[0], rsc, tl.ls_end, tl.mm_start)
+    ls_end = ls_start + ls
+    t0 = max(t_free, ls_end)
+    for i in range(tm):
+        t0 = max(t0, rs[i] + ls - offs[i][0] / hz)
+        for j in range(tn):
+            acc = accs[i][j].slot
+            rd = write_ready(acc, read_ready(acc) if accumulate else 0.0, "tensor")
+            t0 = max(t0, rd - offs[i][j] / hz, rm[j] - offs[i][j] / hz)
+    if ls_end >= t0 and t0 > t_free:  # the first LS is exposed: TensorE waits on it
+        lo = max(ls_start, t_free)
+        tl._record("tensor", "LoadStationary", lo, t0 - lo)
+        tl._busy["tensor"] += t0 - lo
+    n = steps * tm * tn
+    span = steps * D / hz
+    end = t0 + span
+    lat = tl.tensor_latency
+    tl._record("tensor", op, t0, span / n, n, lat)
+    tl._busy["tensor"] += span
+    tl._free["tensor"] = end
+    last = t0 + (steps - 1) * D / hz
+    for i in range(tm):
+        for j in range(tn):
+            e = last + (offs[i][j] + ii[i][j]) / hz
+            acc = accs[i][j].slot
+            if accumulate:
+                mark_read(acc, e)
+            mark_write(acc, e, e + lat, "tensor")
+        mark_read(st_parts[i].slot, last + (offs[i][tn - 1] + ii[i][tn - 1]) / hz)
+    for j in range(tn):
+        mark_read(mv_parts[j].slot, last + (offs[tm - 1][j] + ii[tm - 1][j]) / hz)
+    for t in scales:
+        mark_read(t.slot, end)
+    tl.loaded = None
+    tl.mm_start = end - ii[tm - 1][tn - 1] / hz
+    tl.ls_end = tl.mm_start
+    tl.bytes["sbuf"] += steps * bpstep_sbuf
+    tl.bytes["psum"] += steps * bpstep_psum * (2 if accumulate else 1)
+    return end
+
+
+def _block_constants(tl, wm, wn, kp, dtype):
+    """Per block shape: II per tile pair (cycles), offsets in a step, step cycles, LS (s)..."""
+    core = tl.core
+    fp32 = dtype == "fp32"
+    pack = 1 if fp32 else core.pack(dtype)
+    op = "matmul_mx" if dtype in ("mxfp8", "mxfp4") else "matmul"
+    if kp > core.pe_rows or max(wm) > core.pe_cols or max(wn) > core.moving_free_max:
+        raise ValueError(f"{op}: tiles K {kp} x M {max(wm)} x N {max(wn)} exceed the "
+                         f"{core.pe_rows}x{core.pe_cols} array or moving size "
+                         f"{core.moving_free_max}")
+    hz = tl.clock_hz["tensor"]
+    f = core.fp32_matmul_factor if fp32 else 1
+    mi = core.matmul_min_cycles
+    ii = [[max(min(mi, a), b) * f for b in wn] for a in wm]
+    offs, o = [], 0
+    for i in range(len(wm)):
+        row = []
+        for j in range(len(wn)):
+            row.append(o)
+            o += ii[i][j]
+        offs.append(row)
+    ls = math.ceil(max(wm) / core.ls_speedup) / hz
+    isz = {"fp32": 4, "bf16": 2}.get(dtype, 1)
+    sb = kp * pack * isz * (len(wn) * sum(wm) + len(wm) * sum(wn))
+    return ii, offs, o, ls, op, sb, 4 * sum(wm) * sum(wn)
 
 
 def matmul(tl: Timeline, dst: Tile, stationary: Tile, moving: Tile, accumulate: bool = False,

@@ -269,6 +269,7 @@ class Timeline:
         self.loaded: Slot | None = None
         self.ls_end = 0.0
         self.mm_start = 0.0  # start of the last MultiplyMoving (a background LS may begin then)
+        self.block_cache: dict = {}  # per block shape constants of isa.matmul_block
 
     @property
     def now(self) -> float:
