@@ -45,8 +45,12 @@ def _check(seq_q, seq_kv, head_dim, heads, heads_kv):
 
 def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, exp_engine,
                       evict_engine, q=None, k=None, v=None, progress: Progress = None,
-                      head_range=None):
-    """Issue the flash-attention forward; yields after each query tile; returns the output."""
+                      head_range=None, q_tiles=None):
+    """Issue the flash-attention forward; yields after each query tile; returns the output.
+
+    ``head_range`` / ``q_tiles``: the heads and query-tile starts this core computes
+    (default all; a chip run gives each core its share).
+    """
     core = tl.core
     P = core.partitions
     Bq, Bk = P, min(512, core.moving_free_max, seq_kv)
@@ -76,7 +80,8 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
     mask: dict = {}
     heads_sel = range(heads) if head_range is None else head_range
     group = heads // heads_kv
-    total = len(heads_sel) * math.ceil(seq_q / Bq)
+    tiles = range(0, seq_q, Bq) if q_tiles is None else q_tiles
+    total = len(heads_sel) * len(tiles)
     done = 0
     kv_loaded: dict = {}
 
@@ -100,7 +105,7 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
         if resident and hk not in kv_loaded:
             kv_loaded.clear()
             kv_loaded[hk] = [load_kv(hk, c) for c in range(n_chunks)]
-        for i0 in range(0, seq_q, Bq):
+        for i0 in tiles:
             bq = min(Bq, seq_q - i0)
             last = min(seq_kv, i0 + bq + off) if causal else seq_kv
             acc = opool.tile()
@@ -190,12 +195,12 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
                 _, vt = kv_at(j0)
                 pv = pvps.tile()
                 pvv = pv if bq == Bq else pv.view((slice(0, bq), slice(None)), (bq, d), key="part")
-                for c in range(nch):
-                    kc = min(P, w - c * P)
-                    isa.matmul(tl, pvv, pts.view((slice(0, kc), c, slice(0, bq)), (kc, bq),
-                                                 key=("pts", c, kc, bq)),
-                               vt.view((slice(0, kc), c, slice(None)), (kc, d),
-                                       key=("v", c, kc)), accumulate=c > 0)
+                isa.matmuls(tl, [(pvv, pts.view((slice(0, kc), c, slice(0, bq)), (kc, bq),
+                                                key=("pts", c, kc, bq)),
+                                  vt.view((slice(0, kc), c, slice(None)), (kc, d),
+                                          key=("v", c, kc)))
+                                 for c, kc in ((c, min(P, w - c * P)) for c in range(nch))],
+                            chain=True)
                 if pending is not None:
                     l_run = pending()
                 accv = acc if bq == Bq else acc.view((slice(0, bq), slice(None)), (bq, d),
@@ -278,6 +283,11 @@ def attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, heads: i
         exp_engine = "vector" if core.vector_exp_speedup else "scalar"
     if exp_engine == "vector" and not core.vector_exp_speedup:
         raise ValueError(f"{core.chip} has no VectorE exponential; use exp_engine='scalar'")
+    group = heads // heads_kv
+    # GQA/MQA with few queries: the group's query heads share one pass over their KV head
+    # (their rows stacked in one query tile), as decode kernels do
+    fold = group > 1 and group * seq_q <= core.partitions and (not causal or seq_q == 1)
+    rows = group * seq_q if fold else seq_q
     evict = choose_evict_engine(core, seq_kv, head_dim, exp_engine)
     tl = Timeline(core, execute)
     q64 = k64 = v64 = None
@@ -291,17 +301,23 @@ def attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, heads: i
         if q64.shape != shape_q or k64.shape != shape_kv or v64.shape != shape_kv:
             raise ValueError(f"q must be {shape_q}, k and v {shape_kv}")
         qb, kb, vb = (round_to(x, "bf16") for x in (q64, k64, v64))
-        args = (qb.transpose(0, 2, 1).reshape(heads * head_dim, seq_q),
+        qf = qb.reshape(heads_kv, rows, head_dim) if fold else qb
+        args = (qf.transpose(0, 2, 1).reshape(qf.shape[0] * head_dim, qf.shape[1]),
                 kb.transpose(0, 2, 1).reshape(heads_kv * head_dim, seq_kv),
                 vb.reshape(heads_kv * seq_kv, head_dim))
-    prog = attention_program(tl, seq_q, seq_kv, head_dim, heads, heads_kv, causal, exp_engine,
-                             evict, *args, progress)
+    if fold:
+        prog = attention_program(tl, rows, seq_kv, head_dim, heads_kv, heads_kv, False,
+                                 exp_engine, evict, *args, progress)
+    else:
+        prog = attention_program(tl, seq_q, seq_kv, head_dim, heads, heads_kv, causal,
+                                 exp_engine, evict, *args, progress)
     out_hbm = _drain(prog)
     flops = attention_flops(seq_q, seq_kv, head_dim, heads, causal)
     res = tl.result("attention", dtype, flops,
                     params={"seq_q": seq_q, "seq_kv": seq_kv, "head_dim": head_dim,
                             "heads": heads, "heads_kv": heads_kv, "causal": causal,
-                            "exp_engine": exp_engine, "evict_engine": evict})
+                            "exp_engine": exp_engine, "evict_engine": evict,
+                            "gqa_folded": fold})
     res.notes.append(explain_attention(res, core))
     if execute:
         out = out_hbm.read().reshape(heads, seq_q, head_dim).copy()
@@ -314,11 +330,12 @@ def attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, heads: i
 
 def _drain(gen):
     """Run a program generator to its end and return its return value."""
-    while True:
-        try:
-            next(gen)
-        except StopIteration as stop:
-            return stop.value
+    with np.errstate(invalid="ignore"):  # rows with no visible key: -inf - -inf
+        while True:
+            try:
+                next(gen)
+            except StopIteration as stop:
+                return stop.value
 
 
 def choose_evict_engine(core, seq_kv, head_dim, exp_engine) -> str:

@@ -92,8 +92,14 @@ def _tensor_cycles(core, rows, cols, steps) -> float:
 
 def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
               weight_dtype: str | None = None, quantize_activations: bool | None = None,
-              orientation: str = "auto") -> GemmPlan:
-    """Choose orientation, block shape, K grouping and residency for C[m, n] = A[m, k] B[k, n]."""
+              orientation: str = "auto", max_groups: int | None = None,
+              tune: bool = True) -> GemmPlan:
+    """Choose orientation, block shape, K grouping and residency for C[m, n] = A[m, k] B[k, n].
+
+    ``max_groups`` bounds the DMA groups the simulation issues (default ``MAX_STEPS``);
+    ``tune`` simulates the best candidates of small problems and keeps the fastest.
+    """
+    budget = MAX_STEPS if max_groups is None else max_groups
     for name, v in (("m", m), ("k", k), ("n", n)):
         if not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name}={v!r}: GEMM sizes must be integers >= 1")
@@ -140,7 +146,7 @@ def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
         # simulation budget, within two buffers of the SBUF left
         pay = pack * min(mb, rows) * s_bytes
         blocks = math.ceil(rows / mb) * math.ceil(cols / nb)
-        group = max(math.ceil(payload / pay), math.ceil(blocks * steps / MAX_STEPS), 1)
+        group = max(math.ceil(payload / pay), math.ceil(blocks * steps / budget), 1)
         group = int(max(1, min(group, steps, avail / (2 * per_step))))
         traffic = (rows * k * s_bytes * math.ceil(cols / nb)
                    + k * cols * m_bytes * (1 if resident else math.ceil(rows / mb)))
@@ -158,7 +164,8 @@ def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
         if plan not in [c for _, c in cands]:
             cands.append((key, plan))
     cands.sort(key=lambda c: c[0])
-    if len(cands) == 1 or steps * math.ceil(rows / 512) * math.ceil(cols / 512) > TUNE_STEPS:
+    if (not tune or len(cands) == 1
+            or steps * math.ceil(rows / 512) * math.ceil(cols / 512) > TUNE_STEPS):
         return cands[0][1]
     # small problems: simulate the candidates and keep the fastest (as kernels are tuned)
     timed = []

@@ -136,7 +136,7 @@ def _apply_scales(vals: np.ndarray, scales: np.ndarray) -> np.ndarray:
 
 
 def matmuls(tl: Timeline, items, accumulate: bool = False, dtype: str = "bf16",
-            scales: tuple[Tile, Tile] | None = None) -> float:
+            scales: tuple[Tile, Tile] | None = None, chain: bool = False) -> float:
     """A run of matmuls issued back to back: ``items`` = [(dst, stationary, moving), ...].
 
     Each item is one TensorE instruction pair, LoadStationary + MultiplyMoving:
@@ -147,6 +147,9 @@ def matmuls(tl: Timeline, items, accumulate: bool = False, dtype: str = "bf16",
     MM starts when TensorE, its LS and its operands are ready; results reach PSUM
     ``tensor_pipeline_cycles`` later (other engines wait for that, accumulation into
     the same bank does not). Equal back-to-back items are recorded as one run.
+
+    ``chain``: the items accumulate into one destination (a K loop): the first item
+    uses ``accumulate``, the others add to it.
 
     ``dtype`` bf16 (K <= 128 per pass), fp8 (double row where the core packs 2), fp32
     (``fp32_matmul_factor`` slower) or mxfp8/mxfp4: ``scales`` = the two E8M0 scale
@@ -169,12 +172,13 @@ def matmuls(tl: Timeline, items, accumulate: bool = False, dtype: str = "bf16",
                                        or dst0.slot.parent.memory != "psum"):
         raise ValueError(f"{op}: the destination must be a PSUM tile")
     if tl.execute:
-        for dst, st, mv in items:
+        for n_, (dst, st, mv) in enumerate(items):
             a, b = _logical(st).astype(np.float32), _logical(mv).astype(np.float32)
             if mx:
                 a, b = _apply_scales(a, scales[0].read()), _apply_scales(b, scales[1].read())
             prod = a.T @ b
-            dst.write(dst.read() + prod if accumulate else prod)
+            add = accumulate or (chain and n_ > 0)
+            dst.write(dst.read() + prod if add else prod)
     hz = tl.clock_hz["tensor"]
     mm, ls = mm_c / hz, ls_c / hz
     lat = tl.tensor_latency
