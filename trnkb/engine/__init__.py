@@ -8,6 +8,7 @@
 True
 """
 
+from trnkb.engine.chip import chip_attention, chip_gemm
 from trnkb.engine.kernels import (
     attention,
     attention_flops,
@@ -15,6 +16,7 @@ from trnkb.engine.kernels import (
     gemm,
     reference_attention,
 )
+from trnkb.engine.layer import LayerTime, layer_time
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.numerics import (
     MXTensor,
@@ -27,6 +29,7 @@ from trnkb.engine.result import Result
 from trnkb.engine.timeline import Timeline
 
 __all__ = [
+    "LayerTime",
     "MXTensor",
     "NVFP4Tensor",
     "NeuronCore",
@@ -34,9 +37,12 @@ __all__ = [
     "Timeline",
     "attention",
     "attention_flops",
+    "chip_attention",
+    "chip_gemm",
     "compare_attention",
     "error_stats",
     "gemm",
+    "layer_time",
     "quantize_mx",
     "quantize_nvfp4",
     "reference_attention",

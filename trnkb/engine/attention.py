@@ -1,6 +1,6 @@
 """Flash-attention forward on a NeuronCore: any sequence lengths, GQA/MQA, causal, long KV.
 
-Per 128-query tile and key tile of up to 512: S = QK^T on TensorE (fp32 PSUM; head_dim
+Per 128-query tile and key tile of up to 512 (1024 on Trainium3): S = QK^T on TensorE (fp32 PSUM; head_dim
 256 contracts in two passes); the row max on VectorE; P = exp((S - m) / sqrt(d)) with its
 row sum on ScalarE (``activation``) or, where the core has it, the VectorE
 ``exponential`` (Trainium3); P transposed on TensorE and evacuated to SBUF; PV on
@@ -53,7 +53,9 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
     """
     core = tl.core
     P = core.partitions
-    Bq, Bk = P, min(512, core.moving_free_max, seq_kv)
+    # key tiles of 1024 where PSUM banks allow it (NeuronCore-v4: moving size up to 4096
+    # fp32), else 512 (one bank of fp32 scores)
+    Bq, Bk = P, min(1024 if core.moving_free_max >= 1024 else 512, seq_kv)
     dp, dc = min(d, P), math.ceil(d / P)
     scale = 1.0 / np.sqrt(d)
     off = seq_kv - seq_q  # bottom-right causal alignment
@@ -184,12 +186,11 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
                     s_next = scores(j0 + Bk)
                 nch = math.ceil(w / P)
                 pt = ptps.tile()
-                for c in range(nch):
-                    kc = min(P, w - c * P)
-                    isa.transpose(tl, pt.view((slice(0, kc), c, slice(0, bq)), (kc, bq),
-                                              key=("pt", c, kc, bq)),
-                                  p_full.view((slice(0, bq), slice(c * P, c * P + kc)), (bq, kc),
-                                              key=("pc", c, kc, bq)))
+                isa.transposes(tl, [
+                    (pt.view((slice(0, kc), c, slice(0, bq)), (kc, bq), key=("pt", c, kc, bq)),
+                     p_full.view((slice(0, bq), slice(c * P, c * P + kc)), (bq, kc),
+                                 key=("pc", c, kc, bq)))
+                    for c, kc in ((c, min(P, w - c * P)) for c in range(nch))])
                 pts = ptpool.tile()
                 isa.copy(tl, pts, pt, engine=evict_engine)
                 _, vt = kv_at(j0)

@@ -366,6 +366,27 @@ def transpose(tl: Timeline, dst: Tile, src: Tile) -> float:
     return tl.issue("tensor", "transpose", cycles, (src,), (dst,))
 
 
+def transposes(tl: Timeline, pairs) -> float:
+    """Several TensorE transposes issued back to back: ``pairs`` = [(dst, src), ...].
+
+    Each costs max(P, min(MM_INIT, F)) cycles (:func:`transpose`); the run starts when
+    every source is ready and every destination free, and is recorded as one run.
+    """
+    t = tl._free["tensor"]
+    cycles = 0
+    for dst, src in pairs:
+        p, f = src.shape
+        if dst.shape != (f, p):
+            raise ValueError(f"transpose: dst {dst.shape} is not the transpose of {src.shape}")
+        if tl.execute:
+            _store(dst, src.read().T)
+        cycles = max(cycles, max(p, min(tl.core.matmul_min_cycles, f)))
+        t = max(t, read_ready(src.slot))
+        t = write_ready(dst.slot, t, "tensor")
+    return tl.issue_run("tensor", "transpose", cycles, t,
+                        [((src,), (dst,)) for dst, src in pairs], tl.tensor_latency)
+
+
 # ---- scalar / vector / gpsimd -------------------------------------------------------------
 _FUNCS = {"exp": np.exp, "copy": lambda x: x, "identity": lambda x: x}
 _BINOPS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "max": np.maximum,
