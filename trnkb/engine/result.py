@@ -226,6 +226,18 @@ def critical_path(r: dict) -> tuple[dict, dict]:
                 crit[ENGINES[eng[j]]] += float(kk * dur[j]) - float(end[j] - start[j])
                 i = j
                 continue
-        stalls["unattributed"] += s
-        break
+        # no exact match (a block of matmuls starts so its first step runs back to back):
+        # the latest completion before s, the rest of the wait counted as a gap
+        k = int(np.searchsorted(dsorted, s + tol)) - 1
+        while k >= 0 and dorder[k] == h:
+            k -= 1
+        if k < 0:
+            stalls["start"] += s
+            break
+        j = int(dorder[k])
+        stalls["issue gap"] += s - float(done[j])
+        if lat[j] > 0:
+            nm = ENGINES[eng[j]]
+            stalls[STALL_KIND.get(nm, nm)] += float(lat[j])
+        i = j
     return dict(crit), dict(stalls)
