@@ -135,6 +135,13 @@ def _apply_scales(vals: np.ndarray, scales: np.ndarray) -> np.ndarray:
     return vals * np.repeat(f, MX_BLOCK, axis=0)[: vals.shape[0]]
 
 
+def _acc_ready(s) -> float:
+    """When TensorE may accumulate into ``s``: right after its own last write (PSUM
+    accumulation needs no drain), or when another engine's write has landed."""
+    r = read_ready(s)
+    return s.wend if s.weng == "tensor" and s.wend < r and s.parent is None else r
+
+
 def matmuls(tl: Timeline, items, accumulate: bool = False, dtype: str = "bf16",
             scales: tuple[Tile, Tile] | None = None, chain: bool = False) -> float:
     """A run of matmuls issued back to back: ``items`` = [(dst, stationary, moving), ...].
@@ -194,7 +201,7 @@ def matmuls(tl: Timeline, items, accumulate: bool = False, dtype: str = "bf16",
         rm = cache.get(id(m_))
         if rm is None:
             rm = cache[id(m_)] = read_ready(m_)
-        rd = write_ready(d, read_ready(d) if accumulate else 0.0, "tensor")
+        rd = write_ready(d, _acc_ready(d) if accumulate else 0.0, "tensor")
         ready.append((s, rs, rm, rd))
     for x in extra:
         r = read_ready(x.slot)
@@ -266,7 +273,7 @@ def matmul_block(tl: Timeline, accs, st_parts, mv_parts, steps: int, wm, wn, kp:
         t0 = max(t0, rs[i] + ls - offs[i][0] / hz)
         for j in range(tn):
             acc = accs[i][j].slot
-            rd = write_ready(acc, read_ready(acc) if accumulate else 0.0, "tensor")
+            rd = write_ready(acc, _acc_ready(acc) if accumulate else 0.0, "tensor")
             t0 = max(t0, rd - offs[i][j] / hz, rm[j] - offs[i][j] / hz)
     if ls_end >= t0 and t0 > t_free:  # the first LS is exposed: TensorE waits on it
         lo = max(ls_start, t_free)
