@@ -6,8 +6,8 @@ Targets (issue 11, section 5):
 3. one Llama-3-70B decoder layer (attention + MLP, prefill of 8,192 tokens, 8 cores),
    cost only, <= 2 s.
 Also printed: the Done-when timing figures (the simulated results, not wall times).
-Model dimensions are workload inputs (Llama-3-70B: hidden 8192, 64 query heads, 8 KV
-heads, head_dim 128, MLP 28672; Meta's model card).
+The layer's dimensions come from specs/models.yaml (llama-3-1-70b: the Llama 3 70B
+architecture, same layer shapes).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 import trnkb
-from trnkb.engine import NeuronCore, gemm, layer_time
+from trnkb.engine import NeuronCore, gemm, model_layer_time
 
 
 def timed(f, *a, **kw):
@@ -58,7 +58,7 @@ def main() -> None:
         r, wall = best_of(2, gemm, core, 16384, 16384, 16384, execute=False)
         print(f"  16384^3 bf16 on {core.chip}: {wall:.2f} s wall (target <= 1 s); simulated "
               f"{r.seconds.to('ms').magnitude:.1f} ms at {r.utilization:.1%} of one core")
-    r, wall = best_of(2, layer_time, trn3, 8192, 8192, 64, 8, 128, 28672, cores=8)
+    r, wall = best_of(2, model_layer_time, kb, "llama-3-1-70b", "trainium3", 8192, cores=8)
     print(f"  Llama-3-70B layer, prefill 8192, 8 cores, trainium3: {wall:.2f} s wall "
           f"(target <= 2 s); simulated {r.seconds.to('ms').magnitude:.2f} ms, MFU {r.mfu:.1%}")
 

@@ -16,7 +16,7 @@ from trnkb.engine.kernels import (
     gemm,
     reference_attention,
 )
-from trnkb.engine.layer import LayerTime, layer_time
+from trnkb.engine.layer import LayerTime, layer_time, model_layer_time
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.numerics import (
     MXTensor,
@@ -43,6 +43,7 @@ __all__ = [
     "error_stats",
     "gemm",
     "layer_time",
+    "model_layer_time",
     "quantize_mx",
     "quantize_nvfp4",
     "reference_attention",

@@ -125,3 +125,23 @@ def layer_time(core: NeuronCore, tokens: int, hidden: int, heads: int, heads_kv:
              f"increment extended; elementwise work (norms, activation, residuals) not modelled"]
     return LayerTime(seconds=Q_(total, "s"), flops=Q_(flops, "FLOP"),
                      peak=core.peak_flops(dtype, cores), parts=parts, notes=notes)
+
+
+def model_layer_time(kb, model: str, chip: str, tokens: int, cores: int | None = None,
+                     dtype: str = "bf16", causal: bool = True) -> LayerTime:
+    """:func:`layer_time` for a dense model of specs/models.yaml on a chip's NeuronCores.
+
+    Reads ``d_model``, ``attention_heads``, ``kv_heads``, ``head_dim`` and ``ffn_size`` of
+    ``model`` (a gated MLP: up and gate are one GEMM of width 2 x ffn_size).
+    """
+    def count(field):
+        v = kb.get(model, field)
+        if v is None:
+            raise KeyError(f"{model} has no {field!r} in specs/models.yaml")
+        return int(v.to("").magnitude)
+
+    core = NeuronCore.from_kb(kb, chip)
+    r = layer_time(core, tokens, count("d_model"), count("attention_heads"), count("kv_heads"),
+                   count("head_dim"), count("ffn_size"), cores, dtype, causal)
+    r.notes.append(f"model {model} from specs/models.yaml on {chip}")
+    return r
