@@ -30,15 +30,16 @@ from trnkb.engine.result import Result
 from trnkb.engine.timeline import Timeline
 
 Progress = Callable[[int, int], None] | None
-HEAD_DIMS = (64, 128, 256)
+MAX_HEAD_DIM = 512  # PV output [128, d] in fp32 must fit one PSUM bank (2 KiB per partition)
 
 
 def _check(seq_q, seq_kv, head_dim, heads, heads_kv):
     for name, v in (("seq_q", seq_q), ("seq_kv", seq_kv), ("heads", heads)):
         if not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name}={v!r} must be an integer >= 1")
-    if head_dim not in HEAD_DIMS:
-        raise ValueError(f"head_dim={head_dim} is not supported; expected one of {HEAD_DIMS}")
+    if not isinstance(head_dim, (int, np.integer)) or not 1 <= head_dim <= MAX_HEAD_DIM:
+        raise ValueError(f"head_dim={head_dim!r} must be an integer from 1 to {MAX_HEAD_DIM} "
+                         f"(one fp32 PSUM bank holds 512 values of a PV output row)")
     if heads_kv < 1 or heads % heads_kv:
         raise ValueError(f"heads_kv={heads_kv} must divide heads={heads} (GQA/MQA)")
 
@@ -271,7 +272,7 @@ def attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, heads: i
     Parameters
     ----------
     seq_q, seq_kv : any lengths >= 1 (decode: seq_q = 1 against a KV cache of seq_kv).
-    head_dim : 64, 128 or 256.
+    head_dim : 1 to 512 (above 128, QK^T contracts in passes of 128 rows, zero-padded).
     heads, heads_kv : query heads and KV heads (GQA; MQA with heads_kv = 1; default heads).
     causal : bottom-right aligned mask (see the module docstring).
     q : (heads, seq_q, d); k, v : (heads_kv, seq_kv, d); default standard normal, rounded to bf16.
