@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -170,11 +170,16 @@ def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
     # small problems: simulate the candidates and keep the fastest (as kernels are tuned)
     timed = []
     for _, plan in cands[:4]:
-        tl = Timeline(core, execute=False)
-        for _ in gemm_program(tl, plan):
-            pass
-        timed.append((tl.makespan, plan))
-    return min(timed, key=lambda c: c[0])[1]
+        for bufs in sorted({plan.bufs, 6, 8}):
+            trial = replace(plan, bufs=bufs)
+            tl = Timeline(core, execute=False)
+            try:
+                for _ in gemm_program(tl, trial):
+                    pass
+            except ValueError:  # that many buffers do not fit in SBUF
+                continue
+            timed.append((tl.makespan, trial.bufs, trial))
+    return min(timed, key=lambda c: c[:2])[2]
 
 
 def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
