@@ -7,7 +7,12 @@ import json
 import pytest
 
 from trnkb.engine import attention, gemm
-from trnkb.engine.profile import chrome_trace, hbm_bandwidth, lanes, timeline_chart, write_chrome_trace
+from trnkb.engine.profile import (
+    hbm_bandwidth,
+    lanes,
+    timeline_chart,
+    write_chrome_trace,
+)
 
 
 def test_the_chrome_trace_has_complete_events_in_microseconds(trn3, tmp_path):

@@ -1,7 +1,7 @@
 """Flash-attention forward on a NeuronCore: any sequence lengths, GQA/MQA, causal, long KV.
 
-Per 128-query tile and key tile of up to 512 (1024 on Trainium3): S = QK^T on TensorE (fp32 PSUM; head_dim
-256 contracts in two passes); the row max on VectorE; P = exp((S - m) / sqrt(d)) with its
+Per 128-query tile and key tile of up to 512 (1024 on Trainium3): S = QK^T on TensorE
+(fp32 PSUM; a head_dim above 128 contracts in passes of 128); the row max on VectorE; P = exp((S - m) / sqrt(d)) with its
 row sum on ScalarE (``activation``) or, where the core has it, the VectorE
 ``exponential`` (Trainium3); P transposed on TensorE and evacuated to SBUF; PV on
 TensorE; the running sum and output rescaled by exp(m_old - m_new) (online softmax).
@@ -54,9 +54,10 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
     """
     core = tl.core
     P = core.partitions
-    # key tiles of 1024 where PSUM banks allow it (NeuronCore-v4: moving size up to 4096
-    # fp32), else 512 (one bank of fp32 scores)
-    Bq, Bk = P, min(1024 if core.moving_free_max >= 1024 else 512, seq_kv)
+    # key tiles of two PSUM banks of fp32 scores where the moving size allows it
+    # (NeuronCore-v4: up to 4096), else one bank (512 on NeuronCore-v3)
+    bank = core.tile_cols
+    Bq, Bk = P, min(2 * bank if core.moving_free_max >= 2 * bank else bank, seq_kv)
     dp, dc = min(d, P), math.ceil(d / P)
     scale = 1.0 / np.sqrt(d)
     off = seq_kv - seq_q  # bottom-right causal alignment
@@ -140,7 +141,7 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
                     cur = (c, *load_kv(hk, c))
                 return cur[1], cur[2]
 
-            def scores(j0, qt=qt):
+            def scores(j0, qt=qt, bq=bq, last=last):
                 kt, _ = kv_at(j0)
                 w = min(Bk, last - j0)
                 t = spool.tile()

@@ -62,14 +62,16 @@ class GemmPlan:
     stat_dtype: str
     mov_dtype: str
     quantize: str  # "" or which operand VectorE quantizes ("stationary"/"moving")
+    array_cols: int = 128  # stationary free size limit (core.pe_cols)
+    bank_cols: int = 512  # fp32 values per partition in one PSUM bank (core.tile_cols)
 
     @property
     def tile_m(self) -> int:
-        return min(128, self.rows)
+        return min(self.array_cols, self.rows)
 
     @property
     def tile_n(self) -> int:
-        return min(512, self.cols)
+        return min(self.bank_cols, self.cols)
 
     @property
     def steps(self) -> int:
@@ -84,10 +86,10 @@ class GemmPlan:
 
 
 def _tensor_cycles(core, rows, cols, steps) -> float:
-    tm = min(128, rows)
-    tn = min(512, cols)
+    """TensorE cycles of a rows x cols output over ``steps`` K steps (full tiles' cost)."""
+    tm, tn = min(core.pe_cols, rows), min(core.tile_cols, cols)
     mm = max(min(core.matmul_min_cycles, tm), tn)
-    return math.ceil(rows / 128) * math.ceil(cols / 512) * steps * mm
+    return math.ceil(rows / core.pe_cols) * math.ceil(cols / core.tile_cols) * steps * mm
 
 
 def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
@@ -132,16 +134,16 @@ def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
     t_tensor = _tensor_cycles(core, rows, cols, steps) / core.tensor_clock.to("Hz").magnitude
     cands = []
     for tm, tn in ((4, 1), (2, 2), (1, 4), (2, 1), (1, 2), (1, 1)):
-        tm_ = min(tm, math.ceil(rows / 128))
-        tn_ = min(tn, math.ceil(cols / 512))
-        mb, nb = tm_ * min(128, rows), tn_ * min(512, cols)
+        tm_ = min(tm, math.ceil(rows / core.pe_cols))
+        tn_ = min(tn, math.ceil(cols / core.tile_cols))
+        mb, nb = tm_ * min(core.pe_cols, rows), tn_ * min(core.tile_cols, cols)
         s_bytes = ITEMSIZE[stat_dt] * (2 if quant == "stationary" else 1)
         m_bytes = ITEMSIZE[mov_dt] * (2 if quant == "moving" else 1)
         slab = steps * pack * nb * m_bytes  # per partition
         resident = slab <= part / 2 and rows > mb
         slabs = slab * ((2 if 2 * slab <= part / 4 else 1) if resident else 0)
         per_step = pack * (mb * s_bytes + (0 if resident else nb * m_bytes))
-        avail = 0.75 * part - slabs - 4 * mb * nb * 2 / 128  # less the C tiles
+        avail = 0.75 * part - slabs - 4 * mb * nb * 2 / core.partitions  # less the C tiles
         # steps per DMA: enough for an overhead-free payload, and few enough groups for the
         # simulation budget, within two buffers of the SBUF left
         pay = pack * min(mb, rows) * s_bytes
@@ -155,17 +157,18 @@ def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
         key = (round(t, 12), traffic)
         # buffers per input stream: enough groups in flight to cover the DMA latency
         t_group = group * _tensor_cycles(core, mb, nb, 1) / core.tensor_clock.to("Hz").magnitude
-        t_dma = group * pack * 128 * (mb * s_bytes + nb * m_bytes) / rate
+        t_dma = group * pack * core.partitions * (mb * s_bytes + nb * m_bytes) / rate
         lat = core.dma_fixed_latency.to("s").magnitude
         bufs = math.ceil((lat + t_dma) / t_group) + 1
         bufs = int(max(2, min(bufs, 8, avail / (group * per_step))))
         plan = GemmPlan(rows, k, cols, swapped, pack, k_step, tm_, tn_, group, resident, bufs,
-                        a_dt, stat_dt, mov_dt, quant)
+                        a_dt, stat_dt, mov_dt, quant, core.pe_cols, core.tile_cols)
         if plan not in [c for _, c in cands]:
             cands.append((key, plan))
     cands.sort(key=lambda c: c[0])
     if (not tune or len(cands) == 1
-            or steps * math.ceil(rows / 512) * math.ceil(cols / 512) > TUNE_STEPS):
+            or steps * math.ceil(rows / core.tile_cols) * math.ceil(cols / core.tile_cols)
+            > TUNE_STEPS):
         return cands[0][1]
     # small problems: simulate the candidates and keep the fastest (as kernels are tuned)
     timed = []
