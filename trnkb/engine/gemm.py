@@ -32,13 +32,20 @@ import numpy as np
 
 from trnkb.engine import isa
 from trnkb.engine.model import NeuronCore
-from trnkb.engine.numerics import ELEMENTS, MXTensor, error_stats, quantize_mx, round_to
+from trnkb.engine.numerics import (
+    ELEMENTS,
+    MXTensor,
+    decode_element,
+    error_stats,
+    quantize_mx,
+    round_to,
+)
 from trnkb.engine.timeline import ITEMSIZE, Timeline
 
 Progress = Callable[[int, int], None] | None
 MX_BLOCK = 32
 MAX_STEPS = 4000  # DMA groups per core the cost simulation issues at most (speed bound)
-TUNE_STEPS = 2048  # below this many K steps x 512-blocks, candidate plans are simulated
+TUNE_STEPS = 128  # below this many K steps x 512-blocks, candidate plans are simulated
 FP8_MAX = ELEMENTS["e4m3"].max  # OCP E4M3 largest finite value (448)
 MX_DTYPES = ("mxfp8", "mxfp4")
 
@@ -328,14 +335,28 @@ def _pad_k(x: np.ndarray, k_to: int) -> np.ndarray:
     return out
 
 
-def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed):
+def mx_values(q: MXTensor) -> np.ndarray:
+    """The values of an MX tensor in float32: element x 2**(scale - 127), NaN for scale 0xFF.
+
+    Exact in float32 (a power-of-two multiple of an element) unless the scale exceeds
+    2**120 or so and the product overflows float32's range, which no real tensor does.
+    """
+    vals = decode_element(q.codes, q.element).astype(np.float32)
+    s = q.scales.astype(np.int32)
+    f = np.ldexp(np.float32(1.0), s - 127).astype(np.float32)
+    f = np.where(s == 255, np.float32(np.nan), f)
+    blocks = vals.reshape(*q.scales.shape, q.block)
+    return (blocks * f[..., None]).reshape(q.codes.shape)
+
+
+def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed, fast: bool = False):
     """The inputs as float64 references and as the values TensorE multiplies.
 
     Returns ``(a64, b64, aq, bq, scale)``: bf16-rounded, fp8 per-tensor scaled
     (s = amax / 448, applied at PSUM evacuation) or MX-dequantized (blocks of 32 along K,
     K zero-padded to a multiple of 32). ``a`` (m, k) and ``b`` (k, n) may be given as
     :class:`MXTensor` (quantized along K; ``b`` then has shape (n, k)); their scale bytes
-    are used as they are.
+    are used as they are. ``fast`` keeps the reference inputs in float32 (no float64 copy).
     """
     rng = np.random.default_rng(seed)
     mx = dtype in MX_DTYPES
@@ -348,8 +369,9 @@ def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed):
         a = rng.standard_normal((m, k))
     if b is None:
         b = rng.standard_normal((k, n))
-    a64 = a.dequantize()[:, :k] if a_mx else np.asarray(a, np.float64)
-    b64 = b.dequantize()[:, :k].T if b_mx else np.asarray(b, np.float64)
+    # float64 only for the reference; the engine's own inputs are rounded from float32
+    a64 = a.dequantize()[:, :k] if a_mx else np.asarray(a, np.float32 if fast else np.float64)
+    b64 = b.dequantize()[:, :k].T if b_mx else np.asarray(b, np.float32 if fast else np.float64)
     if a64.shape != (m, k) or b64.shape != (k, n):
         raise ValueError(f"a must be {(m, k)} and b {(k, n)}; got {a64.shape} and {b64.shape}")
     scale = 1.0
@@ -361,10 +383,9 @@ def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed):
         aq, bq = round_to(a64 / sa, "fp8"), round_to(b64 / sb, "fp8")
         scale = float(np.float32(sa * sb))
     else:
-        aq = (a.dequantize() if a_mx else quantize_mx(_pad_k(a64, kp), dtype).dequantize())
-        bt = (b.dequantize() if b_mx else
-              quantize_mx(_pad_k(b64.T, kp), weight_dtype or dtype).dequantize())
-        aq, bq = aq[:, :k].astype(np.float32), bt[:, :k].T.astype(np.float32)
+        aq = mx_values(a if a_mx else quantize_mx(_pad_k(a64, kp), dtype))
+        bt = mx_values(b if b_mx else quantize_mx(_pad_k(b64.T, kp), weight_dtype or dtype))
+        aq, bq = aq[:, :k], bt[:, :k].T
     return a64, b64, aq, bq, scale
 
 
@@ -419,7 +440,8 @@ def gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16", execute:
     a64 = b64 = aq = bq = None
     scale = 1.0
     if execute:
-        a64, b64, aq, bq, scale = gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed)
+        a64, b64, aq, bq, scale = gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed,
+                                              fast=not reference)
     tl = Timeline(core, execute=False)
     for _ in gemm_program(tl, plan, scale, progress):
         pass
