@@ -71,6 +71,7 @@ class GemmPlan:
     quantize: str  # "" or which operand VectorE quantizes ("stationary"/"moving")
     array_cols: int = 128  # stationary free size limit (core.pe_cols)
     bank_cols: int = 512  # fp32 values per partition in one PSUM bank (core.tile_cols)
+    block_store: bool = False  # one store DMA per output block instead of one per tile
 
     @property
     def tile_m(self) -> int:
@@ -89,6 +90,7 @@ class GemmPlan:
                 f"blocks of {self.tm}x{self.tn} tiles of {self.tile_m}x{self.tile_n}, "
                 f"K step {self.k_step}, {self.group} step(s) per DMA, {self.bufs} buffers, "
                 f"{'resident' if self.resident else 'streamed'} moving slab"
+                + ("; one store per block" if self.block_store else "")
                 + (f"; {self.quantize} operand quantized to MX on VectorE" if self.quantize else ""))
 
 
@@ -173,9 +175,10 @@ def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
         if plan not in [c for _, c in cands]:
             cands.append((key, plan))
     cands.sort(key=lambda c: c[0])
-    if (not tune or len(cands) == 1
-            or steps * math.ceil(rows / core.tile_cols) * math.ceil(cols / core.tile_cols)
-            > TUNE_STEPS):
+    big = steps * math.ceil(rows / core.tile_cols) * math.ceil(cols / core.tile_cols) > TUNE_STEPS
+    if big:  # large problems: fewer, larger stores (one per block of tiles)
+        return replace(cands[0][1], block_store=True)
+    if not tune or len(cands) == 1:
         return cands[0][1]
     # small problems: simulate the candidates and keep the fastest (as kernels are tuned)
     timed = []
@@ -225,7 +228,10 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
     if q_st or q_mv:
         raw_pool = tl.sbuf_pool("bf16 activations", shape(P, G * (Mb if q_st else Nb)), "bf16",
                                 plan.bufs)
-    out_pool = tl.sbuf_pool("C tiles", (TM, TN), "bf16", 2 * plan.tm * plan.tn)
+    if plan.block_store:
+        out_pool = tl.sbuf_pool("C blocks", (TM, plan.tm * Nb), "bf16", 2)
+    else:
+        out_pool = tl.sbuf_pool("C tiles", (TM, TN), "bf16", 2 * plan.tm * plan.tn)
     acc_pool = tl.psum_pool("accumulators", (TM, TN), "fp32", 2 * plan.tm * plan.tn)
 
     def load(pool, src, k0, kk, c0, widths, quantize, scale_pool, scale_src):
@@ -275,8 +281,18 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
         dt = "fp8"
 
     def evacuate(accs, tiles_m, tiles_n, r0, c0):
+        blk = out_pool.tile() if plan.block_store else None
         for (i, j), acc in accs.items():
             (oi, h), (oj, w) = tiles_m[i], tiles_n[j]
+            if blk is not None:
+                o = blk.view(None, (h, w), key=(i, j), disjoint=True)
+                eng = evict[(i + j) % 2]
+                a = acc if (h, w) == (TM, TN) else acc.view(None, (h, w), key="edge")
+                if plan.in_dtype == "fp8":
+                    isa.tensor_scalar(tl, o, a, "multiply", fp8_scale, engine=eng)
+                else:
+                    isa.copy(tl, o, a, engine=eng)
+                continue
             ot = out_pool.tile()
             cost = {e: tl._free[e] + (1.0 if e == "scalar" and tl.core.scalar_lanes
                                       <= tl.core.partitions else 0.5) * TN / tl.clock_hz[e]
@@ -290,6 +306,10 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
                 isa.copy(tl, o, a, engine=eng)
             rr, cc = r0 + oi, c0 + oj
             isa.dma(tl, C.view((slice(rr, rr + h), slice(cc, cc + w)), (h, w), key=(rr, cc)), o)
+        if blk is not None:
+            mb, nb = sum(h for _, h in tiles_m), sum(w for _, w in tiles_n)
+            isa.dma(tl, C.view((slice(r0, r0 + mb), slice(c0, c0 + nb)), (mb, nb), key=(r0, c0)),
+                    blk, nbytes=mb * nb * ITEMSIZE["bf16"])
 
     pending = None  # the previous block's evacuation, issued after this block's first group
     for bi, (r0, c0) in enumerate(blocks):
