@@ -88,9 +88,7 @@ def row_json(kb: KnowledgeBase, row_id: str) -> dict:
     for name in names:
         sub = facts[facts["field"] == name].sort_values("preferred", ascending=False, kind="stable")
         if sub.empty:
-            unit = TABLES[table].field(name).unit
-            out[name] = {"value": None, "unit": format_unit(unit) if unit else "", "source": None,
-                         "kind": None, "note": "no source in the knowledge base gives this"}
+            out[name] = _missing(kb, table, name)
             continue
         first = sub.iloc[0]
         entry = value_json(first["value"], first)
@@ -100,15 +98,56 @@ def row_json(kb: KnowledgeBase, row_id: str) -> dict:
     return out
 
 
-def _cell(v: dict) -> str:
-    """One value for people: full precision, thousands separators, canonical unit."""
+def _missing(kb: KnowledgeBase, table: str, name: str) -> dict:
+    from trnkb.schema import TABLES
+    from trnkb.units import format_unit
+
+    f = TABLES[table].field(name)
+    unit = f.unit if f is not None else ""
+    return {"value": None, "unit": format_unit(unit) if unit else "", "source": None,
+            "kind": None, "note": "no source in the knowledge base gives this"}
+
+
+def _cell(v: dict, field: str = "") -> str:
+    """One value for people: full precision, thousands separators (not in years),
+    canonical unit."""
     from trnkb.units import format_number
 
     if v["value"] is None:
         return MISSING
     x = v["value"]
-    text = format_number(x, sig=15) if isinstance(x, (int, float)) else str(x)
+    if field == "year" or field.endswith("_year"):
+        text = str(x)
+    else:
+        text = format_number(x, sig=15) if isinstance(x, (int, float)) else str(x)
     return f"{text} {v['unit']}".strip()
+
+
+def _compare_row(kb: KnowledgeBase, table: str, f: str, by_id: dict, ids: list[str]):
+    """(label, cells) of one compared field: quantities in the field's display unit
+    (``dense_bf16 (TFLOP/s)``) so a row reads across; a qualifier is shown with its value."""
+    import pint
+
+    from trnkb.schema import TABLES
+    from trnkb.units import format_number, format_unit
+
+    field = TABLES[table].field(f)
+    unit = field.unit if field is not None and field.kind == "quantity" else ""
+    cells = []
+    for i in ids:
+        v = by_id[i]
+        if v["value"] is None:
+            cells.append(None)
+            continue
+        q = kb.get(i, f)
+        if unit and isinstance(q, pint.Quantity):
+            text = format_number(float(q.to(unit).magnitude), sig=15)
+        else:
+            text = _cell(v, f)
+        if v.get("qualifier"):
+            text += f" ({v['qualifier']})"
+        cells.append(text)
+    return (f"{f} ({format_unit(unit)})" if unit else f), cells
 
 
 def compare_json(kb: KnowledgeBase, ids: list[str]) -> dict:
@@ -124,7 +163,7 @@ def compare_json(kb: KnowledgeBase, ids: list[str]) -> dict:
     names: list[str] = []
     for r in rows.values():
         names += [k for k, v in r.items() if isinstance(v, dict) and k not in names]
-    fields = {f: {i: rows[i][f] for i in ids} for f in names
+    fields = {f: {i: rows[i].get(f) or _missing(kb, tables[0], f) for i in ids} for f in names
               if any(rows[i].get(f, {}).get("value") is not None for i in ids)}
     return {"table": tables[0], "ids": ids, "fields": fields}
 
@@ -216,9 +255,9 @@ def register(app: typer.Typer) -> None:
             if v["value"] is None:
                 missing.append(name)
                 continue
-            rt.add_row(name, escape(_cell(v)), v["source"], v["kind"], escape(v["locator"]))
+            rt.add_row(name, escape(_cell(v, name)), v["source"], v["kind"], escape(v["locator"]))
             for alt in v.get("alternatives", []):
-                rt.add_row("", "[yellow]" + escape(_cell(alt)) + "[/yellow]",
+                rt.add_row("", "[yellow]" + escape(_cell(alt, name)) + "[/yellow]",
                            alt["source"], alt["kind"], escape(alt["locator"]))
         console = _console()
         console.print(rt)
@@ -241,9 +280,13 @@ def register(app: typer.Typer) -> None:
 
         rt = _rich_table("field", *ids, title=f"{data['table']}: {', '.join(ids)}")
         for f, by_id in data["fields"].items():
-            rt.add_row(f, *[(f"[dim]{MISSING}[/dim]" if by_id[i]["value"] is None
-                             else escape(_cell(by_id[i]))) for i in ids])
+            label, cells = _compare_row(kb, data["table"], f, by_id, ids)
+            rt.add_row(escape(label), *[f"[dim]{MISSING}[/dim]" if c is None else escape(c)
+                                        for c in cells])
         _console().print(rt)
+        console = _console()
+        console.print(f"[dim]values in the field's unit; {MISSING}: no source gives it; "
+                      "--json for sources and alternatives[/dim]")
 
     @app.command()
     def sources(specs: SpecsOpt = None, as_json: JsonOpt = False):
