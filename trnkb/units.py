@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 from importlib import resources
 
@@ -40,9 +41,31 @@ class QuantityError(ValueError):
     """Text that is not ``<number> <unit>``: unknown unit, arithmetic, nan, no number..."""
 
 
+def _cache_folder():
+    """pint's own disk cache of parsed definitions (keyed by the files' content hash), in
+    trnkb's user cache directory; None (parse every time) when it cannot be written or
+    ``TRNKB_NO_CACHE`` is set."""
+    if os.environ.get("TRNKB_NO_CACHE"):
+        return None
+    try:
+        import platformdirs
+
+        folder = platformdirs.user_cache_path("trnkb", appauthor=False) / f"pint-{pint.__version__}"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder if os.access(folder, os.W_OK) else None
+    except Exception:  # no home, read-only file system...: no cache
+        return None
+
+
 def _make_registry() -> pint.UnitRegistry:
     path = resources.files("trnkb").joinpath("data", UNITS_FILE)
     with resources.as_file(path) as p:
+        folder = _cache_folder()
+        if folder is not None:
+            try:
+                return pint.UnitRegistry(str(p), cache_folder=folder)
+            except Exception:  # an unreadable cache entry: parse the definitions
+                pass
         return pint.UnitRegistry(str(p))
 
 

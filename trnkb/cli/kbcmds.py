@@ -175,7 +175,9 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ):
         """Load and check every spec file (and claim); exit 1 listing every problem."""
-        kb = _load(directory)
+        import trnkb
+
+        kb = trnkb.load(directory, schemas=True)
         n_claims = None
         if importlib.util.find_spec("trnkb.claims") is not None:
             from trnkb.claims import validate_claims

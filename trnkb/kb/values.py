@@ -9,6 +9,7 @@ the provenance. Errors are collected as ``file:line: row.field: problem``.
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -47,6 +48,17 @@ def written_unit(raw) -> str:
     return "" if isinstance(raw, (int, float)) else _LEADING_NUMBER.sub("", str(raw)).strip()
 
 
+@functools.lru_cache(maxsize=64)
+def _dimensionality(want: str):
+    return ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality
+
+
+@functools.lru_cache(maxsize=256)
+def _unit(text: str):
+    """A field's display unit, parsed once (pint's unit parser is slow)."""
+    return ureg.parse_units(text) if text else ureg.dimensionless
+
+
 def parse_value(f: Field, raw, ctx: Ctx, line: int, where: str):
     """Return (value, magnitude_in_display_unit, unit_as_written, canonical_unit) or None
     after recording an error."""
@@ -68,13 +80,12 @@ def parse_value(f: Field, raw, ctx: Ctx, line: int, where: str):
         ctx.err(line, where, str(e))
         return None
     want = DIMENSIONS[f.dim] if f.kind == "quantity" else ""
-    want_dim = ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality
-    if q.dimensionality != want_dim:
+    if q.dimensionality != _dimensionality(want):
         got = str(q.dimensionality) if not q.dimensionless else "dimensionless"
         ctx.err(line, where, f"wrong dimension: {raw!r} is {got}, expected {want or 'a plain count'}"
                              f" (e.g. {f.unit or 'a number'})")
         return None
-    mag = q.to(f.unit).magnitude if f.unit else q.to("").magnitude
+    mag = q.m_as(_unit(f.unit))
     if mag < 0:
         ctx.err(line, where, f"negative value {raw!r}")
         return None
