@@ -19,9 +19,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from trnkb.calc import flops, memory, network, power, scaleup, system, tco
 from trnkb.calc.derivation import Derivation, Input, Result
+from trnkb.qtypes import Quantity, Sources
 
 __all__ = [
     "CALCULATORS", "Calculator", "Derivation", "Input", "Result", "calculator", "flops",
@@ -88,7 +90,7 @@ def calculator(name: str) -> Calculator:
                        f"{', '.join(CALCULATORS)}") from None
 
 
-def run(name: str, args: dict, sources: dict | None = None) -> Result:
+def run(name: str, args: dict[str, Any], sources: Sources = None) -> Result:
     """Call calculator ``name`` with ``args`` keyed by parameter name (``-`` or ``_``).
 
     Values are numbers, pint quantities or strings pint parses (``"12.8 Tbit/s"``).
@@ -113,7 +115,7 @@ def run(name: str, args: dict, sources: dict | None = None) -> Result:
     return calc.function(**kwargs, sources=sources)
 
 
-def parse_value(text: str, where: str = "value"):
+def parse_value(text: str, where: str = "value") -> int | float | Quantity:
     """A number or a pint quantity from ``text``; a clear ``ValueError`` otherwise."""
     from trnkb.units import QuantityError, parse
 

@@ -23,7 +23,7 @@ import typer.main
 from typer.core import TyperGroup
 
 # Order is the order of `trnkb --help`.
-TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine")
+TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "workload", "diff")
 
 # command -> (topic module, one-line help shown by `trnkb --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "claims": ("claims", "Published statements tested against the knowledge base, with their verdicts."),
     "topology": ("topology", "Scale-up fabric model: switch counts, hops, bandwidths and worked paths."),
     "engine": ("engine", "Run GEMM and attention on a modelled NeuronCore (time and numerics)."),
+    "workload": ("workload", "Train and serve models on systems: time, chips, tokens/s, cost, with ranges."),
+    "diff": ("diff", "List what changed between two versions of the knowledge base."),
 }
 
 HELP = "Sourced, unit-checked AI-accelerator specifications: show, compare, validate, export."
@@ -98,15 +100,26 @@ app = typer.Typer(
     cls=LazyGroup,
     help=HELP,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from trnkb import __version__
+
+        print(f"trnkb {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
-    pass
+def _options(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the trnkb version and exit."),
+) -> None:
+    """Sourced, unit-checked AI-accelerator specifications: show, compare, validate, export."""
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -120,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
                 print(line, file=sys.stderr)
             print(f"{len(e.errors)} problem(s); nothing loaded.", file=sys.stderr)
             sys.exit(1)
-        if isinstance(e, (KeyError, ValueError)):  # bad user input: unknown id, bad quantity...
+        if isinstance(e, (KeyError, ValueError)):  # bad user input (DiffError is a ValueError): unknown id, bad quantity...
             msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
             print(f"error: {msg}", file=sys.stderr)
             sys.exit(1)
