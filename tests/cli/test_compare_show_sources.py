@@ -93,3 +93,20 @@ def test_show_never_cuts_values_with_an_ellipsis(kb, run):
     wide = run("show", "trainium3", width=400)
     for src in set(kb.facts[kb.facts["id"] == "trainium3"]["source"]):
         assert src in wide
+
+
+def test_show_json_writes_bit_units_that_read_back_as_bits(kb, run):
+    default = pint.UnitRegistry()  # pint's own registry
+    seen = set()
+    for rid in kb.ids():
+        out = json.loads(run("show", rid, "--json"))
+        for v in out.values():
+            if not isinstance(v, dict):
+                continue
+            for entry in [v, *v.get("alternatives", [])]:
+                if "bit" in (entry.get("unit") or "") and entry["value"] is not None:
+                    seen.add(entry["unit"])
+                    back = trnkb.Q_(entry["value"], entry["unit"])
+                    assert str(back.dimensionality).startswith("[information]")
+                    assert "gilbert" not in str(default.Quantity(1, entry["unit"]).units)
+    assert {"Gbit/s"} <= seen  # lane and port rates in specs/ are written in Gbit/s
