@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> None:
                 print(line, file=sys.stderr)
             print(f"{len(e.errors)} problem(s); nothing loaded.", file=sys.stderr)
             sys.exit(1)
-        if isinstance(e, (KeyError, ValueError)):  # bad user input (DiffError is a ValueError): unknown id, bad quantity...
+        # bad user input (DiffError is a ValueError): unknown id, bad quantity...
+        if isinstance(e, (KeyError, ValueError)):
             msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
             print(f"error: {msg}", file=sys.stderr)
             sys.exit(1)

@@ -72,7 +72,6 @@ def row_json(kb: KnowledgeBase, row_id: str) -> dict:
     """Every field of one row: labels as text, values with provenance, missing fields
     marked as such (``"value": null``)."""
     from trnkb.schema import TABLES
-    from trnkb.units import format_unit
 
     table = kb.table_of(row_id)
     wide = kb.table(table)

@@ -13,6 +13,7 @@ from trnkb.schema import ID_PATTERN, SOURCE_FIELDS, SOURCE_KINDS, Table
 from trnkb.specfile import LineDict, display_path, read_yaml
 
 SEED_PATTERN = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
+_DATE = re.compile(r"^\d{4}(-\d{2}){0,2}$")
 
 
 def parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
@@ -49,9 +50,9 @@ def parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
             ctx.err(item.key_lines["kind"], f"{sid}.kind",
                     f"{item['kind']!r} is not one of {', '.join(SOURCE_KINDS)}")
         d = item.get("date")
-        if d is not None and not isinstance(d, date) and not re.match(r"^\d{4}(-\d{2}){0,2}$", str(d)):
+        if d is not None and not isinstance(d, date) and not _DATE.match(str(d)):
             ctx.err(item.key_lines["date"], f"{sid}.date", f"{d!r} is not a date (YYYY[-MM[-DD]])")
-        rows.append({k: (str(item.get(k)) if item.get(k) is not None else "") for k in SOURCE_FIELDS})
+        rows.append({k: (str(item[k]) if item.get(k) is not None else "") for k in SOURCE_FIELDS})
     return pd.DataFrame(rows, columns=list(SOURCE_FIELDS))
 
 

@@ -169,8 +169,9 @@ def load(path: str | Path | None = None, *, schemas: bool = False) -> KnowledgeB
     check_references(p)
     p.raise_if_errors()
     facts = pd.DataFrame(p.facts, columns=FACT_COLUMNS)
+    row_ids = {name: [x["id"] for x in labels] for name, labels in p.labels.items()}
     kb = KnowledgeBase(root, facts, p.sources, table_builders(p), find_conflicts(p.facts),
-                       row_ids={name: [x["id"] for x in labels] for name, labels in p.labels.items()})
+                       row_ids=row_ids)
     if schemas:
         errors = check_schemas(kb)
         if errors:

@@ -82,15 +82,16 @@ def parse_value(f: Field, raw, ctx: Ctx, line: int, where: str):
     want = DIMENSIONS[f.dim] if f.kind == "quantity" else ""
     if q.dimensionality != _dimensionality(want):
         got = str(q.dimensionality) if not q.dimensionless else "dimensionless"
-        ctx.err(line, where, f"wrong dimension: {raw!r} is {got}, expected {want or 'a plain count'}"
-                             f" (e.g. {f.unit or 'a number'})")
+        ctx.err(line, where, f"wrong dimension: {raw!r} is {got}, expected "
+                             f"{want or 'a plain count'} (e.g. {f.unit or 'a number'})")
         return None
     mag = q.m_as(_unit(f.unit))
     if mag < 0:
         ctx.err(line, where, f"negative value {raw!r}")
         return None
     if f.lo is not None and not (f.lo <= mag <= f.hi):
-        ctx.err(line, where, f"implausible value {raw!r}: expected {f.lo:g} to {f.hi:g} {f.unit}".rstrip())
+        ctx.err(line, where,
+                f"implausible value {raw!r}: expected {f.lo:g} to {f.hi:g} {f.unit}".rstrip())
         return None
     return q, float(mag), written_unit(raw), format_unit(q.units)
 
@@ -115,8 +116,8 @@ def parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx: 
     for block in blocks:
         bline = block.line if isinstance(block, LineDict) else line
         if not isinstance(block, LineDict):
-            ctx.err(bline, where, "expected {value, source, locator, kind}; a value needs its source "
-                                  f"(got {block!r})")
+            ctx.err(bline, where, "expected {value, source, locator, kind}; a value needs its "
+                                  f"source (got {block!r})")
             continue
         for key in block:
             if key not in VALUE_KEYS:
@@ -146,7 +147,8 @@ def parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx: 
             "magnitude": mag, "unit": unit, "canonical_unit": canonical, "source": src,
             "locator": str(block.get("locator", "")), "kind": kind,
             "preferred": bool(block.get("preferred", False)),
-            "note": str(block.get("note", "") or ""), "qualifier": str(block.get("qualifier", "") or ""),
+            "note": str(block.get("note", "") or ""),
+            "qualifier": str(block.get("qualifier", "") or ""),
             "file": ctx.file, "line": bline,
         })
     if len(facts) == 1:
