@@ -80,6 +80,10 @@ def _check_target(out: Path) -> Path:
 def _tidy_leftovers(out: Path) -> None:
     """Remove what an interrupted export left beside ``out`` (only trnkb's own staging
     directories; sub-directories found in them go back into ``out``, never deleted)."""
+    if out.is_dir() and not out.is_symlink():  # staged inside (read-only parent): all ours
+        for d in out.glob(f"{_STAGING}*"):
+            if d.is_dir() and not d.is_symlink():
+                shutil.rmtree(d, ignore_errors=True)
     for d in out.parent.glob(f".{out.name}{_STAGING}*"):
         if not d.is_dir() or d.is_symlink():
             continue
