@@ -23,7 +23,7 @@ import numpy as np
 KEY_BITS = 18
 _LOW = (1 << 14) - 1
 _ABS = np.uint32(0x7FFFFFFF)
-CHUNK_ELEMENTS = 1 << 14
+CHUNK_ELEMENTS = 1 << 16
 
 _DTYPES = {
     "e4m3": ml_dtypes.float8_e4m3fn,
@@ -99,24 +99,23 @@ def quantize_blocks(x: np.ndarray, block: int, name: str,
     n = x.size
     nb = n // block
     per = max(1, CHUNK_ELEMENTS // block)
-    bits = x.view(np.uint32)
-    codes = np.empty(n, np.uint8)
-    scales = np.empty(nb, np.uint8)
     size = per * block
+    bits = x.view(np.uint32)
     tmp = (np.empty(size, np.uint32), np.empty(size, np.uint32))
-    scaled = np.empty(size, np.float32)
-    key = np.empty(size, np.uint32)
+    amax = np.empty(nb, np.uint32)
+    for i in range(0, nb, per):
+        j = min(nb, i + per)
+        amax[i:j] = block_abs_max_bits(bits[i * block: j * block], block, tmp)
+    mult, scales = scale(amax)
+    codes = np.empty(n, np.uint8)
+    scaled, key = tmp[0].view(np.float32), tmp[1]
     for i in range(0, nb, per):
         j = min(nb, i + per)
         lo, hi = i * block, j * block
-        m = hi - lo
-        amax = block_abs_max_bits(bits[lo:hi], block, tmp)
-        mult, code = scale(amax)
-        scales[i:j] = code
-        sc = scaled[:m].reshape(j - i, block)
-        np.multiply(x[lo:hi].reshape(j - i, block), mult[:, None], out=sc)
-        np.take(lut, lut_key(scaled[:m].view(np.uint32), key[:m]), out=codes[lo:hi])
-        nan = code == 255
-        if nan.any():
-            codes[lo:hi].reshape(j - i, block)[nan] = 0
+        sc = scaled[: hi - lo]
+        np.multiply(x[lo:hi].reshape(j - i, block), mult[i:j, None], out=sc.reshape(j - i, block))
+        np.take(lut, lut_key(sc.view(np.uint32), key[: hi - lo]), out=codes[lo:hi])
+    nan = scales == 255
+    if nan.any():
+        codes.reshape(nb, block)[nan] = 0
     return codes, scales
