@@ -526,3 +526,21 @@ def test_nvfp4_matches_torchao_bit_for_bit(scaling):
     assert q.codes.tolist() == unpack_uint4(t_data.contiguous()).tolist()
     if pts is not None:
         assert q.tensor_scale == np.float32(pts.item())
+
+
+@pytest.mark.parametrize("name", SPEC)
+def test_element_cast_of_random_bit_patterns_matches_the_reference(name):
+    # uniform float32 bit patterns near the format's range, plus each grid midpoint with
+    # one low bit set or cleared (the sticky bit is what a lookup key must keep)
+    from trnkb.engine.numerics import cast_element
+
+    rng = np.random.default_rng(3)
+    exp = rng.integers(127 - 20, 127 + 20, 3000, dtype=np.uint32)
+    bits = (rng.integers(0, 2, 3000, dtype=np.uint32) << 31) | (exp << 23) | \
+        rng.integers(0, 1 << 23, 3000, dtype=np.uint32)
+    g = [float(v) for v, _ in grid(name)]
+    mids = np.array([(a + b) / 2 for a, b in zip(g, g[1:], strict=False)], np.float32)
+    near = np.concatenate([mids.view(np.uint32) + d for d in (0, 1, 2**12, 2**16 - 1, 2**16)])
+    x = np.concatenate([bits.view(np.float32), near.view(np.float32), -near.view(np.float32)])
+    got = cast_element(x, ELEMENTS[name])
+    assert got.tolist() == [ref_code(float(v), 0, name) for v in x]

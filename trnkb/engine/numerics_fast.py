@@ -1,11 +1,11 @@
 """Vectorised casts to small float formats: lookup tables on float32 bit patterns.
 
 Rounding a float32 to a format with at most 3 mantissa bits (round to nearest, ties to
-even, saturating) depends only on its sign, exponent, top 8 mantissa bits and whether any
-lower bit is set (the sticky bit). :func:`lut_key` folds the 14 low bits into bit 14 and
-keeps bits 14..31: an 18-bit key. A 256 KiB table per format, filled once from
-``ml_dtypes`` casts of one representative value per key, then maps keys to element codes
-with one gather. No Python loop runs per element; :func:`quantize_blocks` walks the input
+even, saturating) depends only on its sign, exponent, top 6 mantissa bits and whether any
+lower bit is set (the sticky bit): the round bit is mantissa bit 19 or higher.
+:func:`lut_key` folds the 16 low bits into bit 16 and keeps bits 16..31: a 16-bit key. A
+64 KiB table per format, filled once from ``ml_dtypes`` casts of one representative value
+per key, then maps keys to element codes with one gather. No Python loop runs per element; :func:`quantize_blocks` walks the input
 in chunks of ~64 KiB so every temporary stays in the CPU cache.
 
 Block maxima use a shift tree on the flat chunk (max of element i and i+16, then +8, +4,
@@ -20,8 +20,9 @@ from functools import cache
 import ml_dtypes
 import numpy as np
 
-KEY_BITS = 18
-_LOW = (1 << 14) - 1
+KEY_BITS = 16
+_SHIFT = 32 - KEY_BITS
+_LOW = np.uint32((1 << _SHIFT) - 1)
 _ABS = np.uint32(0x7FFFFFFF)
 CHUNK_ELEMENTS = 1 << 16
 
@@ -38,12 +39,12 @@ _BITS = {"e4m3": 8, "e5m2": 8, "e2m3": 6, "e3m2": 6, "e2m1": 4}
 
 @cache
 def cast_table(name: str) -> np.ndarray:
-    """Element code (uint8) for every 18-bit key of a float32, RNE and saturating.
+    """Element code (uint8) for every 16-bit key of a float32, RNE and saturating.
 
     Keys of NaN map to whatever ml_dtypes gives; callers never look them up for data
     (a block with a NaN or an Inf gets the NaN scale and zero codes).
     """
-    rep = (np.arange(1 << KEY_BITS, dtype=np.uint32) << np.uint32(14)).view(np.float32)
+    rep = (np.arange(1 << KEY_BITS, dtype=np.uint32) << np.uint32(_SHIFT)).view(np.float32)
     with np.errstate(invalid="ignore"):
         clipped = np.clip(rep, -_MAX[name], _MAX[name])
         codes = clipped.astype(_DTYPES[name]).view(np.uint8)
@@ -51,11 +52,11 @@ def cast_table(name: str) -> np.ndarray:
 
 
 def lut_key(bits: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """18-bit table key of float32 bit patterns (uint32), written into ``out`` (uint32)."""
+    """16-bit table key of float32 bit patterns (uint32), written into ``out`` (uint32)."""
     np.bitwise_and(bits, _LOW, out=out)
-    out += _LOW  # bit 14 set iff any of bits 0..13 was
+    out += _LOW  # bit 16 set iff any of bits 0..15 was
     out |= bits
-    out >>= 14
+    out >>= _SHIFT
     return out
 
 
