@@ -544,3 +544,14 @@ def test_element_cast_of_random_bit_patterns_matches_the_reference(name):
     x = np.concatenate([bits.view(np.float32), near.view(np.float32), -near.view(np.float32)])
     got = cast_element(x, ELEMENTS[name])
     assert got.tolist() == [ref_code(float(v), 0, name) for v in x]
+
+
+def test_the_code_in_docs_number_formats_runs():
+    import re
+    from pathlib import Path
+
+    doc = Path(__file__).resolve().parents[2] / "docs" / "number-formats.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(encoding="utf-8"), re.S)
+    assert len(blocks) == 2
+    for code in blocks:
+        exec(compile(code, str(doc), "exec"), {})  # each block asserts its own results
