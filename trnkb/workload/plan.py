@@ -55,6 +55,7 @@ class Plan:
     recompute: str = "selective"
     microbatch: int = 1
     checkpoints_per_layer: int = 1
+    vpp: int = 1  # virtual pipeline stages per chip (interleaved 1F1B)
 
     @property
     def chips(self) -> int:
@@ -63,11 +64,12 @@ class Plan:
     @property
     def label(self) -> str:
         return (f"dp={self.dp},tp={self.tp},pp={self.pp},ep={self.ep},cp={self.cp},zero={self.zero},"
-                f"recompute={self.recompute},mb={self.microbatch}")
+                f"recompute={self.recompute},mb={self.microbatch}"
+                + (f",vpp={self.vpp}" if self.vpp > 1 else ""))
 
     _KEYS = {"dp": "dp", "tp": "tp", "pp": "pp", "ep": "ep", "cp": "cp", "zero": "zero",
              "mb": "microbatch", "microbatch": "microbatch", "recompute": "recompute",
-             "ckpt": "checkpoints_per_layer"}
+             "ckpt": "checkpoints_per_layer", "vpp": "vpp"}
 
     @classmethod
     def parse(cls, text: str, chips: int | None = None) -> Plan:
@@ -102,8 +104,8 @@ class Plan:
             out.append(f"dp x tp x pp x cp = {self.chips}, not {chips} chips")
         if self.zero not in (0, 1, 2, 3):
             out.append("zero must be 0, 1, 2 or 3")
-        if self.pp > model.layers:
-            out.append(f"pp={self.pp} exceeds the {model.layers} layers")
+        if self.pp * self.vpp > model.layers:
+            out.append(f"pp x vpp = {self.pp * self.vpp} exceeds the {model.layers} layers")
         if model.attention_heads % self.tp:
             out.append(f"tp={self.tp} does not divide {model.attention_heads} attention heads")
         if self.ep > 1 and (not model.moe or model.experts % self.ep or (self.dp * self.cp) % self.ep):

@@ -8,7 +8,8 @@ Step time (seconds) is composed, per chip, of named parts:
   0.45, range 0.35-0.55; the Llama 3 paper measured 38-43% end to end on 16K H100, the
   scaling book uses 40%); bubbles and exposed communication come on top, so the achieved
   MFU the result reports is lower.
-* ``bubble``: ``(pp - 1) / n_micro`` of the compute (1F1B schedule).
+* ``bubble``: ``(pp - 1) / (n_micro x vpp)`` of the compute (1F1B schedule, interleaved over
+  ``vpp`` virtual stages per chip).
 * communication, each over :class:`~trnkb.workload.collectives.Network`: data-parallel
   gradient reduction (all-reduce, or reduce-scatter under ZeRO >= 2) and weight all-gathers
   (after the optimizer step; per microbatch forward and backward under ZeRO-3); tensor
@@ -88,7 +89,7 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     traffic = 3 * n_micro * local_w + 2 * (mem["weights"] + mem["gradients"] + mem["optimizer"]) \
         + 2 * mem["activations"] * max(n_micro / min(plan.pp, max(n_micro, 1)), 1)
     compute = max(compute, traffic / v["hbm_bandwidth"])
-    bubble = compute * (plan.pp - 1) / max(n_micro, 1)
+    bubble = compute * (plan.pp - 1) / (max(n_micro, 1) * plan.vpp)
 
     net = system.network
     kw = {"efficiency": v["collective_efficiency"], "step_latency": v["step_latency"],
