@@ -44,7 +44,7 @@ SERVE_ASSUMPTIONS = {
 }
 SERVE_METRICS = {"ttft": "s", "tpot": "s", "tokens_per_s_per_chip": "1/s",
                  "decode_tokens_per_s_per_chip": "1/s", "tokens_per_s_system": "1/s",
-                 "tokens_per_s_per_mw": "1/s/MW", "usd_per_million_tokens": "USD",
+                 "tokens_per_s_per_mw": "1/s/MW", "tokens_per_usd": "1/USD", "usd_per_million_tokens": "USD",
                  "max_batch": "", "kv_bytes_per_token": "B"}
 _COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "step_latency", "hop_latency",
                                             "scaleout_latency")}
@@ -139,7 +139,8 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
         fw = facility_watts(v)
         out["tokens_per_s_per_mw"] = out["tokens_per_s_per_chip"] / fw * 1e6
         out["usd_per_chip_hour"] = usd_per_chip_hour(v)
-        out["usd_per_million_tokens"] = out["usd_per_chip_hour"] / (out["tokens_per_s_per_chip"] * 3600) * 1e6
+        out["tokens_per_usd"] = out["tokens_per_s_per_chip"] * 3600 / out["usd_per_chip_hour"]
+        out["usd_per_million_tokens"] = 1e6 / out["tokens_per_usd"]
         out["max_batch"] = max_batch(v)
         out["fits"] = 1.0 if batch <= out["max_batch"] else 0.0
         out["weights_per_chip"] = weights_chip

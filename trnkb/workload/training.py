@@ -157,7 +157,8 @@ def nan_if_missing(inputs: dict[str, Input]) -> list[str]:
 # -- the public entry point ---------------------------------------------------------------
 
 TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": "B",
-                 "tokens_per_s": "1/s", "usd_per_chip_hour": "USD/h", "cost_usd": "USD",
+                 "tokens_per_s": "1/s", "tokens_per_s_per_chip": "1/s", "tokens_per_s_per_mw": "1/s/MW",
+                 "tokens_per_usd": "1/USD", "usd_per_chip_hour": "USD/h", "cost_usd": "USD",
                  "energy_mwh": "MWh", "facility_mw": "MW"}
 
 
@@ -200,9 +201,12 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
                            budget=tokens, flops_per_token=flops_per_token)
         hours = s["days"] * 24
         s["tokens_per_s"] = batch_tokens / s["step_time"]
+        s["tokens_per_s_per_chip"] = s["tokens_per_s"] / chips
         s["usd_per_chip_hour"] = usd_per_chip_hour(v)
+        s["tokens_per_usd"] = s["tokens_per_s_per_chip"] * 3600 / s["usd_per_chip_hour"]
         s["cost_usd"] = s["usd_per_chip_hour"] * chips * hours
         s["facility_mw"] = facility_watts(v) * chips / 1e6
+        s["tokens_per_s_per_mw"] = s["tokens_per_s"] / s["facility_mw"]
         s["energy_mwh"] = s["facility_mw"] * hours
         return s
 
