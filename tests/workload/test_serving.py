@@ -59,3 +59,15 @@ def test_bad_serving_arguments_are_refused(kb):
         W.serve(m, s, 8, 0, 2048, 512)
     with pytest.raises(ValueError, match="precision"):
         W.serve(m, s, 8, 1, 2048, 512, "fp3")
+
+
+def test_cloud_pricing_uses_the_sourced_price_per_chip_hour(kb):
+    m = W.model(kb, "llama-3.1-70b")
+    s = W.system(kb, "tpu-v5e-pod")
+    assert s.cloud_price.mid == pytest.approx(1.2) and "scaling-book" in s.cloud_price.sources
+    r = W.serve(m, s, 8, 32, 2048, 128, "int8", pricing="cloud", curve=False)
+    assert r.breakdown["usd_per_chip_hour"] == pytest.approx(1.2)
+    # p5.48xlarge: 98.32 USD/h for 8 GPUs (prices table)
+    assert W.system(kb, "hgx-h100-8").cloud_price.mid == pytest.approx(98.32 / 8)
+    with pytest.raises(ValueError, match="no cloud price for gb300"):
+        W.serve(m, W.system(kb, "gb300-nvl72"), 8, 32, 2048, 128, "fp8", pricing="cloud")

@@ -166,22 +166,23 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
           tokens: float = 15e12, precision: str = "bf16", *, seq_len: int = 8192,
           batch_tokens: float = 4 * 2**20, recipe: str = "bf16-adam",
           assumptions: dict[str, Input] | None = None, include_attention: bool = True,
-          flops_per_token: float | None = None):
+          flops_per_token: float | None = None, pricing: str = "tco"):
     """Train ``model`` on ``chips`` chips of ``system`` for ``tokens`` tokens.
 
     ``plan`` is a :class:`Plan`, its text form (``"tp=4,pp=2"``, dp fills the chips) or
     None for the fastest plan that fits (:func:`trnkb.workload.search.plans`).
     ``assumptions`` overrides any input by name (e.g. ``{"mfu": user_value("mfu", 0.4, "")}``).
+    ``pricing`` is ``tco`` (the TCO model) or ``cloud`` (the KB's public price per chip-hour).
     Returns a :class:`~trnkb.workload.result.WorkloadResult` whose metrics are ranges.
     """
-    from trnkb.workload.cost import COST_ASSUMPTIONS, facility_watts, usd_per_chip_hour
+    from trnkb.workload.cost import cost_inputs, facility_watts, usd_per_chip_hour
     from trnkb.workload.result import WorkloadResult, check_positive
     from trnkb.workload.search import plans as search_plans
 
     check_positive(chips=chips, tokens=tokens, seq_len=seq_len, batch_tokens=batch_tokens)
     if recipe not in MEMORY_RECIPES:
         raise ValueError(f"unknown memory recipe {recipe!r}; choose from {', '.join(MEMORY_RECIPES)}")
-    inputs = {**central_values(system, precision), **COST_ASSUMPTIONS, **(assumptions or {})}
+    inputs = {**central_values(system, precision), **cost_inputs(system, pricing), **(assumptions or {})}
     weight_bytes = MEMORY_RECIPES[recipe][0] if recipe != "fp8-adam" else 1.0
     if plan is None:
         found = search_plans(model, system, chips, tokens, precision, seq_len=seq_len,
@@ -213,5 +214,6 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
     result = WorkloadResult.build("train", model, system, chips, precision, inputs, run, TRAIN_METRICS,
                                   plan=plan, settings={"tokens": tokens, "seq_len": seq_len,
                                                        "batch_tokens": batch_tokens, "recipe": recipe,
-                                                       "include_attention": include_attention})
+                                                       "include_attention": include_attention,
+                                                       "pricing": pricing})
     return result
