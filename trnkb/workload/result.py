@@ -48,8 +48,11 @@ class WorkloadResult:
         notes = list(system.notes)
         if system.network.fabric is None:
             notes.append(f"scale-up: {system.network.scaleup_basis}")
+        extra = {"model_sources": dict(model.sources), "scaleup": system.network.scaleup_basis}
+        if system.generation:
+            extra["switch_generation"] = system.generation
         return cls(kind, model.id, system.id, chips, precision, ranged, central, dict(inputs), plan,
-                   settings or {}, notes)
+                   settings or {}, notes, extra)
 
     # names other modules use for our metrics (the claims registry's measured evidence)
     ALIASES = {"tokens_per_second_per_chip": "tokens_per_s_per_chip", "mfu": "achieved_mfu",

@@ -11,7 +11,7 @@ Step time (seconds) is composed, per chip, of named parts:
 * ``bubble``: ``(pp - 1) / (n_micro x vpp)`` of the compute (1F1B schedule, interleaved over
   ``vpp`` virtual stages per chip).
 * communication, each over :class:`~trnkb.workload.collectives.Network`: data-parallel
-  gradient reduction (all-reduce, or reduce-scatter under ZeRO >= 2) and weight all-gathers
+  gradient reduction (all-reduce without ZeRO, reduce-scatter with it) and weight all-gathers
   (after the optimizer step; per microbatch forward and backward under ZeRO-3); tensor
   parallel, 4 all-reduces per layer per microbatch (6 with full recomputation) of the
   microbatch activations; expert parallel, 4 all-to-alls per MoE layer per microbatch of
@@ -101,11 +101,13 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     expert_local = p["routed_experts"] / (plan.ep * plan.tp * plan.pp)
     grad_bytes = g if g else 2.0
     data = plan.dp * plan.cp
-    red = "reduce-scatter" if plan.zero >= 2 else "all-reduce"
+    # ZeRO >= 1 reduce-scatters gradients to their optimizer shard, then all-gathers the updated
+    # weights (once per step; per microbatch forward and backward under ZeRO-3); ZeRO-0 all-reduces
+    red = "reduce-scatter" if plan.zero >= 1 else "all-reduce"
     t_dp = net.time(red, dense_local * grad_bytes, data, plan.tp, **kw)
     if plan.ep > 1 or model.moe:
         t_dp += net.time(red, expert_local * grad_bytes, max(data // plan.ep, 1), plan.tp * plan.ep, **kw)
-    gathers = 2 * n_micro if plan.zero >= 3 else (1 if plan.zero >= 1 else 0)
+    gathers = 2 * max(n_micro, 1) if plan.zero >= 3 else (1 if plan.zero >= 1 else 0)
     t_dp += gathers * (net.time("all-gather", dense_local * weight_bytes, data, plan.tp, **kw)
                        + net.time("all-gather", expert_local * weight_bytes, max(data // plan.ep, 1),
                                   plan.tp * plan.ep, **kw))
