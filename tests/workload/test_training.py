@@ -72,3 +72,12 @@ def test_impossible_plans_are_refused_with_a_reason(kb, llama):
         W.train(llama, s, 96, "tp=3", 1e12)
     with pytest.raises(ValueError, match="chips must be a positive"):
         W.train(llama, s, 0, None, 1e12)
+
+
+def test_minimum_chips_hold_the_fully_sharded_state(kb, llama):
+    r = W.train(llama, W.system(kb, "gb300-nvl72"), 1024, "tp=4,zero=3", 1e12)
+    n = r["min_chips"].mid
+    v = {k: i.mid for k, i in r.inputs.items()}
+    # 16 bytes per parameter spread over n chips must fit beside one sequence's activations
+    assert 16 * llama.total_params / n < v["hbm_capacity"] * v["usable_hbm"]
+    assert 16 * llama.total_params / (n - 1) > v["hbm_capacity"] * v["usable_hbm"] * 0.8

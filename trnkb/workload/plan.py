@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 from trnkb.workload.models import Model
 
-__all__ = ["MEMORY_RECIPES", "RECOMPUTE", "Plan", "memory_per_chip", "training_state_bytes"]
+__all__ = ["MEMORY_RECIPES", "RECOMPUTE", "Plan", "memory_per_chip", "min_chips", "training_state_bytes"]
 
 # bytes per parameter: (weights, gradients, optimizer states, basis)
 MEMORY_RECIPES = {
@@ -173,3 +173,21 @@ def training_state_bytes(model: Model, recipe: str, tokens: float, recompute: st
     out = {"weights": n * w, "gradients": n * g, "optimizer": n * o, "activations": act}
     out["total"] = sum(out.values())
     return out
+
+
+def min_chips(model: Model, recipe: str, seq_len: int, usable_bytes: float) -> float:
+    """Fewest chips whose HBM holds the training state: weights, gradients and optimizer fully
+    sharded (ZeRO-3), full recomputation, one sequence per data-parallel rank, tensor
+    parallelism 1 to 64 to split that sequence's activations. ``inf`` if nothing fits."""
+    w, g, o, _ = MEMORY_RECIPES[recipe]
+    states = model.total_params * (w + g + o)
+    best = math.inf
+    tp = 1
+    while tp <= 64:
+        one = memory_per_chip(model, Plan(tp=tp, zero=3, recompute="full"), recipe, seq_len, 1)
+        per_chip_fixed = one["activations"] + one["logits"]
+        if usable_bytes > per_chip_fixed:
+            n = math.ceil(states / (usable_bytes - per_chip_fixed))
+            best = min(best, math.ceil(n / tp) * tp)
+        tp *= 2
+    return float(best)

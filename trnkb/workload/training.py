@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 
 from trnkb.workload.models import Model
-from trnkb.workload.plan import MEMORY_RECIPES, Plan, memory_per_chip
+from trnkb.workload.plan import MEMORY_RECIPES, Plan, memory_per_chip, min_chips
 from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.system import System
 
@@ -158,7 +158,7 @@ def nan_if_missing(inputs: dict[str, Input]) -> list[str]:
 
 # -- the public entry point ---------------------------------------------------------------
 
-TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": "B",
+TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": "B", "min_chips": "",
                  "tokens_per_s": "1/s", "tokens_per_s_per_chip": "1/s", "tokens_per_s_per_mw": "1/s/MW",
                  "tokens_per_usd": "1/USD", "usd_per_chip_hour": "USD/h", "cost_usd": "USD",
                  "energy_mwh": "MWh", "facility_mw": "MW"}
@@ -203,6 +203,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
                            recipe=recipe, weight_bytes=weight_bytes, include_attention=include_attention,
                            budget=tokens, flops_per_token=flops_per_token)
         hours = s["days"] * 24
+        s["min_chips"] = min_chips(model, recipe, seq_len, v["hbm_capacity"] * v["usable_hbm"])
         s["tokens_per_s"] = batch_tokens / s["step_time"]
         s["tokens_per_s_per_chip"] = s["tokens_per_s"] / chips
         s["usd_per_chip_hour"] = usd_per_chip_hour(v)
