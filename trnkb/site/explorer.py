@@ -53,7 +53,7 @@ def _cell(kb: KnowledgeBase, table: str, row: str, field: str, conflicts,
           label=None) -> dict | None:
     v = kb.get(row, field)
     if v is None:  # a plain label (vendor, status) has no provenance of its own
-        if label is None or (isinstance(label, float) and math.isnan(label)) or str(label) in ("", "<NA>"):
+        if label is None or hasattr(label, "magnitude") or not isinstance(label, str) or label in ("", "<NA>"):
             return None
         return {"v": None, "t": str(label), "u": "", "s": "", "k": "label", "l": ""}
     unit = TABLES[table].field(field).unit if TABLES[table].field(field) else ""
