@@ -106,7 +106,8 @@ def explorer_data(kb: KnowledgeBase) -> dict:
 def explorer_page(kb: KnowledgeBase) -> str:
     """MyST page: the explorer's controls, its data as JSON and its script."""
     data = json.dumps(explorer_data(kb), separators=(",", ":"), allow_nan=False)
-    data = data.replace("</", "<\\/")  # spec text can never close the script element
+    # spec text can never open or close an element inside the script: escape < > & in JSON
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     controls = (
         '<div id="trnkb-explorer" class="trnkb-explorer">'
         '<div class="ex-controls">'
