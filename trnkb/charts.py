@@ -28,6 +28,19 @@ VENDOR_COLORS = {"AWS": "#e8890c", "NVIDIA": "#5a9e1a", "AMD": "#c8102e", "Googl
                  "Intel": "#0068b5", "Microsoft": "#7f7f7f", "Meta": "#6e48c9", "Test": "#999999"}
 
 
+# Link media in topology drawings (copper on the board, backplane, cables, torus links).
+MEDIUM_COLORS = {"pcb": "#2ca02c", "backplane": "#ff7f0e", "aec": "#1f77b4", "torus": "#9467bd",
+                 "torus (wrap-around)": "#c5b0d5", "aec (wrap-around)": "#aec7e8",
+                 "nvlink": "#5a9e1a", "cable": "#1f77b4", "optics": "#d62728"}
+
+
+def _medium_scale(media: pd.Series):
+    present = sorted(set(map(str, media)))
+    if not present or not set(present) <= set(MEDIUM_COLORS):
+        return alt.Undefined
+    return alt.Scale(domain=present, range=[MEDIUM_COLORS[m] for m in present])
+
+
 def vendor_color(vendors: Iterable[str], title: str | None = None) -> alt.Color:
     """The colour encoding of a ``vendor`` column: each vendor in ``vendors`` gets its
     colour from :data:`VENDOR_COLORS` (grey for a vendor not in the map)."""
@@ -224,18 +237,30 @@ def metric(long: pd.DataFrame, fields: str | list[str], *, title: str, label: st
 def graph(nodes: pd.DataFrame, edges: pd.DataFrame, *, title: str, sources: Iterable[str],
           note: str = "") -> alt.Chart:
     """A network drawing: ``edges`` (``x, y, x2, y2, medium``) as lines coloured by medium,
-    ``nodes`` (``name, kind, x, y``) as points shaped by kind. Axes are hidden: positions
-    are a layout, not a measurement."""
+    ``nodes`` (``name, kind, x, y``) as points shaped by kind, and, when ``nodes`` has a
+    ``rack`` column, each rack's name above its panel. Axes are hidden: positions are a
+    layout, not a measurement."""
     _check(nodes, "x", "y", "kind")
     _check(edges, "x", "y", "x2", "y2", "medium")
     axis = {"axis": None, "scale": alt.Scale(zero=False)}
-    lines_ = alt.Chart(edges).mark_rule(opacity=0.5).encode(
+    lines_ = alt.Chart(edges).mark_rule(opacity=0.35).encode(
         x=alt.X("x:Q", **axis), y=alt.Y("y:Q", **axis), x2="x2:Q", y2="y2:Q",
-        color=alt.Color("medium:N", title="link"))
+        color=alt.Color("medium:N", title="link", scale=_medium_scale(edges["medium"])))
     points = alt.Chart(nodes).mark_point(filled=True, size=30).encode(
         x=alt.X("x:Q", **axis), y=alt.Y("y:Q", **axis),
         shape=alt.Shape("kind:N", title="node"), fill=alt.value("#333"))
-    return _titled(alt.layer(lines_, points).properties(height=WIDTH), title, caption(sources, note))
+    layers = [lines_, points]
+    if "rack" in nodes and nodes["rack"].astype(str).str.len().gt(0).any():
+        top = float(nodes["y"].max()) + 0.8
+        racks = (nodes.groupby("rack", as_index=False)["x"].mean()
+                 .assign(y=top, label=lambda d: "rack " + d["rack"].astype(str)))
+        span = float(nodes["x"].max() - nodes["x"].min()) or 1.0
+        gaps = racks["x"].sort_values().diff().dropna()
+        if len(racks) > 1 and (gaps < 0.25 * span).any():  # racks interleaved: no labels
+            racks = racks.iloc[0:0]
+        layers.append(alt.Chart(racks).mark_text(fontSize=11, fontWeight="bold").encode(
+            x=alt.X("x:Q", **axis), y=alt.Y("y:Q", **axis), text="label:N"))
+    return _titled(alt.layer(*layers).properties(height=WIDTH), title, caption(sources, note))
 
 
 def strip(df: pd.DataFrame, category: str, value: str, *, value_title: str, title: str,
