@@ -18,8 +18,8 @@ from collections.abc import Iterable
 import altair as alt
 import pandas as pd
 
-__all__ = ["VENDOR_COLORS", "bars", "caption", "graph", "grouped_bars", "lines", "metric",
-           "scatter", "strip", "timeline", "vendor_color"]
+__all__ = ["MEDIUM_COLORS", "VENDOR_COLORS", "bars", "caption", "graph", "grouped_bars", "lines",
+           "metric", "roofline", "roofs", "scatter", "strip", "timeline", "vendor_color"]
 
 WIDTH = 480
 # One colour per vendor on every chart of the site (a column named ``vendor`` is always
@@ -129,7 +129,7 @@ def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title
         enc["color"] = _color(df, color)
     chart = alt.Chart(df).mark_bar().encode(**enc)
     text = alt.Chart(df).mark_text(align="left", dx=3, fontSize=10).encode(
-        y=enc["y"], x=enc["x"], text=alt.Text(f"{value}:Q", format=",.4~g"))
+        y=enc["y"], x=enc["x"], text=alt.Text(f"{value}:Q", format=",.4~r"))
     return _titled(alt.layer(chart, text), title, caption(sources, note))
 
 
@@ -190,6 +190,47 @@ def lines(df: pd.DataFrame, x: str, y: str, series: str | None, *, x_title: str,
         enc["order"] = alt.Order(f"{order}:Q")
     chart = alt.Chart(df).mark_line(point=points).encode(**enc)
     return _titled(chart, title, caption(sources, note))
+
+
+def roofs(peaks: pd.DataFrame, series: str, peak: str, bandwidth: str, x_min: float,
+          x_max: float) -> pd.DataFrame:
+    """The roof of each ``series`` as line points: attainable = min(peak, intensity x bandwidth).
+
+    ``peak`` is in the y unit (e.g. TFLOP/s) and ``bandwidth`` in y unit per x unit (TFLOP/s
+    per FLOP/byte = TB/s). Returns ``series, intensity, attainable`` with the ridge point
+    (peak / bandwidth) as the corner, from ``x_min`` to ``x_max``.
+    """
+    _check(peaks, series, peak, bandwidth)
+    rows = []
+    for s_, p, b in zip(peaks[series], peaks[peak], peaks[bandwidth], strict=True):
+        ridge = float(p) / float(b)
+        for x in sorted({x_min, min(max(ridge, x_min), x_max), x_max}):
+            rows.append({series: s_, "intensity": x, "attainable": min(float(p), x * float(b))})
+    return pd.DataFrame(rows)
+
+
+def roofline(points: pd.DataFrame, peaks: pd.DataFrame, x: str, y: str, series: str, *,
+             peak: str, bandwidth: str, x_title: str, y_title: str, title: str,
+             sources: Iterable[str], note: str = "") -> alt.Chart:
+    """A roofline: each series' roof (dashed: bandwidth slope up to the ridge, then the flat
+    peak) and its measured ``points`` on log-log axes, in the same colour.
+
+    ``points`` has ``x, y, series`` (e.g. intensity and achieved FLOP/s per GEMM size);
+    ``peaks`` has ``series, peak, bandwidth`` per series (see :func:`roofs`).
+    """
+    _check(points, x, y, series)
+    lo, hi = float(points[x].min()) / 2, float(points[x].max()) * 2
+    roof = roofs(peaks, series, peak, bandwidth, lo, hi)
+    log = alt.Scale(type="log")
+    lines_ = alt.Chart(roof).mark_line(strokeDash=[4, 3]).encode(
+        x=alt.X("intensity:Q", title=x_title, scale=log),
+        y=alt.Y("attainable:Q", title=y_title, scale=log),
+        color=alt.Color(f"{series}:N", title=None))
+    dots = alt.Chart(points).mark_line(point=True).encode(
+        x=alt.X(f"{x}:Q", scale=log), y=alt.Y(f"{y}:Q", scale=log),
+        color=alt.Color(f"{series}:N", title=None), order=alt.Order(f"{x}:Q"))
+    return _titled(alt.layer(lines_, dots), title, caption(sources, note or
+                   "Dashed: the roof, min(peak, intensity x bandwidth); dots: achieved."))
 
 
 def timeline(df: pd.DataFrame, lane: str, start: str, end: str, *, time_title: str,

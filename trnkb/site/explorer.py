@@ -14,6 +14,7 @@ import html
 import json
 import math
 
+from trnkb.display import short_name
 from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES
 
@@ -79,7 +80,7 @@ def _rows(kb: KnowledgeBase, table: str, columns, names: dict[str, str]) -> list
         cells = {f: _cell(kb, table, rid, f, conflicts, r.get(f)) for f, _, _ in columns}
         if table == "racks" and cells.get("chip") and cells["chip"]["t"] in names:
             cells["chip"]["t"] = names[cells["chip"]["t"]]
-        rows.append({"id": rid, "name": str(name), "cells": cells})
+        rows.append({"id": rid, "name": short_name(str(name)), "full": str(name), "cells": cells})
     return rows
 
 
@@ -89,7 +90,8 @@ def explorer_data(kb: KnowledgeBase) -> dict:
     Each cell is ``{v: magnitude in u, t: text, u: unit, s: source id, k: kind,
     l: locator, c: [conflicting values]}`` or null when no source gives it.
     """
-    names = dict(zip(kb.table("chips")["id"], kb.table("chips")["name"], strict=True))
+    names = {i: short_name(n) for i, n in zip(kb.table("chips")["id"], kb.table("chips")["name"],
+                                              strict=True)}
 
     def cols(table, columns):
         return [{"field": f, "label": label, "family": fam,
