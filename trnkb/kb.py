@@ -34,14 +34,16 @@ from trnkb.schema import (
     Table,
     pandera_schema,
 )
+from trnkb import attributes, derive, prefer
 from trnkb.specfile import LineDict, SpecError, display_path, read_yaml
 from trnkb.units import DIMENSIONS, is_binary_prefixed, parse, ureg
 
-VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier"}
+VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier", "density",
+              "direction"}
 SEED_PATTERN = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
 FACT_COLUMNS = [
     "table", "id", "field", "value", "magnitude", "unit", "source", "locator", "kind",
-    "preferred", "note", "qualifier", "file", "line",
+    "preferred", "note", "qualifier", "file", "line", "density", "direction", "derivation",
 ]
 
 
@@ -57,6 +59,7 @@ def default_specs_dir() -> Path:
 class _Ctx:
     file: str
     errors: list[str]
+    declarations: list | None = None  # derived-value declarations found (trnkb.derive)
 
     def err(self, line: int, where: str, msg: str) -> None:
         self.errors.append(f"{self.file}:{line}: {where}: {msg}")
@@ -168,9 +171,22 @@ def _parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx:
             ctx.err(bline, where, "expected {value, source, locator, kind}; a value needs its source "
                                   f"(got {block!r})")
             continue
+        if "derive" in block:  # a derived value: declared here, computed at load
+            decl, errs = derive.parse_declaration(table.name, row_id, fname, block, ctx.file,
+                                                  bline, source_ids)
+            ctx.errors.extend(errs)
+            if decl is not None and ctx.declarations is not None:
+                ctx.declarations.append(decl)
+            continue
         for key in block:
             if key not in VALUE_KEYS:
                 ctx.err(bline, where, f"unknown key {key!r}{_suggest(key, sorted(VALUE_KEYS))}")
+        if block.get("kind") == "derived":
+            ctx.err(bline, where, "a derived value is declared (derive: FORMULA, inputs: ...), "
+                                  "never typed; see docs/spec-format.md")
+        for problem in attributes.check(table.name, fname, block.get("density"),
+                                        block.get("direction")):
+            ctx.err(bline, where, problem)
         if "value" not in block:
             ctx.err(bline, where, "missing value")
             continue
@@ -191,23 +207,22 @@ def _parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx:
         if parsed is None:
             continue
         value, mag, unit = parsed
+        density, direction = attributes.resolve(table.name, fname, block.get("density"),
+                                                block.get("direction"))
         facts.append({
             "table": table.name, "id": row_id, "field": fname, "value": value,
             "magnitude": mag, "unit": unit, "source": src, "locator": str(block.get("locator", "")),
             "kind": kind, "preferred": bool(block.get("preferred", False)),
             "note": str(block.get("note", "") or ""), "qualifier": str(block.get("qualifier", "") or ""),
-            "file": ctx.file, "line": bline,
+            "file": ctx.file, "line": bline, "density": density, "direction": direction,
+            "derivation": "", "override": bool(block.get("preferred", False)),
         })
-    if len(facts) == 1:
-        facts[0]["preferred"] = True
-    elif len(facts) > 1 and sum(x["preferred"] for x in facts) != 1:
-        ctx.err(line, where, f"{len(facts)} values: mark exactly one 'preferred: true'")
-    return facts
+    return facts  # which value is preferred is decided by rule at load (trnkb.prefer)
 
 
 def _parse_table(path: Path, table: Table, source_ids: set[str], errors: list[str],
-                 ids: dict[str, str]):
-    ctx = _Ctx(display_path(path), errors)
+                 ids: dict[str, str], declarations: list | None = None):
+    ctx = _Ctx(display_path(path), errors, declarations)
     data = read_yaml(path)
     labels, facts = [], []
     if not isinstance(data, list):
@@ -425,6 +440,58 @@ class KnowledgeBase:
         return f"<KnowledgeBase {len(self.facts)} facts, {len(self.sources)} sources; {sizes}>"
 
 
+def _derive_and_prefer(facts: list[dict], declarations: list[dict], sources: pd.DataFrame,
+                       ids: dict[str, str], errors: list[str]) -> list[dict]:
+    """Evaluate derived-value declarations (:mod:`trnkb.derive`), then mark the preferred
+    value of every field by rule (:mod:`trnkb.prefer`). Returns the derived facts."""
+    info = prefer.source_info(sources)
+    row_table = {f["id"]: f["table"] for f in facts}
+    row_table.update({d["id"]: d["table"] for d in declarations})
+    label_ids = set(ids)
+
+    def table_of(row_id: str) -> str | None:
+        return row_table.get(row_id) if row_id in label_ids else None
+
+    derived, errs = derive.evaluate(facts, declarations, info,
+                                    lambda t, f: TABLES[t].field(f), table_of, _derived_fact)
+    errors += errs
+    for fact in derived:
+        fact["derivation"] = derive.describe(fact)
+    errors += prefer.override_errors(facts + derived)
+    prefer.apply(facts + derived, info)
+    return derived
+
+
+def _derived_fact(decl: dict, q: pint.Quantity) -> dict:
+    """A fact row for a derived value (ValueError when the result does not fit the field)."""
+    f = TABLES[decl["table"]].field(decl["field"])
+    if f.kind not in ("quantity", "count"):
+        raise ValueError(f"a {f.kind} field cannot be derived")
+    want = DIMENSIONS[f.dim] if f.kind == "quantity" else ""
+    want_dim = ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality
+    if q.dimensionality != want_dim:
+        got = str(q.dimensionality) if not q.dimensionless else "a plain number"
+        raise ValueError(f"wrong dimension: the result is {got}, the field holds "
+                         f"{want or 'a plain count'}")
+    q = q.to(f.unit) if f.unit else q.to("")
+    mag = float(f"{float(q.magnitude):.12g}")  # 900.0000000000001 is 900
+    if f.kind == "count" and math.isclose(mag, round(mag), rel_tol=1e-9):
+        mag = float(round(mag))
+        q = ureg.Quantity(int(mag), "")
+    else:
+        q = ureg.Quantity(int(mag) if mag.is_integer() else mag, q.units)
+    if mag < 0 or (f.lo is not None and not (f.lo <= mag <= f.hi)):
+        raise ValueError(f"implausible result {mag:g} {f.unit}: expected {f.lo:g} to "
+                         f"{f.hi:g} {f.unit}".rstrip())
+    return {
+        "table": decl["table"], "id": decl["id"], "field": decl["field"], "value": q,
+        "magnitude": mag, "unit": "" if q.dimensionless else f"{q.units:~}", "source": "",
+        "locator": f"derived ({decl['derive']})", "kind": "derived", "preferred": False,
+        "note": decl["note"], "qualifier": decl["qualifier"], "file": decl["file"],
+        "line": decl["line"], "derivation": "",
+    }
+
+
 def load(path: str | Path | None = None) -> KnowledgeBase:
     """Load and validate a spec directory (default: the specs shipped with trnkb).
 
@@ -447,13 +514,14 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
     source_ids = set(sources["id"])
     ids: dict[str, str] = {}
     unreadable: set[str] = set()  # tables whose file failed to parse: no dangling-ref noise
+    declarations: list[dict] = []
     for name, table in TABLES.items():
         p = root / f"{name}.yaml"
         if not p.exists():
             parsed[name] = ([], [])
             continue
         try:
-            parsed[name] = _parse_table(p, table, source_ids, errors, ids)
+            parsed[name] = _parse_table(p, table, source_ids, errors, ids, declarations)
         except SpecError as e:
             errors += e.errors
             parsed[name] = ([], [])
@@ -464,6 +532,7 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
             errors.append(f"{display_path(p)}:1: (file): unknown spec file; tables are "
                           f"{', '.join(TABLES)}")
     all_facts = [f for _, fs in parsed.values() for f in fs]
+    all_facts += _derive_and_prefer(all_facts, declarations, sources, ids, errors)
     facts = pd.DataFrame(all_facts, columns=FACT_COLUMNS)
     # foreign keys
     table_ids = {name: {x["id"] for x in labels} for name, (labels, _) in parsed.items()}
