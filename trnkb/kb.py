@@ -420,9 +420,21 @@ class KnowledgeBase:
             return default
 
     def provenance(self, row_id: str, field: str) -> dict:
-        """Source, locator, kind, note and file:line of the preferred value."""
+        """Source, locator, kind, note, file:line, density, direction and (for a derived
+        value) the derivation naming every input and its source, of the preferred value."""
         f = self._fact(row_id, field)
-        return {k: f[k] for k in ("source", "locator", "kind", "note", "qualifier", "file", "line")}
+        return {k: f[k] for k in ("source", "locator", "kind", "note", "qualifier", "file", "line",
+                                  "density", "direction", "derivation")}
+
+    def attributes(self, row_id: str, field: str) -> dict:
+        """What the preferred value counts: ``{"density", "direction", "qualifier"}``.
+
+        ``density`` is dense, sparse or unstated ('' for fields that are not FLOP/s);
+        ``direction`` is per-direction, bidirectional or unstated ('' for fields that are
+        not link bandwidths). See :mod:`trnkb.attributes`.
+        """
+        f = self._fact(row_id, field)
+        return {k: f[k] for k in ("density", "direction", "qualifier")}
 
     def values(self, row_id: str, field: str) -> pd.DataFrame:
         """Every value of one field, from every source, preferred first."""
