@@ -379,3 +379,57 @@ def describe(fact: dict) -> str:
         parts.append(f"{i['name']} = {shown} [{i['source']}]" + (f" ({i['ref']})" if i.get(
             "ref") else ""))
     return f"{fact.get('formula', '')}; " + ", ".join(parts)
+
+
+def fact_from_quantity(decl: dict, q: pint.Quantity) -> dict:
+    """A fact row for a derived value in its field's display unit (ValueError when the
+    result does not fit the field: wrong dimension or implausible)."""
+    from trnkb.schema import TABLES
+    from trnkb.units import DIMENSIONS, format_unit
+
+    f = TABLES[decl["table"]].field(decl["field"])
+    if f.kind not in ("quantity", "count"):
+        raise ValueError(f"a {f.kind} field cannot be derived")
+    want = DIMENSIONS[f.dim] if f.kind == "quantity" else ""
+    want_dim = ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality
+    if q.dimensionality != want_dim:
+        got = str(q.dimensionality) if not q.dimensionless else "a plain number"
+        raise ValueError(f"wrong dimension: the result is {got}, the field holds "
+                         f"{want or 'a plain count'}")
+    q = q.to(f.unit) if f.unit else q.to("")
+    mag = float(f"{float(q.magnitude):.12g}")  # 900.0000000000001 is 900
+    if f.kind == "count" and math.isclose(mag, round(mag), rel_tol=1e-9):
+        mag = float(round(mag))
+        q = ureg.Quantity(int(mag), "")
+    else:
+        q = ureg.Quantity(int(mag) if mag.is_integer() else mag, q.units)
+    if mag < 0 or (f.lo is not None and not (f.lo <= mag <= f.hi)):
+        raise ValueError(f"implausible result {mag:g} {f.unit}: expected {f.lo:g} to "
+                         f"{f.hi:g} {f.unit}".rstrip())
+    unit = "" if q.dimensionless else format_unit(q.units)
+    return {
+        "table": decl["table"], "id": decl["id"], "field": decl["field"], "value": q,
+        "magnitude": mag, "unit": unit, "canonical_unit": unit, "source": "",
+        "locator": f"derived ({decl['derive']})", "kind": "derived", "preferred": False,
+        "note": decl["note"], "qualifier": decl["qualifier"], "file": decl["file"],
+        "line": decl["line"], "derivation": "",
+    }
+
+
+def derive_and_prefer(facts: list[dict], declarations: list[dict], sources,
+                      labels: dict[str, list[dict]], errors: list[str]) -> list[dict]:
+    """The loader's derive step: evaluate every declaration, then mark the preferred value
+    of every field by rule (:mod:`trnkb.prefer`). Returns the derived facts; problems go
+    to ``errors``. ``labels`` maps table -> row labels (each with its ``id``)."""
+    from trnkb.schema import TABLES
+
+    info = prefer.source_info(sources)
+    row_table = {x["id"]: name for name, rows in labels.items() for x in rows}
+    derived, errs = evaluate(facts, declarations, info, lambda t, f: TABLES[t].field(f),
+                             row_table.get, fact_from_quantity)
+    errors += errs
+    for fact in derived:
+        fact["derivation"] = describe(fact)
+    errors += prefer.override_errors(facts + derived)
+    prefer.apply(facts + derived, info)
+    return derived
