@@ -147,3 +147,25 @@ def test_docs_example_runs(tmp_path, good_specs):
         pytest.approx(42.944)
     assert kb.value("trn3-nl32x2-switched", "scaleout_per_chip").to("Gbit/s").magnitude == \
         pytest.approx(200)
+
+
+def test_density_and_direction_are_attributes_with_one_accessor():
+    kb = trnkb.load()
+    # AMD does not say whether MI455X's 20 PF FP8 is dense or sparse (cloudnews, AMD goals)
+    assert kb.attributes("mi455x", "dense_fp8") == {
+        "density": "unstated", "direction": "", "qualifier": "dense or sparse not stated"}
+    # H100 NVLink: 900 GB/s both directions (NVIDIA HGX H100 post)
+    assert kb.attributes("h100", "scaleup_bandwidth_bidir")["direction"] == "bidirectional"
+    assert kb.attributes("h100", "scaleup_bandwidth")["direction"] == "per-direction"
+    assert kb.attributes("h100", "sparse_bf16")["density"] == "sparse"
+    # HBM bandwidth is not a link: no direction
+    assert kb.attributes("h100", "hbm_bandwidth")["direction"] == ""
+
+
+def test_rubin_dense_fp4_is_the_training_figure():
+    kb = trnkb.load()
+    # CES 2026: 35 PF NVFP4 training (dense) per GPU; 50 PF is the inference figure
+    assert kb.value("rubin", "dense_fp4").to("PFLOPS").magnitude == pytest.approx(35)
+    assert kb.value("vr-nvl144", "domain_fp4").to("EFLOPS").magnitude == pytest.approx(2.5)
+    other = kb.values("rubin", "dense_fp4")
+    assert (other["density"] == "unstated").sum() == 1  # the 50 PF inference figure
