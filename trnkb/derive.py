@@ -100,6 +100,7 @@ def parse_declaration(table: str, row_id: str, field: str, block: dict, file: st
         errors.append(f"{where}: a declaration must say 'kind: derived'")
     name = block.get("derive")
     if not isinstance(name, str) or (name not in FORMULAS and name not in _calculators()):
+        # (calculators are imported only for a name that is not a formula)
         errors.append(f"{where}: unknown formula {name!r}; formulas are "
                       f"{', '.join(FORMULAS)} or a calculator ({', '.join(_calculators())})")
     inputs = block.get("inputs")
