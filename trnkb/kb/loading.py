@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from trnkb import derive, prefer
+from trnkb import derive
 from trnkb.kb.base import KnowledgeBase
 from trnkb.kb.conflicts import find_conflicts
 from trnkb.kb.files import parse_sources, parse_table
