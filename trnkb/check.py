@@ -24,6 +24,7 @@ Pairs checked:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pandas as pd
@@ -33,6 +34,7 @@ from trnkb.calc.derivation import Result
 from trnkb.calc.fromkb import call, first
 
 THRESHOLD = 0.02
+_SOURCE_IN_DERIVATION = re.compile(r"\[([a-z0-9-]+)\]")  # "per_chip = 671 TFLOPS [aws-...]"
 COLUMNS = ["check", "id", "field", "reported", "reported_source", "derived", "calculator",
            "derived_sources", "unit", "relative_difference", "flagged", "note"]
 GIB_PER_GB = 2**30 / 1e9
@@ -235,9 +237,7 @@ def _declared(kb) -> Iterator[dict]:
             continue
         unit = DISPLAY_UNITS.get(str(d["value"].dimensionality), "")
         calc = d["locator"].removeprefix("derived (").removesuffix(")")
-        sources = ", ".join(dict.fromkeys(
-            part.split("[")[1].split("]")[0] for part in d["derivation"].split(", ")
-            if "[" in part))
+        sources = ", ".join(dict.fromkeys(_SOURCE_IN_DERIVATION.findall(d["derivation"])))
         yield _pair(f"declared ({calc})", d["id"], d["field"], o["value"], o["source"],
                     d["value"], calc, sources, unit or _unit_of(o["value"]))
 
