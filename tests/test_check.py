@@ -69,3 +69,17 @@ def test_never_compares_a_bidirectional_total_with_a_per_direction_figure(kb, ta
 
 def test_flags_follow_the_threshold(table):
     assert ((table["relative_difference"] > THRESHOLD) == table["flagged"]).all()
+
+
+def test_cli_reports_coverage_and_lists_differences_plainly(kb):
+    from typer.testing import CliRunner
+
+    from trnkb.cli import app
+
+    res = CliRunner().invoke(app, ["check"])
+    assert res.exit_code == 0, res.output
+    n = int((kb.facts["kind"] == "derived").sum())
+    assert f"coverage: {n} of {n} derived values checked (100%)" in res.output
+    assert not any(line.lstrip().startswith("!!") for line in res.output.splitlines())
+    # differences are listed under a summary, e.g. the Trn3 FP8 conflict
+    assert "differ by more than 2%" in res.output and "trainium3.dense_fp8" in res.output
