@@ -75,6 +75,9 @@ def parse_declaration(table: str, row_id: str, field: str, block: dict, file: st
                           f"divisors named {DIVISOR}...); got {', '.join(own) or 'none'}")
     parsed_inputs = {}
     for key, raw in inputs.items():
+        if not isinstance(key, str):
+            errors.append(f"{where}: input name {key!r} is not text")
+            continue
         if isinstance(raw, str):
             parts = raw.split(".")
             if len(parts) < 2 or not all(parts):
@@ -240,6 +243,8 @@ class _Evaluator:
                 value = formula.fn(values)
             except pint.DimensionalityError as e:
                 raise _Refused(f"wrong dimension: {e}") from None
+            except ArithmeticError as e:  # a zero denominator, an overflow
+                raise _Refused(f"cannot compute {decl['derive']}: {e}") from None
             text = formula.text
         else:
             from trnkb.calc import run
@@ -247,10 +252,12 @@ class _Evaluator:
             try:
                 res = run(decl["derive"], values)
                 value = res.output(decl["output"])
-            except (ValueError, KeyError, pint.DimensionalityError) as e:
+            except (ValueError, KeyError, ArithmeticError, pint.DimensionalityError) as e:
                 raise _Refused(f"{decl['derive']}: {e}") from None
             text = res.derivation.formula
         for q in divisors:
+            if q.magnitude == 0:
+                raise _Refused("cannot compute: a divisor (among...) is zero")
             value = value / q
         if divisors:
             text += " / " + " / ".join(n for n in decl["inputs"] if n.startswith(DIVISOR))
