@@ -85,7 +85,7 @@ def parse_declaration(table: str, row_id: str, field: str, block: dict, file: st
                 continue
             parsed_inputs[key] = {"ref": parts}
         elif isinstance(raw, dict):
-            missing = [k for k in ("value", "source", "locator") if not raw.get(k)]
+            missing = [k for k in ("value", "source", "locator") if raw.get(k) in (None, "")]
             if missing:
                 errors.append(f"{where}: input {key}: a literal needs value, source and locator "
                               f"(missing {', '.join(missing)})")
