@@ -47,15 +47,15 @@ def test_shipped_trainium_memory_is_the_vendors_gib():
 
 
 def test_every_shipped_override_says_why():
-    kb = trnkb.load()
-    import yaml
-
     from trnkb.kb import default_specs_dir
+
+    overrides = 0
     for path in sorted(default_specs_dir().glob("*.yaml")):
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if "preferred: true" in line:
+                overrides += 1
                 assert "note:" in line, f"{path.name}:{n}: override without a note"
-    assert kb is not None and yaml is not None
+    assert overrides <= 20  # exceptions stay exceptions
 
 
 @pytest.mark.parametrize("row, field, other_source", [
