@@ -25,7 +25,7 @@ app = typer.Typer(
 )
 
 # Order is the order of `trnkb --help`.
-TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine")
+TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "audit")
 
 for _topic in TOPICS:
     if importlib.util.find_spec(f"trnkb.cli.{_topic}") is not None:
