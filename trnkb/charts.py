@@ -18,10 +18,30 @@ from collections.abc import Iterable
 import altair as alt
 import pandas as pd
 
-__all__ = ["bars", "caption", "graph", "grouped_bars", "lines", "metric", "scatter", "strip",
-           "timeline"]
+__all__ = ["VENDOR_COLORS", "bars", "caption", "graph", "grouped_bars", "lines", "metric",
+           "scatter", "strip", "timeline", "vendor_color"]
 
 WIDTH = 480
+# One colour per vendor on every chart of the site (a column named ``vendor`` is always
+# drawn with this map); other categories use Vega's default palette.
+VENDOR_COLORS = {"AWS": "#e8890c", "NVIDIA": "#5a9e1a", "AMD": "#c8102e", "Google": "#3b73d9",
+                 "Intel": "#0068b5", "Microsoft": "#7f7f7f", "Meta": "#6e48c9", "Test": "#999999"}
+
+
+def vendor_color(vendors: Iterable[str], title: str | None = None) -> alt.Color:
+    """The colour encoding of a ``vendor`` column: each vendor in ``vendors`` gets its
+    colour from :data:`VENDOR_COLORS` (grey for a vendor not in the map)."""
+    present = list(dict.fromkeys(str(v) for v in vendors))
+    domain = [v for v in VENDOR_COLORS if v in present] + [v for v in present if v not in VENDOR_COLORS]
+    return alt.Color("vendor:N", title=title,
+                     scale=alt.Scale(domain=domain,
+                                     range=[VENDOR_COLORS.get(v, "#888888") for v in domain]))
+
+
+def _color(df: pd.DataFrame, column: str, **kw) -> alt.Color:
+    if column == "vendor":
+        return vendor_color(df["vendor"].dropna(), kw.get("title"))
+    return alt.Color(f"{column}:N", **kw)
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -93,7 +113,7 @@ def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title
         "x": alt.X(f"{value}:Q", title=value_title),
     }
     if color:
-        enc["color"] = alt.Color(f"{color}:N")
+        enc["color"] = _color(df, color)
     chart = alt.Chart(df).mark_bar().encode(**enc)
     text = alt.Chart(df).mark_text(align="left", dx=3, fontSize=10).encode(
         y=enc["y"], x=enc["x"], text=alt.Text(f"{value}:Q", format=",.4~g"))
@@ -135,7 +155,7 @@ def scatter(df: pd.DataFrame, x: str, y: str, label: str, *, x_title: str, y_tit
            "y": alt.Y(f"{y}:Q", title=y_title, scale=scale)}
     base = alt.Chart(df).encode(**enc)
     points = base.mark_point(filled=True, size=70).encode(
-        **({"color": alt.Color(f"{color}:N")} if color else {}))
+        **({"color": _color(df, color)} if color else {}))
     text = base.mark_text(align="left", dx=6, dy=-6, fontSize=10).encode(text=f"{label}:N")
     return _titled(alt.layer(points, text), title, caption(sources, note))
 
@@ -189,12 +209,14 @@ def metric(long: pd.DataFrame, fields: str | list[str], *, title: str, label: st
     if len(units) != 1:
         raise ValueError(f"fields {fields} have different units {units}; chart them apart")
     axis = f"{label or fields[0]} ({units[0]})"
-    order = list(dict.fromkeys(sub["id"]))
-    data = sub[["id", "field", "magnitude"]].reset_index(drop=True)
+    name = "name" if "name" in sub else "id"
+    order = list(dict.fromkeys(sub[name]))
+    keep = [name, "field", "magnitude"] + (["vendor"] if "vendor" in sub else [])
+    data = sub[keep].reset_index(drop=True)
     if len(fields) == 1:
-        return bars(data, "id", "magnitude", value_title=axis, title=title, sources=sub["source"],
-                    note=note, sort=order)
-    return grouped_bars(data, "id", "magnitude", "field", value_title=axis, title=title,
+        return bars(data, name, "magnitude", value_title=axis, title=title, sources=sub["source"],
+                    note=note, sort=order, color="vendor" if "vendor" in data else None)
+    return grouped_bars(data, name, "magnitude", "field", value_title=axis, title=title,
                         sources=sub["source"], note=note, log=log, sort=order,
                         groups=[f for f in fields if f in set(sub["field"])])
 

@@ -19,9 +19,11 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from trnkb.calc import flops, memory, network, power, scaleup, system, tco
 from trnkb.calc.derivation import Derivation, Input, Result
+from trnkb.qtypes import Quantity, Sources
 
 __all__ = [
     "CALCULATORS", "Calculator", "Derivation", "Input", "Result", "calculator", "flops",
@@ -88,7 +90,7 @@ def calculator(name: str) -> Calculator:
                        f"{', '.join(CALCULATORS)}") from None
 
 
-def run(name: str, args: dict, sources: dict | None = None) -> Result:
+def run(name: str, args: dict[str, Any], sources: Sources = None) -> Result:
     """Call calculator ``name`` with ``args`` keyed by parameter name (``-`` or ``_``).
 
     Values are numbers, pint quantities or strings pint parses (``"12.8 Tbit/s"``).
@@ -113,19 +115,13 @@ def run(name: str, args: dict, sources: dict | None = None) -> Result:
     return calc.function(**kwargs, sources=sources)
 
 
-def parse_value(text: str, where: str = "value"):
+def parse_value(text: str, where: str = "value") -> int | float | Quantity:
     """A number or a pint quantity from ``text``; a clear ``ValueError`` otherwise."""
-    from trnkb.units import Q_
+    from trnkb.units import QuantityError, parse
 
     t = str(text).strip()
     try:
-        return float(t) if not t.lstrip("-").isdigit() else int(t)
-    except ValueError:
-        pass
-    try:
-        return Q_(t)
-    except Exception as e:  # pint raises assorted errors for garbage
-        detail = getattr(e, "unit_names", None)
-        why = f"unknown unit {', '.join(map(str, detail))!r}" if detail else type(e).__name__
-        raise ValueError(f"{where}: cannot read {t!r} as a quantity ({why}); "
-                         f"write e.g. '12.8 Tbit/s', '2.4 GHz', '24 Gbit'") from None
+        q = parse(t)
+    except QuantityError as e:
+        raise QuantityError(f"{where}: {e}; write e.g. '12.8 Tbit/s', '2.4 GHz', '24 Gbit'") from None
+    return q.magnitude if q.unitless else q

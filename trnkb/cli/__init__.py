@@ -19,13 +19,29 @@ app = typer.Typer(
     name="trnkb",
     help="Sourced, unit-checked AI-accelerator specifications: show, compare, validate, export.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
 
+def _version(value: bool) -> None:
+    if value:
+        from trnkb import __version__
+
+        print(f"trnkb {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the trnkb version and exit."),
+) -> None:
+    """Sourced, unit-checked AI-accelerator specifications: show, compare, validate, export."""
+
+
 # Order is the order of `trnkb --help`.
-TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "audit")
+TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "workload", "diff", "audit")
 
 for _topic in TOPICS:
     if importlib.util.find_spec(f"trnkb.cli.{_topic}") is not None:
@@ -40,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
             print(line, file=sys.stderr)
         print(f"{len(e.errors)} problem(s); nothing loaded.", file=sys.stderr)
         sys.exit(1)
-    except (KeyError, ValueError) as e:  # bad user input: unknown id, bad quantity...
+    except (KeyError, ValueError) as e:  # bad user input (DiffError is a ValueError): unknown id, bad quantity...
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"error: {msg}", file=sys.stderr)
         sys.exit(1)

@@ -17,6 +17,7 @@ import trnkb
 from trnkb.export import FORMATS, export
 from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES
+from trnkb.units import format_unit
 
 console = Console()
 
@@ -29,7 +30,7 @@ def value_json(value, fact=None) -> dict:
     if isinstance(value, pint.Quantity):
         mag = value.magnitude
         mag = int(mag) if float(mag).is_integer() and abs(mag) < 2**53 else float(mag)
-        out = {"value": mag, "unit": "" if value.dimensionless else f"{value.units:~}"}
+        out = {"value": mag, "unit": "" if value.dimensionless else format_unit(value.units)}
     else:
         out = {"value": value, "unit": ""}
     if fact is not None:
@@ -39,14 +40,6 @@ def value_json(value, fact=None) -> dict:
         if fact["qualifier"]:
             out["qualifier"] = fact["qualifier"]
     return out
-
-
-def fmt_value(value) -> str:
-    if isinstance(value, pint.Quantity):
-        if value.dimensionless:
-            return f"{value.magnitude:g}"
-        return f"{value.magnitude:g} {value.units:~}"
-    return str(value)
 
 
 def print_json(obj) -> None:
