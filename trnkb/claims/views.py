@@ -14,7 +14,8 @@ from trnkb.claims.coverage import coverage_markdown, coverage_path
 from trnkb.claims.diagnose import diagnose
 from trnkb.claims.history import changes_markdown, history_path
 
-__all__ = ["page_sections", "tools_table", "tools_scorecard", "tools_markdown"]
+__all__ = ["VERDICT_ORDER", "audit_table", "page_sections", "tools_table", "tools_scorecard",
+           "tools_markdown"]
 
 TOOL_NAMES = {"mlsysim": "MLSys·im", "scaling-book": "scaling book", "llm-viewer": "LLM-Viewer",
               "genz": "GenZ"}
@@ -81,3 +82,44 @@ def page_sections(kb, claims: list[Claim] | None = None) -> str:
         parts.append(changes_markdown(claims, history_path(kb)))
     parts.append(tools_markdown(claims, kb))
     return "\n".join(p for p in parts if p)
+
+
+VERDICT_ORDER = ("contradicted", "unverifiable", "supported")
+
+
+POSITIVE = {"==": "equals", "~": "is within {tol} of", "<": "is below", ">": "is above",
+            "<=": "is at most", ">=": "is at least", "between": "lies between", "is": "is",
+            "contains": "contains", "lacks": "does not contain", "in range": "is in"}
+NEGATIVE = {"==": "does not equal", "~": "is not within {tol} of", "<": "is not below",
+            ">": "is not above", "<=": "is above", ">=": "is below", "between": "lies outside",
+            "is": "is not", "contains": "does not contain", "lacks": "contains",
+            "in range": "is outside"}
+
+
+def _reason(c: Claim) -> str:
+    """Why the verdict: the reason given (unverifiable, measured) or the comparison made."""
+    from trnkb.claims.core import _txt
+
+    if c.verdict == "unverifiable" or (c.kind == "measured" and c.reason):
+        return c.reason
+    words = (POSITIVE if c.verdict == "supported" else NEGATIVE).get(c.compare or "", "?")
+    words = words.format(tol=f"{c.tolerance:.0%}" if c.tolerance else "")
+    why = f" ({c.why})" if c.why else ""
+    if c.kind == "measured":
+        return f"the measurement {_txt(c.claimed)} {words} the predicted range {_txt(c.computed)}"
+    return f"the KB gives {_txt(c.computed)}, which {words} the claimed {_txt(c.claimed)}{why}"
+
+
+def audit_table(claims: list[Claim]) -> pd.DataFrame:
+    """Every claim, contradicted first, then unverifiable, then supported: verdict, kind,
+    the statement in full, source, locator, claimed, computed, relative gap (None when
+    undefined, never inf) and the reason for the verdict."""
+    from trnkb.claims.core import _txt
+
+    rows = [{"verdict": c.verdict, "kind": c.kind, "statement": c.statement,
+             "source": c.source, "locator": c.locator, "claimed": _txt(c.claimed),
+             "computed": _txt(c.computed), "gap": c.relative_difference,
+             "reason": _reason(c), "id": c.id} for c in claims]
+    df = pd.DataFrame(rows)
+    df["_o"] = df["verdict"].map(VERDICT_ORDER.index)
+    return df.sort_values("_o", kind="stable").drop(columns="_o").reset_index(drop=True)
