@@ -11,7 +11,7 @@ import pandas as pd
 
 from trnkb.claims.core import VERDICTS, Claim, validate_claims
 from trnkb.claims.coverage import coverage_markdown, coverage_path
-from trnkb.claims.diagnose import diagnose
+from trnkb.claims.diagnose import category, diagnose
 from trnkb.claims.history import changes_markdown, history_path
 
 __all__ = ["VERDICT_ORDER", "audit_table", "page_sections", "tools_table", "tools_scorecard",
@@ -41,7 +41,11 @@ def tools_table(claims: list[Claim], kb) -> pd.DataFrame:
                      "gap": gap, "verdict": c.verdict,
                      "why": diagnose(c, kb) if c.verdict == "contradicted" else c.reason,
                      "id": c.id})
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    if not df.empty:
+        df["cause"] = [category(w) if v == "contradicted" else "" for w, v in
+                       zip(df["why"], df["verdict"])]
+    return df
 
 
 def tools_scorecard(table: pd.DataFrame) -> pd.DataFrame:
