@@ -23,6 +23,7 @@ import math
 import pint
 
 from trnkb.claims.core import Claim
+from trnkb.units import Q_
 
 __all__ = ["CATEGORIES", "FACTORS", "category", "diagnose", "diagnoses"]
 
@@ -128,8 +129,8 @@ def _vendor(kb, row: str) -> str:
 def _scales(unit) -> tuple[tuple[float, str], ...]:
     """(factor, words) pairs to try: as is, and read with a binary/decimal prefix mix-up."""
     out = [(1.0, "")]
-    if pint.Quantity(1, unit).check("[information]") or \
-            pint.Quantity(1, unit).check("[information]/[time]"):
+    one = Q_(1, unit)
+    if one.check("[information]") or one.check("[information]/[time]"):
         out += [(2**30 / 1e9, ", read as GiB"), (1e9 / 2**30, ", read as GB")]
     return tuple(out)
 
