@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
+import weakref
 
 import pint
 
@@ -95,6 +97,22 @@ def predicted_range(result, metric: str, unit: pint.Quantity) -> tuple[pint.Quan
     return lo, hi
 
 
+# Workload answers per KB object and question: a question asked twice (two metrics of
+# one run) or by several views in one process (site build) is computed once.
+_ANSWERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _cached_call(module, spec: dict, kb, where: str):
+    key = json.dumps([spec.get("call"), spec.get("args") or {}], sort_keys=True, default=str)
+    try:
+        memo = _ANSWERS.setdefault(kb, {})
+    except TypeError:  # an object that cannot be weakly referenced: no cache
+        return _call(module, spec, kb, where)
+    if key not in memo:
+        memo[key] = _call(module, spec, kb, where)
+    return memo[key]
+
+
 def _call(module, spec: dict, kb, where: str):
     call = spec.get("call")
     if call not in CALLS:
@@ -137,7 +155,7 @@ def evaluate_measured(item, kb, claimed: pint.Quantity, where: str):
     except ImportError:
         return None, "unverifiable", WORKLOAD_MISSING, []
     try:
-        result = _call(module, spec, kb, where)
+        result = _cached_call(module, spec, kb, where)
         per = float(spec.get("per_chips", 1) or 1)
         lo, hi = predicted_range(result, str(spec["metric"]), claimed * per)
         lo, hi = lo / per, hi / per
