@@ -381,9 +381,25 @@ MODELS = Table(
     ),
 )
 
+PRICES = Table(
+    "prices",
+    "One row per public cloud price of an accelerator instance, as a source states it (with its date).",
+    (
+        NAME,
+        VENDOR,
+        Field("chip", "ref", "Accelerator in the instance.", ref="chips", required=True),
+        _t("instance", "Instance or product name (p5.48xlarge, TPU v5e...)."),
+        _t("offer", "on-demand, capacity-block, spot or commitment.",
+           choices=("on-demand", "capacity-block", "spot", "commitment")),
+        _n("chips_per_instance", 1, 100000, "Accelerators the price covers."),
+        _q("price", "cost_rate", "USD/h", 0.01, 1e5, "Price of the instance per hour."),
+        NOTES,
+    ),
+)
+
 TABLES: dict[str, Table] = {
     t.name: t for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES, FABRICS,
-                      MODELS)
+                      MODELS, PRICES)
 }
 
 SOURCE_FIELDS = ("id", "title", "publisher", "url", "date", "kind")
