@@ -369,7 +369,8 @@ def mx_values(q: MXTensor) -> np.ndarray:
     return (blocks * f[..., None]).reshape(q.codes.shape)
 
 
-def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed, fast: bool = False):
+def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed, fast: bool = False,
+                on_chip_quantize: bool = False):
     """The inputs as float64 references and as the values TensorE multiplies.
 
     Returns ``(a64, b64, aq, bq, scale)``: bf16-rounded, fp8 per-tensor scaled
@@ -377,6 +378,8 @@ def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed, fast: bool = False):
     K zero-padded to a multiple of 32). ``a`` (m, k) and ``b`` (k, n) may be given as
     :class:`MXTensor` (quantized along K; ``b`` then has shape (n, k)); their scale bytes
     are used as they are. ``fast`` keeps the reference inputs in float32 (no float64 copy).
+    ``on_chip_quantize``: A is quantized by Trainium3's ``quantize_mx`` rule (a scale twice
+    the OCP one; the Neuron docs state it for MXFP8), not the OCP FLOOR rule.
     """
     rng = np.random.default_rng(seed)
     mx = dtype in MX_DTYPES
@@ -403,7 +406,8 @@ def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed, fast: bool = False):
         aq, bq = round_to(a64 / sa, "fp8"), round_to(b64 / sb, "fp8")
         scale = float(np.float32(sa * sb))
     else:
-        aq = mx_values(a if a_mx else quantize_mx(_pad_k(a64, kp), dtype))
+        mode = "trn3" if on_chip_quantize and dtype == "mxfp8" else "floor"
+        aq = mx_values(a if a_mx else quantize_mx(_pad_k(a64, kp), dtype, scale_mode=mode))
         bt = mx_values(b if b_mx else quantize_mx(_pad_k(b64.T, kp), weight_dtype or dtype))
         aq, bq = aq[:, :k], bt[:, :k].T
     return a64, b64, aq, bq, scale
@@ -461,7 +465,8 @@ def gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16", execute:
     scale = 1.0
     if execute:
         a64, b64, aq, bq, scale = gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed,
-                                              fast=not reference)
+                                              fast=not reference,
+                                              on_chip_quantize=bool(plan.quantize))
     tl = Timeline(core, execute=False)
     for _ in gemm_program(tl, plan, scale, progress):
         pass
