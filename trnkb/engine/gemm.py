@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -108,12 +109,22 @@ def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
     """Choose orientation, block shape, K grouping and residency for C[m, n] = A[m, k] B[k, n].
 
     ``max_groups`` bounds the DMA groups the simulation issues (default ``MAX_STEPS``);
-    ``tune`` simulates the best candidates of small problems and keeps the fastest.
+    ``tune`` simulates the best candidates of small problems and keeps the fastest. Plans
+    are cached per core and arguments (as a kernel library keeps its tuned configurations).
     """
-    budget = MAX_STEPS if max_groups is None else max_groups
     for name, v in (("m", m), ("k", k), ("n", n)):
         if not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name}={v!r}: GEMM sizes must be integers >= 1")
+    return _plan_gemm(core, int(m), int(k), int(n), dtype, weight_dtype,
+                      bool(quantize_activations), orientation, max_groups, tune)
+
+
+@lru_cache(maxsize=512)
+def _plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
+              weight_dtype: str | None = None, quantize_activations: bool | None = None,
+              orientation: str = "auto", max_groups: int | None = None,
+              tune: bool = True) -> GemmPlan:
+    budget = MAX_STEPS if max_groups is None else max_groups
     mx = dtype in MX_DTYPES
     pack = core.pack(dtype)  # raises for MX on Trainium2
     wdt = weight_dtype or dtype
