@@ -297,8 +297,8 @@ def quantize_mx(x: np.ndarray, fmt: str = "mxfp8", block: int = MX_BLOCK,
     b = _blocks(x, block)
     codes, scales = numerics_fast.quantize_blocks(
         b.reshape(-1), block, el.name, lambda amax: _scale(amax, el, mode))
-    return MXTensor(codes.reshape(b.shape[:-2] + (-1,)), scales.reshape(b.shape[:-1]),
-                    el, block, mode.value)
+    shape = b.shape[:-2] + (b.shape[-2] * block,)
+    return MXTensor(codes.reshape(shape), scales.reshape(b.shape[:-1]), el, block, mode.value)
 
 
 class NVFP4Scaling(StrEnum):
@@ -391,7 +391,8 @@ def quantize_nvfp4(x: np.ndarray, tensor_scale: float | None = None,
     nan = np.isnan(recip)
     if nan.any():
         codes[nan] = 0
-    return NVFP4Tensor(codes.reshape(np.shape(b)[:-2] + (-1,)), sb.reshape(b.shape[:-1]), ts, block)
+    shape = b.shape[:-2] + (b.shape[-2] * block,)
+    return NVFP4Tensor(codes.reshape(shape), sb.reshape(b.shape[:-1]), ts, block)
 
 
 def error_stats(reference: np.ndarray, approx: np.ndarray) -> dict[str, float]:
