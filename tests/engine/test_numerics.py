@@ -19,7 +19,7 @@ import pytest
 from trnkb.engine.numerics import (
     ELEMENTS,
     error_stats,
-    mx_scale_exponents,
+    mx_scale_bytes,
     nvfp4_tensor_scale,
     quantize_mx,
     quantize_nvfp4,
@@ -358,9 +358,9 @@ def test_rceil_rounds_the_float32_quotient_up_and_floor_rounds_amax_down():
     # power of two (the quotient is no longer a power of two), FLOOR does not
     amax = np.array([448 * 8, np.nextafter(np.float32(448 * 8), np.float32(1e9)), 500 * 8],
                     np.float32)
-    assert mx_scale_exponents(amax, "mxfp8", "rceil").tolist() == [130, 131, 131]
-    assert mx_scale_exponents(amax, "mxfp8", "floor").tolist() == [129 + 1, 130, 130]
-    assert mx_scale_exponents(amax, "mxfp8", "trn3").tolist() == [131, 131, 131]
+    assert mx_scale_bytes(amax, "mxfp8", "rceil").tolist() == [130, 131, 131]
+    assert mx_scale_bytes(amax, "mxfp8", "floor").tolist() == [129 + 1, 130, 130]
+    assert mx_scale_bytes(amax, "mxfp8", "trn3").tolist() == [131, 131, 131]
 
 
 def test_rceil_never_saturates_and_floor_does_on_the_same_block():

@@ -51,7 +51,7 @@ __all__ = [
     "cast_element",
     "decode_element",
     "error_stats",
-    "mx_scale_exponents",
+    "mx_scale_bytes",
     "nvfp4_tensor_scale",
     "quantize_mx",
     "quantize_nvfp4",
@@ -193,7 +193,7 @@ def _mode(scale_mode: str | ScaleMode, el: ElementFormat) -> ScaleMode:
     return mode
 
 
-def mx_scale_exponents(amax: np.ndarray, fmt: str = "mxfp8",
+def mx_scale_bytes(amax: np.ndarray, fmt: str = "mxfp8",
                        scale_mode: str | ScaleMode = ScaleMode.FLOOR) -> np.ndarray:
     """E8M0 scale bytes (uint8) of blocks whose largest magnitude is ``amax`` (float32).
 
