@@ -194,7 +194,7 @@ def _mode(scale_mode: str | ScaleMode, el: ElementFormat) -> ScaleMode:
 
 
 def mx_scale_bytes(amax: np.ndarray, fmt: str = "mxfp8",
-                       scale_mode: str | ScaleMode = ScaleMode.FLOOR) -> np.ndarray:
+                   scale_mode: str | ScaleMode = ScaleMode.FLOOR) -> np.ndarray:
     """E8M0 scale bytes (uint8) of blocks whose largest magnitude is ``amax`` (float32).
 
     The byte is ``e + 127`` with ``e`` from :class:`ScaleMode`, clamped to [-127, 127];
