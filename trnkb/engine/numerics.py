@@ -365,18 +365,18 @@ def quantize_nvfp4(x: np.ndarray, tensor_scale: float | None = None,
     mode = NVFP4Scaling(scaling)
     e4m3 = ELEMENTS["e4m3"]
     b = _blocks(x, block)
+    flat = b.reshape(-1)
+    amax = numerics_fast.block_amax_bits(flat, block).view(np.float32)
     if mode is NVFP4Scaling.SINGLE_LEVEL:
         if tensor_scale is not None:
             raise ValueError("single-level NVFP4 takes no tensor_scale")
         ts = None
-    elif tensor_scale is None:
-        ts = nvfp4_tensor_scale(b)
+    elif tensor_scale is None:  # nvfp4_tensor_scale(x), from the block maxima
+        top = np.max(amax) if amax.size else np.float32(0)
+        ts = np.float32(top) / np.float32(e4m3.max * ELEMENTS["e2m1"].max)
         ts = np.float32(1) if ts == 0 else ts
     else:
         ts = np.float32(tensor_scale)
-    amax = numerics_fast.block_abs_max_bits(
-        b.reshape(-1).view(np.uint32), block,
-        (np.empty(b.size, np.uint32), np.empty(b.size, np.uint32))).view(np.float32)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         block_scale = amax / np.float32(ELEMENTS["e2m1"].max)
         if ts is not None:
@@ -386,11 +386,10 @@ def quantize_nvfp4(x: np.ndarray, tensor_scale: float | None = None,
         sbf = decode_element(sb, e4m3).astype(np.float32)
         one = np.float32(1)
         recip = one / sbf if ts is None else (one / ts) / sbf
-        scaled = b.reshape(-1, block) * recip[:, None]
-    codes = cast_element(scaled, ELEMENTS["e2m1"])
+    codes = numerics_fast.cast_scaled_blocks(flat, block, "e2m1", recip)
     nan = np.isnan(recip)
     if nan.any():
-        codes[nan] = 0
+        codes.reshape(-1, block)[nan] = 0
     shape = b.shape[:-2] + (b.shape[-2] * block,)
     return NVFP4Tensor(codes.reshape(shape), sb.reshape(b.shape[:-1]), ts, block)
 
