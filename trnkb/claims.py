@@ -48,7 +48,7 @@ from trnkb.calc.fromkb import ref
 from trnkb.schema import ID_PATTERN
 from trnkb.specfile import LineDict, SpecError, display_path, read_yaml
 from trnkb.topology import topology_metric
-from trnkb.units import Q_
+from trnkb.units import Q_, parse
 
 VERDICTS = ("supported", "contradicted", "unverifiable")
 COMPARISONS = ("==", "~", "<", ">", "between")
@@ -121,9 +121,9 @@ def _literal(raw, where: str) -> pint.Quantity:
     if isinstance(raw, (int, float)):
         return Q_(raw, "")
     try:
-        q = Q_(str(raw))
-    except Exception:
-        raise ClaimError(f"{where}: cannot read {raw!r} as a quantity") from None
+        q = parse(str(raw))
+    except ValueError as e:
+        raise ClaimError(f"{where}: {e}") from None
     return q if isinstance(q, pint.Quantity) else Q_(q, "")
 
 

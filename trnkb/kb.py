@@ -35,7 +35,7 @@ from trnkb.schema import (
     pandera_schema,
 )
 from trnkb.specfile import LineDict, SpecError, display_path, read_yaml
-from trnkb.units import DIMENSIONS, is_binary_prefixed, parse, ureg
+from trnkb.units import DIMENSIONS, QuantityError, is_binary_prefixed, parse, ureg
 
 VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier"}
 SEED_PATTERN = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
@@ -122,6 +122,9 @@ def _parse_value(f: Field, raw, ctx: _Ctx, line: int, where: str):
         return None
     try:
         q = parse(raw)
+    except QuantityError as e:
+        ctx.err(line, where, str(e))
+        return None
     except (pint.errors.UndefinedUnitError, AttributeError) as e:
         bad = getattr(e, "unit_names", None) or [str(raw)]
         ctx.err(line, where, f"unknown unit {', '.join(map(str, bad))!r} in {raw!r}")

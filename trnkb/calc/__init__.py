@@ -115,17 +115,10 @@ def run(name: str, args: dict, sources: dict | None = None) -> Result:
 
 def parse_value(text: str, where: str = "value"):
     """A number or a pint quantity from ``text``; a clear ``ValueError`` otherwise."""
-    from trnkb.units import Q_
+    from trnkb.units import QuantityError, parse
 
-    t = str(text).strip()
     try:
-        return float(t) if not t.lstrip("-").isdigit() else int(t)
-    except ValueError:
-        pass
-    try:
-        return Q_(t)
-    except Exception as e:  # pint raises assorted errors for garbage
-        detail = getattr(e, "unit_names", None)
-        why = f"unknown unit {', '.join(map(str, detail))!r}" if detail else type(e).__name__
-        raise ValueError(f"{where}: cannot read {t!r} as a quantity ({why}); "
-                         f"write e.g. '12.8 Tbit/s', '2.4 GHz', '24 Gbit'") from None
+        q = parse(str(text))
+    except QuantityError as e:
+        raise ValueError(f"{where}: {e}; write e.g. '12.8 Tbit/s', '2.4 GHz', '24 Gbit'") from None
+    return q.magnitude if q.unitless else q

@@ -10,7 +10,7 @@ import pint
 
 from trnkb.calc._common import positive_count, quantity, result
 from trnkb.calc.derivation import Result, count
-from trnkb.units import Q_
+from trnkb.units import Q_, parse
 
 
 def hbm_capacity(stacks, stack_height, die_density, *, sources=None) -> Result:
@@ -34,7 +34,7 @@ def hbm_capacity(stacks, stack_height, die_density, *, sources=None) -> Result:
 
 def _pins(bus_width) -> pint.Quantity:
     """Bus width as a pin count: ``1024 bit`` (one bit per pin per transfer) or ``1024``."""
-    q = bus_width if isinstance(bus_width, pint.Quantity) else Q_(str(bus_width))
+    q = bus_width if isinstance(bus_width, pint.Quantity) else parse(str(bus_width))
     if q.dimensionless:
         return positive_count(q, "bus_width")
     return positive_count(quantity(q, "information", "bus_width").to("bit").magnitude, "bus_width")

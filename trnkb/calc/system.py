@@ -10,7 +10,7 @@ import pint
 
 from trnkb.calc._common import positive_count, result
 from trnkb.calc.derivation import Result
-from trnkb.units import Q_
+from trnkb.units import parse
 
 #: display unit of a total, by dimensionality of the per-chip quantity
 _UNITS = {"[compute] / [time]": "PFLOPS", "[information]": "TB",
@@ -20,7 +20,7 @@ _UNITS = {"[compute] / [time]": "PFLOPS", "[information]": "TB",
 def domain_total(chips, per_chip, *, sources=None) -> Result:
     """``chips x per_chip`` in a readable unit (PFLOPS, TB, TB/s)."""
     n = positive_count(chips, "chips")
-    q = per_chip if isinstance(per_chip, pint.Quantity) else Q_(str(per_chip))
+    q = per_chip if isinstance(per_chip, pint.Quantity) else parse(str(per_chip))
     total = n * q
     unit = _UNITS.get(str(q.dimensionality))
     if unit:

@@ -11,15 +11,13 @@ from rich.table import Table as RichTable
 import trnkb
 from trnkb import topology
 from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
-from trnkb.units import Q_
+from trnkb.cli.validate import positive_quantity
 
 console = Console()
 
 
 def _size(text: str):
-    q = Q_(text)
-    if q.dimensionality != Q_(1, "B").dimensionality:
-        raise ValueError(f"--message-size {text!r} is not an amount of data (e.g. 1MB, 64KiB)")
+    q = positive_quantity(text, "--message-size", "information", "1MB, 64KiB")
     return q
 
 
