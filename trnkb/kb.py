@@ -17,7 +17,6 @@ import difflib
 import math
 import re
 from dataclasses import dataclass
-from datetime import date
 from importlib import resources
 from pathlib import Path
 
@@ -32,9 +31,11 @@ from trnkb.schema import (
     VALUE_KINDS,
     Field,
     Table,
+    date_problem,
     pandera_schema,
+    value_problem,
 )
-from trnkb.specfile import LineDict, SpecError, display_path, read_yaml
+from trnkb.specfile import LineDict, SpecError, display_path, item_line, read_yaml, show
 from trnkb.units import DIMENSIONS, QuantityError, is_binary_prefixed, parse, ureg
 
 VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier"}
@@ -69,9 +70,9 @@ def _parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
     if not isinstance(data, list):
         ctx.err(1, "(file)", "expected a list of sources")
         return pd.DataFrame(columns=SOURCE_FIELDS)
-    for item in data:
+    for i, item in enumerate(data):
         if not isinstance(item, LineDict):
-            ctx.err(1, "(source)", f"expected a mapping, got {item!r}")
+            ctx.err(item_line(data, i), "(source)", f"expected a mapping, got {show(item)}")
             continue
         sid = item.get("id")
         where = f"{sid}" if sid else "(source)"
@@ -95,8 +96,8 @@ def _parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
             ctx.err(item.key_lines["kind"], f"{sid}.kind",
                     f"{item['kind']!r} is not one of {', '.join(SOURCE_KINDS)}")
         d = item.get("date")
-        if d is not None and not isinstance(d, date) and not re.match(r"^\d{4}(-\d{2}){0,2}$", str(d)):
-            ctx.err(item.key_lines["date"], f"{sid}.date", f"{d!r} is not a date (YYYY[-MM[-DD]])")
+        if d is not None and date_problem(d):
+            ctx.err(item.key_lines["date"], f"{sid}.date", date_problem(d))
         rows.append({k: (str(item.get(k)) if item.get(k) is not None else "") for k in SOURCE_FIELDS})
     return pd.DataFrame(rows, columns=list(SOURCE_FIELDS))
 
@@ -110,11 +111,11 @@ def _parse_value(f: Field, raw, ctx: _Ctx, line: int, where: str):
     """Return (value, magnitude_in_display_unit, unit_string) or None after an error."""
     if f.kind in ("text", "ref"):
         if not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
-            ctx.err(line, where, f"expected text, got {raw!r}")
+            ctx.err(line, where, f"expected text, got {show(raw)}")
             return None
         return str(raw), math.nan, ""
     if isinstance(raw, bool) or raw is None:
-        ctx.err(line, where, f"expected a number, got {raw!r}")
+        ctx.err(line, where, f"expected a number, got {show(raw)}")
         return None
     if f.kind == "quantity" and isinstance(raw, (int, float)):
         ctx.err(line, where, f"a quantity written as a bare number ({raw}); write it with its "
@@ -139,6 +140,10 @@ def _parse_value(f: Field, raw, ctx: _Ctx, line: int, where: str):
         ctx.err(line, where, f"wrong dimension: {raw!r} is {got}, expected {want or 'a plain count'}"
                              f" (e.g. {f.unit or 'a number'})")
         return None
+    problem = value_problem(f, q)  # counts: plain whole numbers; quantities: unit family
+    if problem:
+        ctx.err(line, where, problem)
+        return None
     mag = q.to(f.unit).magnitude if f.unit else q.to("").magnitude
     if mag < 0:
         ctx.err(line, where, f"negative value {raw!r}")
@@ -159,7 +164,7 @@ def _parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx:
         return []
     if f.kind == "label":
         if not isinstance(raw, str):
-            ctx.err(line, where, f"expected plain text, got {raw!r}")
+            ctx.err(line, where, f"expected plain text, got {show(raw)}")
         elif f.choices and raw not in f.choices:
             ctx.err(line, where, f"{raw!r} is not one of {', '.join(f.choices)}")
         return []  # labels are columns, not facts
@@ -169,11 +174,11 @@ def _parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx:
         bline = block.line if isinstance(block, LineDict) else line
         if not isinstance(block, LineDict):
             ctx.err(bline, where, "expected {value, source, locator, kind}; a value needs its source "
-                                  f"(got {block!r})")
+                                  f"(got {show(block)})")
             continue
         for key in block:
             if key not in VALUE_KEYS:
-                ctx.err(bline, where, f"unknown key {key!r}{_suggest(key, sorted(VALUE_KEYS))}")
+                ctx.err(bline, where, f"unknown key {show(key)}{_suggest(key, sorted(VALUE_KEYS))}")
         if "value" not in block:
             ctx.err(bline, where, "missing value")
             continue
@@ -216,13 +221,13 @@ def _parse_table(path: Path, table: Table, source_ids: set[str], errors: list[st
     if not isinstance(data, list):
         ctx.err(1, "(file)", f"expected a list of {table.name} rows")
         return labels, facts
-    for row in data:
+    for i, row in enumerate(data):
         if not isinstance(row, LineDict):
-            ctx.err(1, "(row)", f"expected a mapping, got {row!r}")
+            ctx.err(item_line(data, i), "(row)", f"expected a mapping, got {show(row)}")
             continue
         rid = row.get("id")
         if not isinstance(rid, str) or not re.match(ID_PATTERN, rid):
-            ctx.err(row.line, "id", f"{rid!r} is not a lowercase kebab-case id")
+            ctx.err(row.line, "id", f"{show(rid)} is not a lowercase kebab-case id")
             continue
         if rid in ids:
             ctx.err(row.line, f"{rid}.id", f"duplicate id (already defined at {ids[rid]})")
@@ -436,11 +441,11 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
     """
     root = Path(path) if path is not None else default_specs_dir()
     if not root.is_dir():
-        raise SpecError([f"{root}:0: (dir): not a directory"])
+        raise SpecError([f"{root}:1: (dir): not a directory"])
     errors: list[str] = []
     src_path = root / "sources.yaml"
     if not src_path.exists():
-        raise SpecError([f"{display_path(src_path)}:0: (file): missing; every value needs a source"])
+        raise SpecError([f"{display_path(src_path)}:1: (file): missing; every value needs a source"])
     parsed: dict[str, tuple] = {}
     try:
         sources = _parse_sources(src_path, errors)
@@ -452,7 +457,7 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
     unreadable: set[str] = set()  # tables whose file failed to parse: no dangling-ref noise
     for name, table in TABLES.items():
         p = root / f"{name}.yaml"
-        if not p.exists():
+        if not p.exists() and not p.is_symlink():
             parsed[name] = ([], [])
             continue
         try:
@@ -462,10 +467,12 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
             parsed[name] = ([], [])
             unreadable.add(name)
     known = {f"{n}.yaml" for n in TABLES} | {"sources.yaml", "claims.yaml"}
-    for p in sorted(root.glob("*.yaml")):
-        if p.name not in known:
-            errors.append(f"{display_path(p)}:1: (file): unknown spec file; tables are "
-                          f"{', '.join(TABLES)}")
+    for p in sorted(root.iterdir()):
+        if p.suffix.lower() in (".yaml", ".yml") and p.name not in known:
+            stem = p.name.split(".")[0]
+            hint = (f"rename it {stem}.yaml" if f"{stem}.yaml" in known
+                    else f"tables are {', '.join(TABLES)}{_suggest(stem, list(TABLES))}")
+            errors.append(f"{display_path(p)}:1: (file): unknown spec file; {hint}")
     all_facts = [f for _, fs in parsed.values() for f in fs]
     facts = pd.DataFrame(all_facts, columns=FACT_COLUMNS)
     # foreign keys
@@ -485,14 +492,47 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
         schema = pandera_schema(table, list(wide.columns))
         try:
             schema.validate(wide, lazy=True)
-        except Exception as e:  # pandera SchemaErrors: report per column
+        except Exception as e:  # pandera SchemaErrors: report per row and column
             cases = getattr(e, "failure_cases", None)
             if cases is None:
                 raise
-            for _, c in cases.iterrows():
-                errors.append(f"{name}.yaml:0: {c['column']}: fails {c['check']} "
-                              f"({c['failure_case']})")
+            errors += _schema_errors(root, name, cases, labels, all_facts)
         tables[name] = wide
     if errors:
         raise SpecError(errors)
-    return KnowledgeBase(root, facts, sources, tables, _conflicts(all_facts))
+    kb = KnowledgeBase(root, facts, sources, tables, _conflicts(all_facts))
+    _check_claims(kb)
+    return kb
+
+
+def _schema_errors(root: Path, name: str, cases: pd.DataFrame, labels: list[dict],
+                   facts: list[dict]) -> list[str]:
+    """pandera failure cases as ``file:line: id.field: problem`` (the value's own line)."""
+    out = []
+    for _, c in cases.iterrows():
+        idx, column = c.get("index"), c.get("column")
+        row = labels[int(idx)] if isinstance(idx, (int, float)) and idx == idx \
+            and 0 <= int(idx) < len(labels) else None
+        rid = row["id"] if row else "(table)"
+        where = next((f for f in facts if f["table"] == name and f["id"] == rid
+                      and f["field"] == column and f["preferred"]), None)
+        file = where["file"] if where else (row["_file"] if row else display_path(root / f"{name}.yaml"))
+        line = where["line"] if where else (row["_line"] if row else 1)
+        out.append(f"{file}:{line}: {rid}.{column}: fails {c['check']} ({show(c['failure_case'])})")
+    return out
+
+
+def _check_claims(kb: KnowledgeBase) -> None:
+    """Evaluate ``claims.yaml`` when the directory has one: a broken claim refuses the load."""
+    path = Path(kb.path) / "claims.yaml"
+    if not path.exists() and not path.is_symlink():
+        return
+    from trnkb.claims import evaluate_claims
+
+    try:
+        _, errors = evaluate_claims(kb, path)
+    except (ArithmeticError, TypeError, ValueError, KeyError) as e:  # safety net: one line
+        errors = [f"{display_path(path)}:1: (claims): cannot evaluate ({type(e).__name__}: "
+                  f"{show(str(e), 200)})"]
+    if errors:
+        raise SpecError(errors)

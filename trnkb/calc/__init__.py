@@ -121,4 +121,4 @@ def parse_value(text: str, where: str = "value"):
         q = parse(str(text))
     except QuantityError as e:
         raise ValueError(f"{where}: {e}; write e.g. '12.8 Tbit/s', '2.4 GHz', '24 Gbit'") from None
-    return q.magnitude if q.unitless else q
+    return q.magnitude if q.units == q._REGISTRY.dimensionless else q
