@@ -46,7 +46,7 @@ from trnkb.calc import run
 from trnkb.calc.derivation import quantity_json, unit_text
 from trnkb.calc.fromkb import ref
 from trnkb.schema import ID_PATTERN
-from trnkb.specfile import LineDict, SpecError, display_path, read_yaml
+from trnkb.specfile import LineDict, SpecError, display_path, item_line, read_yaml, show
 from trnkb.topology import topology_metric
 from trnkb.units import Q_, parse
 
@@ -196,6 +196,10 @@ def evaluate(node, kb, inputs: list[dict], where: str = "compute") -> pint.Quant
             out = sum(vals[1:], start=vals[0])
     except pint.DimensionalityError as e:
         raise ClaimError(f"{where}: {op} of incompatible quantities ({e})") from None
+    except ZeroDivisionError:
+        raise ClaimError(f"{where}: {op} divides by zero") from None
+    if not math.isfinite(out.magnitude):
+        raise ClaimError(f"{where}: {op} gives {out.magnitude} (division by zero or overflow)")
     return out.to("") if out.dimensionless else out
 
 
@@ -281,9 +285,10 @@ def evaluate_claims(kb, path: Path | None = None) -> tuple[list[Claim], list[str
         return [], [f"{name}:1: (file): expected a list of claims"]
     source_ids = set(kb.sources["id"])
     claims, errors, seen = [], [], {}
-    for item in data:
+    for i, item in enumerate(data):
         if not isinstance(item, LineDict):
-            errors.append(f"{name}:1: (claim): expected a mapping, got {item!r}")
+            errors.append(f"{name}:{item_line(data, i)}: (claim): expected a mapping, "
+                          f"got {show(item)}")
             continue
         cid = item.get("id", "(claim)")
         if cid in seen:

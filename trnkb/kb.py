@@ -169,6 +169,8 @@ def _parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx:
             ctx.err(line, where, f"{raw!r} is not one of {', '.join(f.choices)}")
         return []  # labels are columns, not facts
     blocks = raw if isinstance(raw, list) else [raw]
+    if not blocks:
+        ctx.err(line, where, "empty list of values; give at least one {value, source, ...}")
     facts = []
     for block in blocks:
         bline = block.line if isinstance(block, LineDict) else line
@@ -221,6 +223,8 @@ def _parse_table(path: Path, table: Table, source_ids: set[str], errors: list[st
     if not isinstance(data, list):
         ctx.err(1, "(file)", f"expected a list of {table.name} rows")
         return labels, facts
+    if not data:
+        ctx.err(getattr(data, "line", 1), "(file)", f"no {table.name} rows; add one or remove the file")
     for i, row in enumerate(data):
         if not isinstance(row, LineDict):
             ctx.err(item_line(data, i), "(row)", f"expected a mapping, got {show(row)}")

@@ -352,7 +352,7 @@ UNIT_FAMILIES: dict[str, tuple[str, ...]] = {
     "compute_rate": ("TFLOPS", "TFLOP/s"),
     "compute": ("FLOP",),
     "information": ("GB",),
-    "bandwidth": ("TB/s", "Gbps"),
+    "bandwidth": ("TB/s", "Gbit/s"),
     "frequency": ("GHz",),
     "power": ("W",),
     "length": ("um",),

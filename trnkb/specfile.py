@@ -126,9 +126,10 @@ _LineLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
 
 def display_path(path: Path) -> str:
     """The path as a user would type it: relative to the working directory when inside it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
+    path = Path(path)
+    try:  # the file itself is not resolved: a symlink shows its own name (and may loop)
+        return str((path.parent.resolve() / path.name).relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError, RuntimeError):
         return str(path)
 
 

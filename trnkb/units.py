@@ -165,8 +165,13 @@ def parse(text: str | int | float) -> pint.Quantity:
     if isinstance(text, bool):
         raise QuantityError(f"expected a quantity, got {text!r}")
     if isinstance(text, (int, float)):
-        if not math.isfinite(text):
-            raise QuantityError(f"{text!r} is not a finite number")
+        try:
+            finite = math.isfinite(text)
+        except OverflowError:  # an int beyond float range
+            finite = False
+        if not finite:
+            why = "is out of range" if isinstance(text, int) else "is not a finite number"
+            raise QuantityError(f"{_show(str(text))} {why}")
         return Q_(text, "")
     if not isinstance(text, str):
         raise QuantityError(f"expected a quantity like '144 GB', got {type(text).__name__} "
