@@ -13,7 +13,7 @@ import sys
 
 import typer
 
-from trnkb.specfile import SpecError
+from trnkb.specfile import SpecError, _one_line
 
 app = typer.Typer(
     name="trnkb",
@@ -33,8 +33,21 @@ for _topic in TOPICS:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run the command line; every refusal of bad input is one ``error:`` line and exit 1."""
     try:
-        app(args=argv, standalone_mode=True)
+        code = app(args=argv, standalone_mode=False)
+    except typer.Abort:
+        print("error: aborted", file=sys.stderr)
+        sys.exit(1)
+    except typer.TyperException as e:  # click's errors: unknown option, bad choice, not an int
+        if type(e).__name__ == "NoArgsIsHelpError":  # `trnkb engine` alone: show the help
+            e.show()
+            sys.exit(e.exit_code)
+        ctx = getattr(e, "ctx", None)
+        where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+        msg = e.format_message() if hasattr(e, "format_message") else str(e)
+        print(f"error: {_one_line(msg)}{where}", file=sys.stderr)
+        sys.exit(1)
     except SpecError as e:
         for line in e.errors:
             print(line, file=sys.stderr)
@@ -42,5 +55,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except (KeyError, ValueError) as e:  # bad user input: unknown id, bad quantity...
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-        print(f"error: {msg}", file=sys.stderr)
+        print(f"error: {_one_line(str(msg))}", file=sys.stderr)
         sys.exit(1)
+    except OSError as e:  # a path that cannot be read or written: say which and why
+        what = f"{e.filename}: " if e.filename else ""
+        print(f"error: {what}{_one_line(e.strerror or str(e))}", file=sys.stderr)
+        sys.exit(1)
+    if isinstance(code, int) and code:
+        sys.exit(code)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -13,9 +14,23 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import trnkb
+from trnkb.cli.validate import attention_args, chip_with_core, gemm_args
 from trnkb.engine import NeuronCore, Result, attention, gemm
 
 err = Console(stderr=True)
+
+
+class Dtype(StrEnum):
+    bf16 = "bf16"
+    fp8 = "fp8"
+    mxfp8 = "mxfp8"
+    mxfp4 = "mxfp4"
+
+
+class ExpEngine(StrEnum):
+    scalar = "scalar"
+    vector = "vector"
+
 
 Chip = Annotated[str, typer.Option("--chip", help="Chip whose NeuronCore to model.")]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON (no progress bar).")]
@@ -74,16 +89,18 @@ def register(app: typer.Typer) -> None:
                  m: Annotated[int, typer.Option("--m", help="Rows of A and C.")] = 4096,
                  k: Annotated[int, typer.Option("--k", help="Contraction size.")] = 4096,
                  n: Annotated[int, typer.Option("--n", help="Columns of B and C.")] = 4096,
-                 dtype: Annotated[str, typer.Option(help="bf16, fp8, mxfp8 or mxfp4.")] = "bf16",
-                 weight_dtype: Annotated[str | None, typer.Option(
+                 dtype: Annotated[Dtype, typer.Option(help="bf16, fp8, mxfp8 or mxfp4.")] = Dtype.bf16,
+                 weight_dtype: Annotated[Dtype | None, typer.Option(
                      help="mxfp4 with --dtype mxfp8: 4-bit weights (W4A8).")] = None,
                  execute: Execute = True, seed: int = 0, specs: Specs = None,
                  as_json: Json = False) -> None:
         """C = A @ B on one NeuronCore: time per engine, FLOP/s vs peak, error vs float64."""
-        core = NeuronCore.from_kb(trnkb.load(specs), chip)
+        gemm_args(m, k, n, execute, seed)
+        kb = trnkb.load(specs)
+        core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
         with _progress(not as_json, "gemm") as cb:
-            res = gemm(core, m, k, n, dtype=dtype, execute=execute, seed=seed,
-                       weight_dtype=weight_dtype, progress=cb)
+            res = gemm(core, m, k, n, dtype=dtype.value, execute=execute, seed=seed,
+                       weight_dtype=weight_dtype.value if weight_dtype else None, progress=cb)
         _print(res, as_json)
 
     @sub.command("attention")
@@ -94,15 +111,18 @@ def register(app: typer.Typer) -> None:
                       head_dim: Annotated[int, typer.Option(help="Head dimension.")] = 128,
                       heads: int = 1,
                       causal: Annotated[bool, typer.Option(help="Causal mask.")] = False,
-                      exp_engine: Annotated[str | None, typer.Option(
+                      exp_engine: Annotated[ExpEngine | None, typer.Option(
                           help="scalar or vector (default: vector where the core has it).")] = None,
                       execute: Execute = True, seed: int = 0, specs: Specs = None,
                       as_json: Json = False) -> None:
         """Flash-attention forward on one NeuronCore: which engine bounds it, and why."""
-        core = NeuronCore.from_kb(trnkb.load(specs), chip)
+        attention_args(seq, seq_kv, head_dim, heads, execute, seed)
+        kb = trnkb.load(specs)
+        core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
         with _progress(not as_json, "attention") as cb:
             res = attention(core, seq, seq_kv or seq, head_dim, heads=heads, causal=causal,
-                            execute=execute, seed=seed, exp_engine=exp_engine, progress=cb)
+                            execute=execute, seed=seed, progress=cb,
+                            exp_engine=exp_engine.value if exp_engine else None)
         _print(res, as_json)
 
     app.add_typer(sub, name="engine")
