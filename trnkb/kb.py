@@ -13,7 +13,6 @@ message per error).
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from dataclasses import dataclass
@@ -35,7 +34,7 @@ from trnkb.schema import (
     pandera_schema,
     value_problem,
 )
-from trnkb.specfile import LineDict, SpecError, display_path, item_line, read_yaml, show
+from trnkb.specfile import LineDict, SpecError, display_path, item_line, read_yaml, show, suggest
 from trnkb.units import DIMENSIONS, QuantityError, is_binary_prefixed, parse, ureg
 
 VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier"}
@@ -103,8 +102,7 @@ def _parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
 
 
 def _suggest(name: str, options: list[str]) -> str:
-    close = difflib.get_close_matches(name, options, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return suggest(name, options)
 
 
 def _parse_value(f: Field, raw, ctx: _Ctx, line: int, where: str):

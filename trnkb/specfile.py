@@ -31,6 +31,21 @@ def show(value, cap: int = 60) -> str:
     return text if len(text) <= cap else f"{text[:cap]}... ({len(text):,} chars)"
 
 
+def suggest(name, options) -> str:
+    """`` (did you mean 'x'?)`` for a near miss of ``name`` among ``options`` (case
+    ignored: ``TRAINIUM3`` finds ``trainium3``), else ``""``."""
+    import difflib
+
+    name = str(name)[:200]
+    lower: dict[str, str] = {}
+    for o in map(str, options):
+        lower.setdefault(o.lower(), o)
+    if name.lower() in lower and lower[name.lower()] != name:
+        return f" (did you mean {lower[name.lower()]!r}?)"
+    close = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.6)
+    return f" (did you mean {lower[close[0]]!r}?)" if close else ""
+
+
 def _one_line(message: str) -> str:
     message = message.replace("\r", "\\r").replace("\n", "\\n")
     return message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE] + "..."

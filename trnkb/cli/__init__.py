@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
         ctx = getattr(e, "ctx", None)
         where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
         msg = e.format_message() if hasattr(e, "format_message") else str(e)
-        print(f"error: {_one_line(msg)}{where}", file=sys.stderr)
+        print(_one_line(f"error: {msg}{where}"), file=sys.stderr)
         sys.exit(1)
     except SpecError as e:
         for line in e.errors:
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except OSError as e:  # a path that cannot be read or written: say which and why
         what = f"{e.filename}: " if e.filename else ""
-        print(f"error: {what}{_one_line(e.strerror or str(e))}", file=sys.stderr)
+        print(_one_line(f"error: {what}{e.strerror or e}"), file=sys.stderr)
         sys.exit(1)
     if isinstance(code, int) and code:
         sys.exit(code)

@@ -7,6 +7,8 @@ from collections import Counter
 
 import typer
 
+from trnkb.specfile import show, suggest
+
 
 def claims_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -17,13 +19,13 @@ def claims_command(
     """Published statements tested against the knowledge base, with their verdicts."""
     import trnkb
     from trnkb.claims import VERDICTS, claims_table, validate_claims
+    from trnkb.cli.validate import choice
 
-    if verdict is not None and verdict not in VERDICTS:
-        raise ValueError(f"--verdict must be one of {', '.join(VERDICTS)}")
+    choice(verdict, VERDICTS, "--verdict")
     kb = trnkb.load()
-    claims = validate_claims(kb)
     if source is not None and source not in set(kb.sources["id"]):
-        raise KeyError(f"no source {source!r}")
+        raise KeyError(f"no source {show(source)}{suggest(source, kb.sources['id'])}")
+    claims = validate_claims(kb)
     sel = [c for c in claims if (verdict is None or c.verdict == verdict)
            and (source is None or c.source == source)]
     if summary:

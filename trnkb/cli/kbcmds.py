@@ -17,6 +17,8 @@ import trnkb
 from trnkb.export import FORMATS, export
 from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES
+from trnkb.specfile import show as show_value
+from trnkb.specfile import suggest
 
 console = Console()
 
@@ -132,7 +134,8 @@ def register(app: typer.Typer) -> None:
             console.print(rt)
             return
         if table not in TABLES:
-            raise KeyError(f"no table {table!r}; tables are {', '.join(TABLES)}")
+            raise KeyError(f"no table {show_value(table)}{suggest(table, TABLES)}; tables are "
+                           f"{', '.join(TABLES)}")
         ids = kb.ids(table)
         if as_json:
             print_json([row_json(kb, i) for i in ids])

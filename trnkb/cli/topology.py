@@ -11,7 +11,7 @@ from rich.table import Table as RichTable
 import trnkb
 from trnkb import topology
 from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
-from trnkb.cli.validate import positive_quantity
+from trnkb.cli.validate import choice, positive_quantity
 
 console = Console()
 
@@ -82,6 +82,11 @@ def register(app: typer.Typer) -> None:
                             for v in row))
             console.print(t)
             return
+        fabrics = (kb or trnkb.load()).table("fabrics")
+        choice(domain, sorted(set(fabrics["domain"])), "domain")
+        if switch_gen is not None and "generation" in fabrics:
+            choice(switch_gen, sorted({g for g in fabrics["generation"] if isinstance(g, str)}),
+                   "--switch-gen")
         s = topology.fabric(domain, switch_gen, kb).summary(size)
         if json_out:
             print_json(s)

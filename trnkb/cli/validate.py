@@ -6,21 +6,13 @@ what would be right; :func:`trnkb.cli.main` prints it as ``error: ...`` and exit
 
 from __future__ import annotations
 
-import difflib
-
 import pint
 
+from trnkb.specfile import suggest
 from trnkb.units import DIMENSIONS, QuantityError, has_dimension, parse
 
-
-def suggest(name: str, options) -> str:
-    """`` (did you mean 'x'?)`` for a near miss in ``options``, case-insensitively, else ``""``."""
-    options = [str(o) for o in options]
-    lower = {o.lower(): o for o in options}
-    if name.lower() in lower:
-        return f" (did you mean {lower[name.lower()]!r}?)"
-    close = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.6)
-    return f" (did you mean {lower[close[0]]!r}?)" if close else ""
+__all__ = ["attention_args", "chip_with_core", "choice", "gemm_args", "positive_int",
+           "positive_quantity", "quantity", "suggest", "within"]
 
 
 def quantity(text: str, option: str, dim: str, example: str) -> pint.Quantity:
