@@ -54,7 +54,6 @@ ACCEPTS: dict[tuple[tuple[str, ...], str], set[str]] = {
                            "TRAINIUM3"},  # any name is a directory name
     (("engine", "gemm"), "seed"): {"0"},
     (("engine", "attention"), "seed"): {"0"},
-    (("calc",), "name"): {""},  # an empty name lists the calculators, like no name
 }
 
 # Refusals other helpers own (issue 10, "never destroy"): expected to fail until merged.
@@ -282,7 +281,8 @@ CALC_BASE = {
 }
 # calculator parameters where zero is a legitimate value
 ZERO_OK = {("lane-budget", "--backplane-redundant"), ("lane-budget", "--cross-rack"),
-           ("lane-budget", "--pcb"), ("tco", "--cost-of-capital")}
+           ("lane-budget", "--pcb"), ("lane-budget", "--backplane-active"),
+           ("tco", "--cost-of-capital")}
 
 
 def _calc_cases():
