@@ -13,6 +13,7 @@ myst_enable_extensions = []  # no dollar math: spec text never turns into MathJa
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
+autodoc_typehints_description_target = "documented"
 napoleon_numpy_docstring = True
 napoleon_google_docstring = False
 

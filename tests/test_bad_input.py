@@ -145,9 +145,9 @@ def test_schema_failure_names_file_line_and_row(good_specs, monkeypatch):
     # a check only pandera makes (e.g. on a derived value) must point at the value's line
     import pandera.pandas as pa
 
-    import trnkb.kb as kb
+    import trnkb.kb.loading as loading
 
-    real = kb.pandera_schema
+    real = loading.pandera_schema
 
     def stricter(table, present):
         schema = real(table, present)
@@ -155,8 +155,8 @@ def test_schema_failure_names_file_line_and_row(good_specs, monkeypatch):
             schema = schema.update_column("cores", checks=[pa.Check.le(4)])
         return schema
 
-    monkeypatch.setattr(kb, "pandera_schema", stricter)
+    monkeypatch.setattr(loading, "pandera_schema", stricter)
     with pytest.raises(SpecError) as info:
-        trnkb.load(good_specs)
+        trnkb.load(good_specs, schemas=True)
     assert _messages(info.value.errors) == ["chips.yaml:5: trainium3.cores: fails less_than_or_equal_to(4) (8)"]
 

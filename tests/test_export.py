@@ -17,7 +17,7 @@ def test_round_trip_keeps_values_units_and_sources(good_specs, tmp_path, fmt):
             "json": lambda p: pd.read_json(p, orient="records")}[fmt]
     facts = read(tmp_path / f"facts.{fmt}")
     bw = facts[(facts["id"] == "trainium3") & (facts["field"] == "hbm_bandwidth")]
-    assert sorted(bw["value"]) == ["4.7 TB / s", "4.9 TB / s"]
+    assert sorted(bw["value"]) == ["4.7 TB/s", "4.9 TB/s"]  # as the spec writes them
     assert set(bw["source"]) == {"aws-neuron-trn3"}
     chips = read(tmp_path / f"chips.{fmt}")
     descriptor = json.loads((tmp_path / "datapackage.json").read_text())

@@ -40,3 +40,91 @@ def test_byte_is_eight_bits():
 def test_binary_prefix_detection():
     assert is_binary_prefixed(Q_("1 GiB").units)
     assert not is_binary_prefixed(Q_("1 GB").units)
+
+
+# --- the registry is built from the shipped data file; bits are never dimensionless ---
+
+import pint  # noqa: E402
+
+from trnkb.units import (  # noqa: E402
+    QuantityError,
+    format_number,
+    format_quantity,
+    format_unit,
+    parse,
+    ureg,
+)
+
+
+def test_bits_have_the_information_dimension():
+    # If the shipped definitions ever lose "bit = [information]", bits become
+    # dimensionless again (pint's default) and this fails.
+    assert not ureg.bit.dimensionless
+    assert str(ureg.bit.dimensionality) == "[information]"
+    assert parse("1 Gbit/s").dimensionality == parse("1 GB/s").dimensionality
+    with pytest.raises(DimensionalityError):
+        parse("1 Gbit/s").to("Hz")
+
+
+def test_registry_is_built_from_the_packaged_file():
+    from importlib import resources
+
+    text = resources.files("trnkb").joinpath("data", "units_en.txt").read_text(encoding="utf-8")
+    assert "\nbit = [information] = b" in text
+    assert "\nFLOP = [compute]" in text
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("1600 Gbit/s", "Gbit/s"), ("12.8 Tbit/s", "Tbit/s"), ("24 Gbit", "Gbit"), ("9 bit", "bit"),
+    ("4.9 TB/s", "TB/s"), ("144 GiB", "GiB"), ("2517 TFLOPS", "TFLOP/s"), ("1 FLOP/B", "FLOP/B"),
+    ("1.2 GHz", "GHz"), ("1 kW", "kW"), ("3 W/m**2", "W/m**2"), ("8", ""),
+])
+def test_format_unit_writes_one_unambiguous_spelling(text, expected):
+    assert format_unit(parse(text)) == expected
+
+
+@pytest.mark.parametrize("text", ["1600 Gbit/s", "12.8 Tbit/s", "24 Gbit", "800 Mbit/s", "1 kbit"])
+def test_bit_units_read_back_as_bits_by_pints_default_registry(text):
+    q = parse(text)
+    written = f"{q.magnitude} {format_unit(q)}"
+    default = pint.UnitRegistry()  # pint's own registry: bits are dimensionless there
+    back = default.Quantity(written)
+    # 1600 Gbit/s = 1.6e12 bit/s; a gilbert would not convert to bit at all
+    assert back.to(str(q.to_base_units().units)).magnitude == pytest.approx(
+        q.to_base_units().magnitude)
+    assert "gilbert" not in str(back.units)
+    assert parse(written) == q  # and trnkb's registry reads it back identically
+
+
+def test_pint_short_bit_symbol_is_the_gilbert_trap():
+    # why format_unit never writes "Gb": pint reads it as gigagilbert
+    assert "gilbert" in str(pint.UnitRegistry().parse_units("Gb"))
+
+
+@pytest.mark.parametrize("x, expected", [
+    (2517.0, "2,517"), (4.9, "4.9"), (20000, "20,000"), (123456.7, "123,457"),
+    (0.00012346, "0.0001235"), (128.00000000000003, "128"), (1.7725, "1.772"), (0.0, "0"),
+    (-1536.0, "-1,536"), (float("nan"), "nan"),
+])
+def test_format_number(x, expected):
+    # expected strings written by hand from the rule: 4 significant digits, separators,
+    # integer digits never replaced by zeros (1.7725 rounds half-to-even in binary: 1.772)
+    assert format_number(x) == expected
+
+
+def test_format_quantity():
+    assert format_quantity(parse("2517 TFLOPS")) == "2,517 TFLOP/s"
+    assert format_quantity(parse("1600 Gbit/s")) == "1,600 Gbit/s"
+    assert format_quantity(parse("144 GiB")) == "144 GiB"
+    assert format_quantity(parse("72")) == "72"
+    assert format_quantity("text stays") == "text stays"
+
+
+@pytest.mark.parametrize("bad", [
+    "banana", "nan", "inf", "9**9**9", "GB", "144 GB*2", "1 GB/2", "1 foo", "1e999 GB", "",
+    "x" * 500, float("nan"), True,
+])
+def test_parse_refuses_with_quantity_error(bad):
+    with pytest.raises(QuantityError):
+        parse(bad)
+    assert issubclass(QuantityError, ValueError)

@@ -18,6 +18,7 @@ from trnkb.units import MAX_TEXT, MAX_WORD, QuantityError, parse, ureg
     ("2 µs", 2, "us"),
     ("0.4", 0.4, ""),
     (".5 GHz", 0.5, "GHz"),
+    ("865000 / s", 865000, "1/s"),  # a rate: a leading / is a reciprocal unit
 ])
 def test_plain_number_and_unit_expression_parse(text, magnitude, unit):
     q = parse(text)

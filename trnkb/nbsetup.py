@@ -4,7 +4,9 @@ Makes notebook outputs static, offline and byte-stable so nbval can compare them
 
 - altair renders to SVG through vl-convert (the default HTML renderer pulls vega from a
   CDN and writes a random div id on every run);
-- pandas prints short, fixed-precision tables.
+- pandas prints short, fixed-precision tables, and every DataFrame's HTML is drawn in the
+  site's one table style (:func:`trnkb.display.table`: units in headers, em dash for
+  missing values, display names, linked sources).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import altair as alt
 import pandas as pd
 from IPython.display import Markdown, display
 
+from trnkb import display as _display
 from trnkb.kb import KnowledgeBase, load
 from trnkb.markdown import escape
 
@@ -33,7 +36,21 @@ def setup(path=None) -> KnowledgeBase:
     pd.set_option("display.max_rows", 200)
     pd.set_option("display.max_colwidth", 80)
     pd.set_option("display.width", 160)
-    return load(path)
+    kb = load(path)
+    _house_style(kb)
+    return kb
+
+
+def _house_style(kb: KnowledgeBase) -> None:
+    """Render every DataFrame shown in the notebook with :func:`trnkb.display.table`."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython ships with the notebook stack
+        return
+    shell = get_ipython()
+    if shell is not None:
+        html = shell.display_formatter.formatters["text/html"]
+        html.for_type(pd.DataFrame, lambda df: _display.table(df, kb=kb).html)
 
 
 def answer(*sentences: str) -> None:

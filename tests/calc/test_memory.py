@@ -18,8 +18,9 @@ def test_binary_die_density_gives_binary_capacity():
 
 
 def test_trainium3_bandwidth_is_4_9_tb_s():
+    # Neuron docs (trainium3.rst) state 4.9 TB/s, two significant figures: +-0.05 TB/s
     v = memory.hbm_bandwidth(4, "1024 bit", "9.6 Gbit/s").value
-    assert v.to("TB/s").m == pytest.approx(4 * 1024 * 9.6e9 / 8 / 1e12)
+    assert v.to("TB/s").m == pytest.approx(4.9, abs=0.05)
 
 
 def test_bus_width_may_be_a_pin_count():
@@ -28,9 +29,10 @@ def test_bus_width_may_be_a_pin_count():
 
 
 def test_pin_speedup_5_7_to_9_6_is_68_percent():
+    # the same stacks and bus: bandwidth follows the pin rate, 9.6 / 5.7 = 1.684 (68% more)
     a = memory.hbm_bandwidth(4, 1024, "5.7 Gbit/s").value
     b = memory.hbm_bandwidth(4, 1024, "9.6 Gbit/s").value
-    assert (b / a).to("").m == pytest.approx(9.6 / 5.7)
+    assert (b / a).to("").m == pytest.approx(1.68, abs=0.005)
 
 
 def test_lnc2_on_8_cores_gives_4_devices_of_36_gb():

@@ -33,7 +33,9 @@ def test_fabric_size_counts_switches_and_links_of_a_k_ary_fat_tree():
 def test_oversubscription_3_to_1_connects_one_and_a_half_times_more():
     flat = network.fabric_size("25.6 Tbit/s", "400 Gbit/s", 2).value.m
     over = network.fabric_size("25.6 Tbit/s", "400 Gbit/s", 2, oversubscription=3).value.m
-    assert over == flat * 2 * 3 / (1 + 3)  # 48 down, 16 up per leaf; 64 leaves
+    # 64-port switch: flat = 64 x 64 / 2 = 2,048; at 3:1 each leaf has 48 down, 16 up, and
+    # 64 spines of 64 ports serve 64 leaves: 64 x 48 = 3,072 = 1.5 x 2,048
+    assert (flat, over) == (2048, 3072)
 
 
 def test_51t2_switch_100g_vs_400g_ratio_is_16x_for_2_layers_and_64x_for_3():

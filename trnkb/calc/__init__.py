@@ -20,9 +20,11 @@ import inspect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from trnkb.calc import flops, memory, network, power, scaleup, system, tco
 from trnkb.calc.derivation import Derivation, Input, Result
+from trnkb.qtypes import Quantity, Sources
 
 __all__ = [
     "CALCULATORS", "Calculator", "Derivation", "Input", "Result", "calculator", "flops",
@@ -91,7 +93,7 @@ def calculator(name: str) -> Calculator:
                        f"are {', '.join(CALCULATORS)}") from None
 
 
-def run(name: str, args: dict, sources: dict | None = None) -> Result:
+def run(name: str, args: dict[str, Any], sources: Sources = None) -> Result:
     """Call calculator ``name`` with ``args`` keyed by parameter name (``-`` or ``_``).
 
     Values are numbers, pint quantities or strings :func:`trnkb.units.parse` reads
@@ -154,12 +156,12 @@ def _check_sign(name: str, pname: str, value, default) -> None:
         raise ValueError(f"{name}: {flag} must be greater than zero, got {value}")
 
 
-def parse_value(text: str, where: str = "value"):
+def parse_value(text: str, where: str = "value") -> int | float | Quantity:
     """A number or a pint quantity from ``text``; a clear ``ValueError`` otherwise."""
     from trnkb.units import QuantityError, parse
 
     try:
-        q = parse(str(text))
+        q = parse(str(text).strip())
     except QuantityError as e:
-        raise ValueError(f"{where}: {e}; write e.g. '12.8 Tbit/s', '2.4 GHz', '24 Gbit'") from None
+        raise QuantityError(f"{where}: {e}; write e.g. '12.8 Tbit/s', '2.4 GHz', '24 Gbit'") from None
     return q.magnitude if q.units == q._REGISTRY.dimensionless else q

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pint
 
 from trnkb.calc.derivation import Derivation, Input, Result, count
+from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import DIMENSIONS, Q_, has_dimension, parse
 
 
-def quantity(x, dim: str, name: str) -> pint.Quantity:
+def quantity(x: QuantityLike, dim: str, name: str) -> Quantity:
     """``x`` as a Quantity of dimension ``dim`` (a key of ``trnkb.units.DIMENSIONS``)."""
     q = x if isinstance(x, pint.Quantity) else parse(x)
     if not has_dimension(q, dim):
@@ -17,7 +20,7 @@ def quantity(x, dim: str, name: str) -> pint.Quantity:
     return q
 
 
-def positive_count(x, name: str, integer: bool = True) -> pint.Quantity:
+def positive_count(x: QuantityLike, name: str, integer: bool = True) -> Quantity:
     """A dimensionless count > 0 (``integer``: a whole number)."""
     q = count(x)
     m = q.magnitude
@@ -28,7 +31,7 @@ def positive_count(x, name: str, integer: bool = True) -> pint.Quantity:
     return q
 
 
-def fraction(x, name: str) -> pint.Quantity:
+def fraction(x: QuantityLike, name: str) -> Quantity:
     """A dimensionless number in (0, 1] (utilization, MFU)."""
     q = count(x)
     if not 0 < q.magnitude <= 1:
@@ -36,8 +39,8 @@ def fraction(x, name: str) -> pint.Quantity:
     return q
 
 
-def result(calculator: str, formula: str, value: pint.Quantity, inputs: dict,
-           sources: dict | None = None, outputs: dict | None = None,
+def result(calculator: str, formula: str, value: Quantity, inputs: dict[str, Any],
+           sources: Sources = None, outputs: dict[str, Quantity] | None = None,
            notes: tuple[str, ...] = ()) -> Result:
     """Assemble a Result; ``sources`` maps input names to KB provenance dicts."""
     sources = sources or {}

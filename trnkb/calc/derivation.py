@@ -8,12 +8,14 @@ like a pair, ``value, derivation = memory.hbm_capacity(...)``.
 from __future__ import annotations
 
 import math
-import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pint
 
-from trnkb.units import Q_
+from trnkb.qtypes import Provenance, Quantity, QuantityLike
+from trnkb.units import Q_, format_unit, parse
 
 
 @dataclass(frozen=True)
@@ -26,10 +28,10 @@ class Input:
     """
 
     name: str
-    value: pint.Quantity
-    source: dict = field(default_factory=dict)
+    value: Quantity
+    source: Provenance = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         out = {"name": self.name, **quantity_json(self.value)}
         if self.source:
             out["source"] = {k: _plain(v) for k, v in self.source.items()}
@@ -44,10 +46,10 @@ class Derivation:
     calculator: str
     formula: str
     inputs: tuple[Input, ...]
-    outputs: dict[str, pint.Quantity] = field(default_factory=dict)
+    outputs: dict[str, Quantity] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "calculator": self.calculator,
             "formula": self.formula,
@@ -70,13 +72,13 @@ class Derivation:
 class Result:
     """A derived value and its derivation."""
 
-    value: pint.Quantity
+    value: Quantity
     derivation: Derivation
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter((self.value, self.derivation))
 
-    def output(self, name: str) -> pint.Quantity:
+    def output(self, name: str) -> Quantity:
         """The main value (``name == "value"``) or a named secondary output."""
         if name == "value":
             return self.value
@@ -86,12 +88,12 @@ class Result:
             raise KeyError(f"{self.derivation.calculator} has no output {name!r}; outputs are "
                            f"value, {', '.join(self.derivation.outputs)}") from None
 
-    def to_dict(self, unit: str | None = None) -> dict:
+    def to_dict(self, unit: str | None = None) -> dict[str, Any]:
         """JSON-ready ``{"value", "unit", "derivation"}`` (counts have unit "")."""
         return {**quantity_json(self.value, unit), "derivation": self.derivation.to_dict()}
 
 
-def quantity_json(q: pint.Quantity, unit: str | None = None) -> dict:
+def quantity_json(q: Quantity | float, unit: str | None = None) -> dict[str, Any]:
     """``{"value": magnitude, "unit": text}`` in ``unit`` (default: as the quantity is).
 
     Dimensionless quantities (counts, ratios) are written with unit ``""``.
@@ -105,30 +107,22 @@ def quantity_json(q: pint.Quantity, unit: str | None = None) -> dict:
     return {"value": _number(q.magnitude), "unit": unit_text(q.units)}
 
 
-_BIT = re.compile(r"(?<![A-Za-z])([kMGTPE]?i?)b(?![A-Za-z])")
-_FLOP = re.compile(r"(?<![A-Za-z])([kMGTPE]?)flop(s?)(?![A-Za-z])")
+def unit_text(unit: Any) -> str:
+    """Short unit text that pint parses back to the same unit: :func:`trnkb.units.format_unit`
+    (bits written ``bit``, ``Gbit/s``; pint's ``Gb`` is a gilbert)."""
+    return format_unit(unit)
 
 
-def unit_text(unit) -> str:
-    """Short unit text that pint parses back to the same unit.
-
-    pint's short symbol for bit is ``b``, and ``Gb`` reads back as gilbert; bits are
-    written ``bit`` here (``Gbit / s``), and FLOP in capitals (``TFLOPS``).
-    """
-    text = f"{unit:~}"
-    text = _BIT.sub(lambda m: f"{m.group(1)}bit", text)
-    return _FLOP.sub(lambda m: f"{m.group(1)}FLOP{'S' if m.group(2) else ''}", text)
-
-
-def count(x) -> pint.Quantity:
-    """A dimensionless Quantity from a number or a dimensionless Quantity (e.g. lanes)."""
-    q = x if isinstance(x, pint.Quantity) else Q_(x, "")
+def count(x: QuantityLike) -> Quantity:
+    """A dimensionless Quantity from a number, a string such as ``"144"`` or a dimensionless
+    Quantity (e.g. lanes)."""
+    q = x if isinstance(x, pint.Quantity) else parse(x) if isinstance(x, str) else Q_(x, "")
     if not q.dimensionless:
         raise ValueError(f"expected a plain count, got {q:~}")
     return q.to("")
 
 
-def _number(m):
+def _number(m: Any) -> int | float:
     m = float(m)
     if math.isfinite(m) and m.is_integer() and abs(m) < 2**53:
         return int(m)
@@ -136,7 +130,7 @@ def _number(m):
     return float(f"{m:.12g}")
 
 
-def _plain(v):
+def _plain(v: Any) -> Any:
     if hasattr(v, "item"):
         return v.item()
     return v

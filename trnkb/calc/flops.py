@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from trnkb.calc._common import fraction, positive_count, quantity, result
 from trnkb.calc.derivation import Result
+from trnkb.qtypes import QuantityLike, Sources
 from trnkb.units import Q_
 
 FLOPS_PER_MAC = 2
 
 
-def peak_flops(cores, rows, cols, clock, macs_per_pe=1, *, sources=None) -> Result:
+def peak_flops(cores: QuantityLike, rows: QuantityLike, cols: QuantityLike, clock: QuantityLike, macs_per_pe: QuantityLike = 1, *, sources: Sources = None) -> Result:
     """Peak dense FLOP/s of a chip built from systolic arrays.
 
     ``peak = cores x rows x cols x macs_per_pe x 2 FLOP x clock``
@@ -41,7 +42,7 @@ def peak_flops(cores, rows, cols, clock, macs_per_pe=1, *, sources=None) -> Resu
                   {"macs_per_cycle": (n * r * c * m).to("")})
 
 
-def implied_clock(peak, cores, rows, cols, macs_per_pe=1, *, sources=None) -> Result:
+def implied_clock(peak: QuantityLike, cores: QuantityLike, rows: QuantityLike, cols: QuantityLike, macs_per_pe: QuantityLike = 1, *, sources: Sources = None) -> Result:
     """The clock a reported peak implies for a given array.
 
     ``clock = peak / (cores x rows x cols x macs_per_pe x 2 FLOP)``, in GHz.
@@ -56,7 +57,7 @@ def implied_clock(peak, cores, rows, cols, macs_per_pe=1, *, sources=None) -> Re
                   {"peak": p, "cores": n, "rows": r, "cols": c, "macs_per_pe": m}, sources)
 
 
-def flops_per_watt(flops, power, *, sources=None) -> Result:
+def flops_per_watt(flops: QuantityLike, power: QuantityLike, *, sources: Sources = None) -> Result:
     """Energy efficiency ``flops / power`` in TFLOPS per W (= TFLOP per joule)."""
     f = quantity(flops, "compute_rate", "flops")
     p = quantity(power, "power", "power")
@@ -64,7 +65,7 @@ def flops_per_watt(flops, power, *, sources=None) -> Result:
                   {"flops": f, "power": p}, sources)
 
 
-def time_for_flops(work, rate, mfu, *, sources=None) -> Result:
+def time_for_flops(work: QuantityLike, rate: QuantityLike, mfu: QuantityLike, *, sources: Sources = None) -> Result:
     """Wall time to do ``work`` FLOPs at ``rate`` peak FLOP/s and model FLOP utilization ``mfu``.
 
     ``time = work / (rate x mfu)``, in days.
@@ -76,7 +77,7 @@ def time_for_flops(work, rate, mfu, *, sources=None) -> Result:
                   {"work": w, "rate": r, "mfu": u}, sources)
 
 
-def training_flops(params, tokens, *, sources=None) -> Result:
+def training_flops(params: QuantityLike, tokens: QuantityLike, *, sources: Sources = None) -> Result:
     """Training compute of a dense transformer, ``6 x N x D`` FLOP (forward + backward)."""
     n = positive_count(params, "params", integer=False)
     d = positive_count(tokens, "tokens", integer=False)

@@ -7,13 +7,14 @@ computes; the formulas live in the calculator modules.
 
 from __future__ import annotations
 
-import pint
+from typing import Any
 
 from trnkb.calc import run
 from trnkb.calc.derivation import Result
+from trnkb.qtypes import Provenance, Quantity
 
 
-def ref(kb, row_id: str, field: str, source: str | None = None) -> tuple[pint.Quantity, dict]:
+def ref(kb: Any, row_id: str, field: str, source: str | None = None) -> tuple[Quantity, Provenance]:
     """The value of ``row_id.field`` and its provenance.
 
     ``source`` picks the value a given source reports instead of the preferred one.
@@ -36,14 +37,15 @@ def ref(kb, row_id: str, field: str, source: str | None = None) -> tuple[pint.Qu
     return value, prov
 
 
-def call(kb, name: str, **args) -> Result:
+def call(kb: Any, name: str, **args: Any) -> Result:
     """Run calculator ``name``; an argument given as ``"kb:id.field"`` is read from the KB
     (with its provenance), anything else is passed through.
 
     >>> call(kb, "hbm-capacity", stacks="kb:trainium3-hbm.stacks", stack_height=12,
     ...      die_density="24 Gbit")  # doctest: +SKIP
     """
-    values, sources = {}, {}
+    values: dict[str, Any] = {}
+    sources: dict[str, Provenance] = {}
     for key, raw in args.items():
         if isinstance(raw, str) and raw.startswith("kb:"):
             row_id, _, field = raw[3:].partition(".")
@@ -53,7 +55,7 @@ def call(kb, name: str, **args) -> Result:
     return run(name, values, sources)
 
 
-def first(kb, row_id: str, fields: tuple[str, ...]) -> str | None:
+def first(kb: Any, row_id: str, fields: tuple[str, ...]) -> str | None:
     """The first of ``fields`` that ``row_id`` has a value for, or None."""
     for f in fields:
         if kb.get(row_id, f) is not None:

@@ -10,10 +10,11 @@ import pint
 
 from trnkb.calc._common import positive_count, quantity, result
 from trnkb.calc.derivation import Result, count
+from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import Q_, parse
 
 
-def hbm_capacity(stacks, stack_height, die_density, *, sources=None) -> Result:
+def hbm_capacity(stacks: QuantityLike, stack_height: QuantityLike, die_density: QuantityLike, *, sources: Sources = None) -> Result:
     """HBM capacity per chip ``stacks x stack_height x die_density``, in GB.
 
     Parameters
@@ -32,7 +33,7 @@ def hbm_capacity(stacks, stack_height, die_density, *, sources=None) -> Result:
                   {"per_stack": (h * d).to("GB")})
 
 
-def _pins(bus_width) -> pint.Quantity:
+def _pins(bus_width: QuantityLike) -> Quantity:
     """Bus width as a pin count: ``1024 bit`` (one bit per pin per transfer) or ``1024``."""
     q = bus_width if isinstance(bus_width, pint.Quantity) else parse(str(bus_width))
     if q.dimensionless:
@@ -40,7 +41,7 @@ def _pins(bus_width) -> pint.Quantity:
     return positive_count(quantity(q, "information", "bus_width").to("bit").magnitude, "bus_width")
 
 
-def hbm_bandwidth(stacks, bus_width, pin_rate, *, sources=None) -> Result:
+def hbm_bandwidth(stacks: QuantityLike, bus_width: QuantityLike, pin_rate: QuantityLike, *, sources: Sources = None) -> Result:
     """HBM bandwidth per chip ``stacks x bus_width x pin_rate``, in TB/s.
 
     Parameters
@@ -61,7 +62,7 @@ def hbm_bandwidth(stacks, bus_width, pin_rate, *, sources=None) -> Result:
                   {"per_stack": (w * r).to("GB/s")})
 
 
-def ridge_point(flops, bandwidth, *, sources=None) -> Result:
+def ridge_point(flops: QuantityLike, bandwidth: QuantityLike, *, sources: Sources = None) -> Result:
     """Roofline ridge point ``flops / bandwidth`` in FLOP per byte: the arithmetic
     intensity above which a kernel is compute bound."""
     f = quantity(flops, "compute_rate", "flops")
@@ -70,7 +71,7 @@ def ridge_point(flops, bandwidth, *, sources=None) -> Result:
                   {"flops": f, "bandwidth": b}, sources)
 
 
-def lnc_memory(capacity, cores, lnc, *, sources=None) -> Result:
+def lnc_memory(capacity: QuantityLike, cores: QuantityLike, lnc: QuantityLike, *, sources: Sources = None) -> Result:
     """HBM seen by one logical device when ``lnc`` physical cores form one logical core.
 
     ``logical_devices = cores / lnc``; ``memory = capacity / logical_devices``.

@@ -14,21 +14,22 @@ import math
 
 from trnkb.calc._common import positive_count, quantity, result
 from trnkb.calc.derivation import Result, count
+from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import Q_
 
 LAYER_NAMES = ("leaf", "spine", "core", "layer4", "layer5")
 
 
-def radix(switch_bandwidth, port_speed) -> int:
+def radix(switch_bandwidth: QuantityLike, port_speed: QuantityLike) -> int:
     """Logical ports of a switch: ``floor(switch_bandwidth / port_speed)``."""
     k = quantity(switch_bandwidth, "bandwidth", "switch_bandwidth") / quantity(
         port_speed, "bandwidth", "port_speed")
     # 12.8 Tbit/s / 100 Gbit/s is 128.00000000000003 in floating point
-    return math.floor(k.to("").magnitude + 1e-9)
+    return int(math.floor(k.to("").magnitude + 1e-9))
 
 
-def fabric_size(switch_bandwidth, port_speed, layers, oversubscription=1, *,
-                sources=None) -> Result:
+def fabric_size(switch_bandwidth: QuantityLike, port_speed: QuantityLike, layers: QuantityLike, oversubscription: QuantityLike = 1, *,
+                sources: Sources = None) -> Result:
     """Endpoints of a folded Clos of identical switches.
 
     ``k = switch_bandwidth / port_speed``; non-blocking: ``endpoints = 2 (k/2)^layers``.
@@ -51,10 +52,11 @@ def fabric_size(switch_bandwidth, port_speed, layers, oversubscription=1, *,
     if k < 2:
         raise ValueError(f"radix {k} < 2: a port of {ps:~} does not fit {sb:~} twice")
     ratio = o.magnitude
+    per_layer: dict[str, float]
     if n_layers == 1:
         endpoints = k
         per_layer = {"leaf": 1}
-        links = {"links_endpoint": k}
+        links: dict[str, float] = {"links_endpoint": k}
     else:
         down = math.floor(k * ratio / (1 + ratio) + 1e-9)
         up = k - down
@@ -69,7 +71,7 @@ def fabric_size(switch_bandwidth, port_speed, layers, oversubscription=1, *,
         links = {"links_endpoint": endpoints, f"links_leaf_{LAYER_NAMES[1]}": leaves * up}
         for i in range(1, n_layers - 1):
             links[f"links_{LAYER_NAMES[i]}_{LAYER_NAMES[i + 1]}"] = leaves * up
-    outputs = {"radix": Q_(k, "")}
+    outputs: dict[str, Quantity] = {"radix": Q_(k, "")}
     outputs |= {f"switches_{n}": Q_(round(v, 9), "") for n, v in per_layer.items()}
     outputs["switches"] = Q_(round(sum(per_layer.values()), 9), "")
     outputs |= {n: Q_(round(v, 9), "") for n, v in links.items()}
@@ -81,8 +83,8 @@ def fabric_size(switch_bandwidth, port_speed, layers, oversubscription=1, *,
                    "oversubscription": o}, sources, outputs)
 
 
-def tor_fabric_size(switch_bandwidth, port_speed, endpoints_per_tor, upper_layers=2, *,
-                    sources=None) -> Result:
+def tor_fabric_size(switch_bandwidth: QuantityLike, port_speed: QuantityLike, endpoints_per_tor: QuantityLike, upper_layers: QuantityLike = 2, *,
+                    sources: Sources = None) -> Result:
     """The ToR-first fabric the sources describe for Trainium: chips reach a Top-of-Rack
     switch over copper, and each ToR has one uplink into every plane of a rail-optimised
     Clos of ``upper_layers`` layers (leaf and spine).
@@ -101,7 +103,7 @@ def tor_fabric_size(switch_bandwidth, port_speed, endpoints_per_tor, upper_layer
         raise ValueError(f"radix {k} < 2")
     tors = 2 * (k / 2) ** up
     value = count(tors * per_tor)
-    outputs = {"radix": Q_(k, ""), "tors": Q_(tors, ""),
+    outputs: dict[str, Quantity] = {"radix": Q_(k, ""), "tors": Q_(tors, ""),
                "pods": Q_(2 * (k / 2) ** (up - 1), ""), "tors_per_pod": Q_(k / 2, "")}
     return result("tor-fabric-size",
                   "k = switch_bandwidth / port_speed; endpoints = 2 (k/2)^upper_layers x endpoints_per_tor",

@@ -7,17 +7,18 @@ from __future__ import annotations
 
 from trnkb.calc._common import fraction, positive_count, quantity, result
 from trnkb.calc.derivation import Result, count
+from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import Q_
 
 
-def _pue(x):
+def _pue(x: QuantityLike) -> Quantity:
     q = count(x)
     if q.magnitude < 1:
         raise ValueError(f"PUE is facility / IT power and cannot be below 1 (got {q.magnitude:g})")
     return q
 
 
-def it_power(facility_power, pue, *, sources=None) -> Result:
+def it_power(facility_power: QuantityLike, pue: QuantityLike, *, sources: Sources = None) -> Result:
     """IT power ``facility_power / pue`` (MW)."""
     f = quantity(facility_power, "power", "facility_power")
     p = _pue(pue)
@@ -26,8 +27,8 @@ def it_power(facility_power, pue, *, sources=None) -> Result:
                   {"overhead": (f - f / p).to("MW")})
 
 
-def facility_power(chips, chip_power, pue, rack_overhead=None, chips_per_rack=None, *,
-                   sources=None) -> Result:
+def facility_power(chips: QuantityLike, chip_power: QuantityLike, pue: QuantityLike, rack_overhead: QuantityLike | None = None, chips_per_rack: QuantityLike | None = None, *,
+                   sources: Sources = None) -> Result:
     """Facility power for ``chips`` accelerators (MW).
 
     ``it = chips x chip_power + racks x rack_overhead`` with
@@ -52,7 +53,7 @@ def facility_power(chips, chip_power, pue, rack_overhead=None, chips_per_rack=No
                   {"it_power": it.to("MW")})
 
 
-def chips_per_mw(chip_power, pue=1, *, sources=None) -> Result:
+def chips_per_mw(chip_power: QuantityLike, pue: QuantityLike = 1, *, sources: Sources = None) -> Result:
     """Accelerators per MW ``1 MW / (chip_power x pue)``; with ``pue = 1`` per MW of IT
     power, otherwise per MW of facility power."""
     w = quantity(chip_power, "power", "chip_power")
@@ -62,8 +63,8 @@ def chips_per_mw(chip_power, pue=1, *, sources=None) -> Result:
                   {"chip_power": w, "pue": p}, sources)
 
 
-def rack_power_density(chips_per_rack, chip_power, rack_overhead="0 W", *,
-                       sources=None) -> Result:
+def rack_power_density(chips_per_rack: QuantityLike, chip_power: QuantityLike, rack_overhead: QuantityLike = "0 W", *,
+                       sources: Sources = None) -> Result:
     """Power per rack ``chips_per_rack x chip_power + rack_overhead`` (kW)."""
     r = positive_count(chips_per_rack, "chips_per_rack")
     w = quantity(chip_power, "power", "chip_power")
@@ -73,7 +74,7 @@ def rack_power_density(chips_per_rack, chip_power, rack_overhead="0 W", *,
                   {"chips_per_rack": r, "chip_power": w, "rack_overhead": o}, sources)
 
 
-def training_energy(work, rate, mfu, power, pue=1, *, sources=None) -> Result:
+def training_energy(work: QuantityLike, rate: QuantityLike, mfu: QuantityLike, power: QuantityLike, pue: QuantityLike = 1, *, sources: Sources = None) -> Result:
     """Energy of a training run (MWh): time at ``rate x mfu`` times ``power x pue``.
 
     ``rate`` and ``power`` describe the same set of chips (one chip, or the cluster).

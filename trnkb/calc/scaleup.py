@@ -10,10 +10,11 @@ import math
 
 from trnkb.calc._common import positive_count, quantity, result
 from trnkb.calc.derivation import Result, count
+from trnkb.qtypes import QuantityLike, Sources
 from trnkb.units import Q_
 
 
-def scaleup_bandwidth(lanes, lane_rate, *, sources=None) -> Result:
+def scaleup_bandwidth(lanes: QuantityLike, lane_rate: QuantityLike, *, sources: Sources = None) -> Result:
     """Scale-up bandwidth per chip, per direction: ``lanes x lane_rate`` (GB/s).
 
     The output ``bidirectional`` is twice that.
@@ -26,8 +27,8 @@ def scaleup_bandwidth(lanes, lane_rate, *, sources=None) -> Result:
                   {"bidirectional": 2 * per_dir})
 
 
-def lane_budget(pcb, backplane_active, backplane_redundant, cross_rack, lane_rate, *,
-                sources=None) -> Result:
+def lane_budget(pcb: QuantityLike, backplane_active: QuantityLike, backplane_redundant: QuantityLike, cross_rack: QuantityLike, lane_rate: QuantityLike, *,
+                sources: Sources = None) -> Result:
     """Per-chip scale-up lanes and bandwidth by medium (PCB, backplane, cross-rack).
 
     Redundant backplane lanes carry no extra bandwidth (they replace failed lanes).
@@ -64,8 +65,8 @@ def lane_budget(pcb, backplane_active, backplane_redundant, cross_rack, lane_rat
                    "cross_rack": x, "lane_rate": r}, sources, outputs)
 
 
-def switches_per_rack(chips, lanes_per_chip, lanes_per_port, switch_ports, switch_lanes=None,
-                      tray_switches=0, racks=1, *, sources=None) -> Result:
+def switches_per_rack(chips: QuantityLike, lanes_per_chip: QuantityLike, lanes_per_port: QuantityLike, switch_ports: QuantityLike, switch_lanes: QuantityLike | None = None,
+                      tray_switches: QuantityLike = 0, racks: QuantityLike = 1, *, sources: Sources = None) -> Result:
     """Scale-up switch chips per rack from the lanes each chip sends to the switch trays.
 
     ``ports_needed = chips x lanes_per_chip / lanes_per_port``;

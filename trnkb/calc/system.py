@@ -10,6 +10,7 @@ import pint
 
 from trnkb.calc._common import positive_count, result
 from trnkb.calc.derivation import Result
+from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import parse
 
 #: display unit of a total, by dimensionality of the per-chip quantity
@@ -17,7 +18,7 @@ _UNITS = {"[compute] / [time]": "PFLOPS", "[information]": "TB",
           "[information] / [time]": "TB/s"}
 
 
-def domain_total(chips, per_chip, *, sources=None) -> Result:
+def domain_total(chips: QuantityLike, per_chip: QuantityLike, *, sources: Sources = None) -> Result:
     """``chips x per_chip`` in a readable unit (PFLOPS, TB, TB/s)."""
     n = positive_count(chips, "chips")
     q = per_chip if isinstance(per_chip, pint.Quantity) else parse(str(per_chip))
@@ -29,8 +30,8 @@ def domain_total(chips, per_chip, *, sources=None) -> Result:
                   sources)
 
 
-def domain_totals(chips, per_chip: dict[str, pint.Quantity], *,
-                  sources: dict[str, dict] | None = None) -> dict[str, Result]:
+def domain_totals(chips: QuantityLike, per_chip: dict[str, Quantity], *,
+                  sources: Sources = None) -> dict[str, Result]:
     """:func:`domain_total` for every per-chip figure in ``per_chip`` (name -> Quantity).
 
     ``sources`` may hold ``"chips"`` and the names of ``per_chip`` (KB provenance).

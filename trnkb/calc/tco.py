@@ -10,15 +10,16 @@ from __future__ import annotations
 from trnkb.calc._common import fraction, positive_count, quantity, result
 from trnkb.calc.derivation import Result, count
 from trnkb.calc.power import _pue
+from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import Q_
 
 
-def _money(x, name: str):
+def _money(x: QuantityLike, name: str) -> Quantity:
     return quantity(x, "[currency]", name)
 
 
-def tco(capex, lifetime, cost_of_capital, chip_power, power_price, pue, utilization,
-        opex_per_year="0 USD", flops=None, *, sources=None) -> Result:
+def tco(capex: QuantityLike, lifetime: QuantityLike, cost_of_capital: QuantityLike, chip_power: QuantityLike, power_price: QuantityLike, pue: QuantityLike, utilization: QuantityLike,
+        opex_per_year: QuantityLike = "0 USD", flops: QuantityLike | None = None, *, sources: Sources = None) -> Result:
     """Cost per utilized chip-hour (USD/h).
 
     ``capital_per_year = capex x r / (1 - (1 + r)^-years)`` (annuity at cost of capital r;

@@ -10,6 +10,7 @@ import pint
 
 from trnkb.calc import flops, memory
 from trnkb.compare.tables import unit_str
+from trnkb.display import short_name
 from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES
 
@@ -19,7 +20,8 @@ PRECISIONS = ("dense_fp32", "dense_tf32", "dense_bf16", "dense_fp8", "dense_mxfp
 
 CHIP_FIELDS = PRECISIONS + ("hbm_capacity", "hbm_bandwidth", "scaleup_bandwidth",
                             "scaleout_bandwidth", "tdp")
-LONG_COLUMNS = ["id", "chip", "field", "unit", "magnitude", "source", "locator", "kind"]
+LONG_COLUMNS = ["id", "chip", "name", "vendor", "field", "unit", "magnitude", "source", "locator",
+                "kind"]
 
 # The comparison set of the chips notebook: Trainium3 against its generation's rivals.
 HEADLINE = ("trainium3", "trainium2", "b200", "gb200", "gb300", "mi355x", "mi455x", "tpu-v7")
@@ -37,6 +39,15 @@ def _names(kb: KnowledgeBase) -> dict[str, str]:
     return dict(zip(chips["id"], chips["name"], strict=True))
 
 
+def _short(kb: KnowledgeBase) -> dict[str, str]:
+    return {i: short_name(n) for i, n in _names(kb).items()}
+
+
+def _vendors(kb: KnowledgeBase) -> dict[str, str]:
+    chips = kb.table("chips")
+    return dict(zip(chips["id"], chips["vendor"], strict=True))
+
+
 def chip_values(kb: KnowledgeBase, ids: Sequence[str] | None = None,
                 fields: Iterable[str] = CHIP_FIELDS) -> pd.DataFrame:
     """Preferred values of chip ``fields``, long: one row per (chip, field) a source gives.
@@ -44,7 +55,8 @@ def chip_values(kb: KnowledgeBase, ids: Sequence[str] | None = None,
     Returns
     -------
     DataFrame
-        ``id, chip, field, unit, magnitude, source, locator, kind``; ``magnitude`` is in
+        ``id, chip, name, vendor, field, unit, magnitude, source, locator, kind`` (``chip``
+        the full display name, ``name`` the short one for axes); ``magnitude`` is in
         the field's unit from :data:`trnkb.schema.TABLES` (e.g. TFLOPS, GB, TB/s, W).
     """
     ids = list(ids) if ids is not None else accelerators(kb)
@@ -52,7 +64,8 @@ def chip_values(kb: KnowledgeBase, ids: Sequence[str] | None = None,
     f = kb.facts
     sub = f[(f["table"] == "chips") & f["preferred"] & f["id"].isin(ids) & f["field"].isin(fields)]
     sub = sub.assign(
-        chip=sub["id"].map(_names(kb)),
+        chip=sub["id"].map(_names(kb)), name=sub["id"].map(_short(kb)),
+        vendor=sub["id"].map(_vendors(kb)),
         unit=[TABLES["chips"].field(x).unit for x in sub["field"]],
         order=[ids.index(i) * len(fields) + fields.index(x) for i, x in zip(sub["id"], sub["field"], strict=True)],
     )
@@ -99,15 +112,16 @@ def comparison(kb: KnowledgeBase, ids: Sequence[str] | None = None,
     joining the sources of both inputs with ``+``.
     """
     ids = list(ids) if ids is not None else accelerators(kb)
-    names = _names(kb)
+    names, short, vendors = _names(kb), _short(kb), _vendors(kb)
     rows = []
     for chip in ids:
         for p in precisions:
-            short = p.removeprefix("dense_")
+            short_p = p.removeprefix("dense_")
             for prefix, den, calculator in DERIVED:
                 q, src = _derived(kb, chip, p, den, calculator)
                 if q is not None:
-                    rows.append({"id": chip, "chip": names[chip], "field": f"{prefix}_{short}",
+                    rows.append({"id": chip, "chip": names[chip], "name": short[chip],
+                                 "vendor": vendors[chip], "field": f"{prefix}_{short_p}",
                                  "unit": unit_str(q.units), "magnitude": float(q.magnitude),
                                  "source": src,
                                  "locator": f"{p} / {den}", "kind": "derived"})
@@ -135,11 +149,12 @@ def wide(long: pd.DataFrame, column: str = "magnitude") -> pd.DataFrame:
 def columns(long: pd.DataFrame, fields: Sequence[str]) -> pd.DataFrame:
     """One row per chip with one magnitude column per field (chips lacking any are dropped).
 
-    Returns ``id, chip``, the ``fields`` and ``source`` (all their sources joined by ``+``),
+    Returns ``id, chip`` (and ``name, vendor`` when the view has them), the ``fields`` and ``source`` (all their sources joined by ``+``),
     e.g. for a scatter of FLOP/s against bandwidth.
     """
     sub = long[long["field"].isin(fields)]
-    out = sub.pivot(index=["id", "chip"], columns="field", values="magnitude")
+    keys = [k for k in ("id", "chip", "name", "vendor") if k in sub]
+    out = sub.pivot(index=keys, columns="field", values="magnitude")
     out = out.reindex(columns=list(fields)).dropna().reset_index()
     src = sub.groupby("id")["source"].agg(lambda s: " + ".join(dict.fromkeys(s)))
     order = list(dict.fromkeys(long["id"]))

@@ -1,0 +1,43 @@
+"""``trnkb diff OLD NEW``: values, sources, conflicts and verdicts that changed."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import typer
+
+
+def diff_command(
+    old: str = typer.Argument(..., help="Spec directory or git revision (tag, commit) of the older version."),
+    new: str = typer.Argument(".", help="Spec directory or git revision of the newer version (default: .)."),
+    repo: str = typer.Option(".", "--repo", help="Git checkout that revisions are read from."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List what changed between two versions of the knowledge base.
+
+    What a data user checks before upgrading: values (compared in SI base units, so a
+    respelled unit is not a change), sources, conflicts and claim verdicts. A git revision
+    is read with its own code, so older spec formats still load.
+
+    Example: ``trnkb diff cc65f25 specs`` (the 0.1.0 release against this checkout).
+    """
+    from trnkb.diff import diff
+
+    changes = diff(old, new, repo)
+    if as_json:
+        print(json.dumps([{"what": c.what, "status": c.status, "key": c.key, "old": c.old,
+                           "new": c.new} for c in changes], indent=2, ensure_ascii=False))
+        return
+    for c in changes:
+        if c.status == "changed":
+            print(f"~ {c.what} {c.key}: {c.old} -> {c.new}")
+        else:
+            print(f"{'+' if c.status == 'added' else '-'} {c.what} {c.key}: {c.new or c.old}")
+    counts = Counter((c.what, c.status) for c in changes)
+    summary = ", ".join(f"{n} {what}(s) {status}" for (what, status), n in sorted(counts.items()))
+    print(f"{len(changes)} change(s)" + (f": {summary}" if summary else ""))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("diff")(diff_command)

@@ -1,0 +1,156 @@
+"""The :class:`KnowledgeBase`: the loaded tables and an index for O(1) look-ups."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from trnkb.kb.tables import plain_columns
+from trnkb.kb.values import suggest
+
+PROVENANCE_KEYS = ("source", "locator", "kind", "note", "qualifier", "file", "line", "density",
+                   "direction", "derivation")
+
+
+class KnowledgeBase:
+    """The validated knowledge base.
+
+    Attributes
+    ----------
+    facts : DataFrame
+        Long table, one row per value: table, id, field, value (Quantity or str),
+        magnitude (in the field's display unit), unit (exactly as the source wrote it),
+        canonical_unit (:func:`trnkb.units.format_unit` of the value's unit), source,
+        locator, kind, preferred, note, qualifier, file, line.
+    sources : DataFrame
+        ``specs/sources.yaml``.
+    conflicts : DataFrame
+        Values of one field from different sources that disagree beyond the field's
+        tolerance; ``type`` is ``value``, ``unit-ambiguity`` (e.g. 144 GB vs 144 GiB),
+        ``qualifier`` (the values carry different qualifiers, e.g. usable vs physical) or
+        ``text``.
+    memo : dict
+        A cache for objects derived from this knowledge base (e.g. built fabrics), so
+        callers need no module-level caches keyed by ``id(kb)``.
+
+    :meth:`get`, :meth:`value`, :meth:`provenance`, :meth:`values` and :meth:`table_of`
+    are dictionary look-ups in an index built once when the knowledge base is made.
+    """
+
+    def __init__(self, path: Path, facts: pd.DataFrame, sources: pd.DataFrame,
+                 tables: Mapping[str, pd.DataFrame | Callable[[], pd.DataFrame]],
+                 conflicts: pd.DataFrame, row_ids: Mapping[str, list[str]] | None = None):
+        # ``tables`` values may be builders, called on first use (pint-pandas columns are
+        # costly to make and many programs never ask for a wide table); ``row_ids`` then
+        # gives each table's ids in order.
+        self.path = path
+        self.facts = facts
+        self.sources = sources
+        self._tables = dict(tables)
+        self.conflicts = conflicts
+        self.memo: dict = {}
+        self._row_ids = {n: list(i) for n, i in row_ids.items()} if row_ids is not None else {
+            n: list(self._wide(n)["id"]) for n in self._tables}
+        self._build_index()
+
+    def _wide(self, name: str) -> pd.DataFrame:
+        t = self._tables[name]
+        if callable(t):
+            t = self._tables[name] = t()
+        return t
+
+    def _build_index(self) -> None:
+        cols = ["id", "field", "preferred", "value", *PROVENANCE_KEYS]
+        self._preferred: dict[tuple[str, str], dict] = {}
+        self._positions: dict[tuple[str, str], list[int]] = {}
+        data = [self.facts[c].tolist() for c in cols]
+        for pos, row in enumerate(zip(*data, strict=True)):
+            key = (row[0], row[1])
+            self._positions.setdefault(key, []).append(pos)
+            if row[2]:
+                self._preferred[key] = dict(zip(cols[3:], row[3:], strict=True))
+        self._table_of = {i: name for name, ids in self._row_ids.items() for i in ids}
+        self._sources = {r["id"]: r for r in self.sources.to_dict("records")}
+
+    @property
+    def tables(self) -> list[str]:
+        return list(self._tables)
+
+    def table(self, name: str, units: str | None = None) -> pd.DataFrame:
+        """Wide view of a table: one row per id, the preferred value of each field.
+
+        ``units=None`` (default): pint-pandas columns (``kb.table("chips")["hbm_bandwidth"]
+        .pint.to("GB/s")``). ``units="columns"``: plain ``float64`` columns with the unit
+        in the name, missing values NaN (never zero)::
+
+            chips = kb.table("chips", units="columns")
+            chips.nlargest(3, "dense_bf16 (TFLOP/s)")[["id", "dense_bf16 (TFLOP/s)"]]
+        """
+        if name not in self._tables:
+            raise KeyError(f"no table {name!r}; tables are {', '.join(self._tables)}")
+        if units is None:
+            return self._wide(name).copy()
+        if units == "columns":
+            return plain_columns(name, self._wide(name))
+        raise ValueError(f"units={units!r}: use None (pint columns) or 'columns' (plain floats)")
+
+    def table_of(self, row_id: str) -> str:
+        """The table an id lives in (ids are unique across tables)."""
+        try:
+            return self._table_of[row_id]
+        except KeyError:
+            raise KeyError(f"no row with id {row_id!r}{suggest(row_id, self.ids())}") from None
+
+    def ids(self, table: str | None = None) -> list[str]:
+        names = [table] if table else self.tables
+        return [i for n in names for i in self._row_ids[n]]
+
+    def _fact(self, row_id: str, field: str) -> dict:
+        fact = self._preferred.get((row_id, field))
+        if fact is None:
+            self.table_of(row_id)  # raises for an unknown id
+            raise KeyError(f"{row_id} has no value for {field!r}")
+        return fact
+
+    def value(self, row_id: str, field: str):
+        """The preferred value: a pint Quantity (counts are dimensionless) or a string."""
+        return self._fact(row_id, field)["value"]
+
+    def get(self, row_id: str, field: str, default=None):
+        """Like :meth:`value` but returns ``default`` when no source gives the field."""
+        fact = self._preferred.get((row_id, field))
+        return default if fact is None else fact["value"]
+
+    def provenance(self, row_id: str, field: str) -> dict:
+        """Source, locator, kind, note, qualifier, file:line, density, direction and (for a
+        derived value) the derivation naming every input and its source, of the preferred
+        value."""
+        f = self._fact(row_id, field)
+        return {k: f[k] for k in PROVENANCE_KEYS}
+
+    def attributes(self, row_id: str, field: str) -> dict:
+        """What the preferred value counts: ``{"density", "direction", "qualifier"}``.
+
+        ``density`` is dense, sparse or unstated ('' for fields that are not FLOP/s);
+        ``direction`` is per-direction, bidirectional or unstated ('' for fields that are
+        not link bandwidths). See :mod:`trnkb.attributes`.
+        """
+        f = self._fact(row_id, field)
+        return {k: f[k] for k in ("density", "direction", "qualifier")}
+
+    def values(self, row_id: str, field: str) -> pd.DataFrame:
+        """Every value of one field, from every source, preferred first."""
+        sub = self.facts.iloc[self._positions.get((row_id, field), [])]
+        return sub.sort_values("preferred", ascending=False, kind="stable").reset_index(drop=True)
+
+    def source(self, source_id: str) -> dict:
+        try:
+            return dict(self._sources[source_id])
+        except KeyError:
+            raise KeyError(f"no source {source_id!r}") from None
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{n}={len(i)}" for n, i in self._row_ids.items())
+        return f"<KnowledgeBase {len(self.facts)} facts, {len(self.sources)} sources; {sizes}>"

@@ -1,0 +1,211 @@
+"""Build the static site: ``python -m trnkb.site build/site``.
+
+Stages ``docs/`` (hand-written pages and ``conf.py``), the executed notebooks and pages
+generated from the knowledge base (data dictionary, bibliography, conflicts, claims
+audit, API reference) into a build directory, then runs Sphinx + myst-nb with stored
+notebook outputs. Nothing generated is written into ``docs/``.
+
+The result must open from disk with no network: :func:`external_resources` lists any
+script, stylesheet, image or font the built pages would fetch from elsewhere, and
+:func:`build` refuses to finish while there is one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import warnings
+from pathlib import Path
+from typing import Annotated
+
+import nbformat
+import typer
+
+from trnkb import export
+from trnkb.kb import KnowledgeBase, load
+from trnkb.site import explorer, landing, outdir, post
+from trnkb.site.pages import (
+    api_page,
+    bibliography,
+    claims_page,
+    conflicts_page,
+    data_dictionary,
+)
+from trnkb.site.seeds import SEEDS
+from trnkb.specfile import SpecError
+
+__all__ = ["build", "external_resources", "pages"]
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+REPO = Path(__file__).resolve().parents[2]
+# Docstring markup slips in the API reference are printed but do not fail the build;
+# everything else (broken cross-references, bad notebooks, bad generated pages) does.
+DOWNLOAD_FORMATS = ("csv", "parquet", "json")
+TOLERATED_WARNINGS = ("docstring of", "didn't match any documents",
+                      "more than one target found for cross-reference")
+
+
+def pages(kb: KnowledgeBase) -> dict[str, str]:
+    """The generated pages, file name -> MyST Markdown text."""
+    return {
+        "data-dictionary.md": data_dictionary(),
+        "sources.md": bibliography(kb),
+        "conflicts.md": conflicts_page(kb),
+        "claims.md": claims_page(kb),
+        "api.md": api_page(),
+        "explorer.md": explorer.explorer_page(kb),
+        "downloads.md": explorer.downloads_page(kb, DOWNLOAD_FORMATS),
+    }
+
+
+_RESOURCE = re.compile(r"""<(script|link|img|iframe|source)\b[^>]*?\b(src|href)=["']([^"']+)["']""",
+                       re.IGNORECASE)
+_CSS_URL = re.compile(r"""url\(\s*["']?([^"')]+)["']?\s*\)""")
+
+
+def external_resources(site: Path) -> list[str]:
+    """``file: url`` for every resource a built page or stylesheet would load from the network.
+
+    Plain ``<a href>`` links to the web are fine (they are links, not loads); scripts,
+    stylesheets, images, frames and CSS ``url()`` targets must be local.
+    """
+    found = []
+    for p in sorted(site.rglob("*")):
+        if p.suffix == ".html":
+            text = p.read_text(encoding="utf-8", errors="replace")
+            urls = [u for tag, attr, u in _RESOURCE.findall(text)
+                    if not (tag.lower() == "link" and _is_nav_link(text, u))]
+        elif p.suffix == ".css":
+            urls = _CSS_URL.findall(p.read_text(encoding="utf-8", errors="replace"))
+        else:
+            continue
+        found += [f"{p.relative_to(site)}: {u}" for u in urls if re.match(r"^(https?:)?//", u)]
+    return found
+
+
+def _is_nav_link(html: str, url: str) -> bool:
+    # <link rel="index"/"search"/"next"...> are navigation hints, never fetched.
+    m = re.search(r"<link\b[^>]*href=[\"']" + re.escape(url) + r"[\"'][^>]*>", html)
+    return bool(m) and not re.search(r"rel=[\"'](stylesheet|preload|modulepreload|icon|"
+                                     r"shortcut icon|preconnect|dns-prefetch|manifest)[\"']", m.group(0))
+
+
+def _is_answer(cell) -> bool:
+    return any("**Answer.**" in str(o.get("data", {}).get("text/markdown", ""))
+               for o in cell.get("outputs", []))
+
+
+def answer_first(text: str) -> str:
+    """A notebook (JSON text) as the site shows it: code before the answer hidden.
+
+    Setup cells above the answer cell get the ``remove-cell`` tag (``remove-input`` when
+    they print something), and the answer cell shows only its output, so a page opens
+    with the question and the answer. The committed notebook keeps every cell.
+    """
+    nb = nbformat.reads(text, as_version=4)
+    answer = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and _is_answer(c)), None)
+    if answer is None:
+        return text
+    for c in nb.cells[: answer + 1]:
+        if c.cell_type != "code":
+            continue
+        tags = set(c.metadata.get("tags", []))
+        tags.add("remove-input" if c.get("outputs") else "remove-cell")
+        c.metadata["tags"] = sorted(tags)
+    return nbformat.writes(nb)
+
+
+def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> None:
+    """Write the Sphinx source tree into ``src``: docs, notebooks, generated pages."""
+    shutil.copytree(docs, src, ignore=shutil.ignore_patterns("_build", "__pycache__"),
+                    dirs_exist_ok=True)
+    nbdir = src / "notebooks"
+    nbdir.mkdir(exist_ok=True)
+    for nb in sorted(notebooks.glob("*.ipynb")) if notebooks else []:
+        (nbdir / nb.name).write_text(answer_first(nb.read_text(encoding="utf-8")), encoding="utf-8")
+    for name, text in pages(kb).items():
+        (src / name).write_text(text, encoding="utf-8")
+    index = src / "index.md"
+    text = index.read_text(encoding="utf-8")
+    if landing.MARKER in text:
+        nbs = sorted(nbdir.glob("*.ipynb"))
+        index.write_text(text.replace(landing.MARKER, landing.landing(kb, nbs, src)), encoding="utf-8")
+
+
+def build(out: str | Path = "build/site", docs: str | Path = REPO / "docs",
+          notebooks: str | Path | None = REPO / "notebooks", specs: str | Path | None = None,
+          strict: bool = True) -> Path:
+    """Build the site into ``out`` and return the path of its ``index.html``.
+
+    Parameters
+    ----------
+    docs : path
+        Hand-written pages and ``conf.py``.
+    notebooks : path or None
+        Executed notebooks to include (their stored outputs are rendered, not re-run).
+    specs : path, optional
+        Spec directory for the generated pages; default the shipped specs.
+    strict : bool
+        Fail on Sphinx warnings other than :data:`TOLERATED_WARNINGS`.
+    """
+    from sphinx.cmd.build import build_main
+
+    kb = load(specs)  # a bad spec directory is refused before any directory is touched
+    out = Path(os.path.abspath(out))
+    src = out.parent / f"{out.name}-src"
+    outdir.check(out, kb.path)
+    outdir.check(src, kb.path)
+    stage(outdir.claim(src, kb.path), kb, Path(docs), Path(notebooks) if notebooks else None)
+    outdir.claim(out, kb.path)
+    log = src / "warnings.txt"
+    args = ["-b", "html", "-q", "-E", "-w", str(log), "-d", str(src / ".doctrees"),
+            str(src), str(out)]
+    with warnings.catch_warnings():  # extensions' deprecation notices about Sphinx 11
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", PendingDeprecationWarning)
+        status = build_main(args)
+    if status != 0:
+        raise RuntimeError(f"sphinx-build failed for {src}")
+    serious = [w for w in log.read_text(encoding="utf-8").splitlines()
+               if "WARNING" in w and not any(x in w for x in TOLERATED_WARNINGS)]
+    if strict and serious:
+        raise RuntimeError("sphinx warnings in the site's own pages:\n" + "\n".join(serious))
+    # pydata-sphinx-theme copies one of its Jinja templates into _static; it is not a page.
+    (out / "_static" / "webpack-macros.html").unlink(missing_ok=True)
+    for fmt in DOWNLOAD_FORMATS:  # the downloads page links these files
+        export.export(kb, out / "data" / fmt, fmt)
+    ids = {sid: sid for sid in kb.sources["id"]}
+    ids.update({url: sid for sid, url in zip(kb.sources["id"], kb.sources["url"], strict=True)
+                if url in SEEDS})
+    fixed = post.finish(out, ids)
+    raw = {k.split(":", 1)[1]: v for k, v in fixed.items() if k.startswith("pages:")}
+    if raw:
+        print("site: missing cells shown as raw NaN/None, fixed at build (use trnkb.display): "
+              + ", ".join(f"{p} ({n})" for p, n in raw.items()), file=sys.stderr)
+    bad = external_resources(out)
+    if bad:
+        raise RuntimeError("the site would load resources from the network:\n" + "\n".join(bad))
+    return out / "index.html"
+
+
+@app.command()
+def main(
+    out: Annotated[Path, typer.Argument(help="Output directory.")] = Path("build/site"),
+    specs: Annotated[Path | None, typer.Option(help="Spec directory (default: shipped).")] = None,
+    notebooks: Annotated[Path, typer.Option(help="Executed notebooks.")] = REPO / "notebooks",
+    strict: Annotated[bool, typer.Option(help="Fail on Sphinx warnings.")] = True,
+) -> None:
+    """Build the static site into OUT (only ever clearing directories it created)."""
+    try:
+        index = build(out, specs=specs, notebooks=notebooks, strict=strict)
+    except (outdir.UnsafeOutput, SpecError, RuntimeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise typer.Exit(1) from None
+    print(f"site: {index}")
+
+
+if __name__ == "__main__":
+    app()

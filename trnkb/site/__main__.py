@@ -1,0 +1,5 @@
+"""``python -m trnkb.site OUT``."""
+
+from trnkb.site import app
+
+app()

@@ -1,0 +1,193 @@
+"""Pages generated from the knowledge base: data dictionary, sources, conflicts, claims, API.
+
+Tables are drawn with :func:`trnkb.display.table` (the site's one table style) and
+embedded as raw HTML blocks in MyST pages; spec text is HTML-escaped there. Every source
+id links to its anchor ``sources.html#src-<id>``.
+"""
+
+from __future__ import annotations
+
+import html
+import pkgutil
+
+import pandas as pd
+
+import trnkb
+from trnkb import claims, display
+from trnkb import markdown as md
+from trnkb.kb import KnowledgeBase
+from trnkb.schema import TABLES, Table
+from trnkb.site.seeds import SEEDS
+
+__all__ = ["api_page", "bibliography", "claims_page", "conflicts_page", "data_dictionary",
+           "source_anchor"]
+
+# Modules left out of the API reference: command-line plumbing.
+PRIVATE_MODULES = ("trnkb.cli", "trnkb.__main__", "trnkb.site.__main__")
+HERE = "sources.html"  # the sources page, relative to a top-level page
+
+
+def source_anchor(source_id: str) -> str:
+    """The HTML id of a source's entry on the sources page (``src-<id>``)."""
+    return f"src-{source_id}"
+
+
+def _block(fragment: str) -> str:
+    """A raw HTML block for MyST: one line, so no blank line can end it early."""
+    return fragment.replace("\n", " ") + "\n"
+
+
+def _field_rows(table: Table) -> pd.DataFrame:
+    rows = []
+    for f, pattern in [(f, f.name) for f in table.fields] + [(f, f"{f.name}*") for f in table.prefix_fields]:
+        if f.kind == "quantity":
+            rng = f"{f.lo:g} to {f.hi:g} {f.unit}"
+        elif f.kind == "count" and f.lo is not None:
+            rng = f"{f.lo:g} to {f.hi:g}"
+        elif f.choices:
+            rng = ", ".join(f.choices)
+        else:
+            rng = ""
+        kind = f"ref → {f.ref}" if f.kind == "ref" else f.kind
+        rows.append({"field": pattern, "kind": kind, "unit": f.unit or "", "range": rng,
+                     "required": "yes" if f.required else "no", "meaning": f.description})
+    return pd.DataFrame(rows)
+
+
+def data_dictionary() -> str:
+    """MyST page: every table and field of :data:`trnkb.schema.TABLES`."""
+    out = ["# Data dictionary\n",
+           "Generated from `trnkb/schema.py`. Quantities are stored with their unit as the "
+           "source writes it and shown in the unit below; `range` is the plausible range "
+           "outside which a value is refused. `kind` is `quantity` (with a unit), `count`, "
+           "`text` (sourced text), `ref` (the id of a row in another table) or `label` "
+           "(plain, unsourced name or class). Download the tables from the "
+           "[data downloads](downloads.md) page.\n"]
+    for t in TABLES.values():
+        rows = _field_rows(t).rename(columns={"field": "field "})  # field names stay as ids
+        out += [f"## {md.escape(t.name)}\n", md.escape(t.description) + "\n",
+                _block(display.table(rows, max_rows=200, sources_page=HERE,
+                                     max_columns=6).html)]
+    return "\n".join(out)
+
+
+def _url_cell(url: str, seed: dict | None) -> str:
+    if seed is not None:
+        public = seed.get("public_url")
+        doc = f"seed document <code>{html.escape(url)}</code>"
+        return (f'<a href="{html.escape(public)}">{html.escape(public)}</a><br>({doc})'
+                if public else f"not public; {doc}")
+    if url.startswith(("http://", "https://")):
+        return f'<a href="{html.escape(url)}">{html.escape(url)}</a>'
+    return html.escape(url)
+
+
+def bibliography(kb: KnowledgeBase) -> str:
+    """MyST page: every source with an anchor, its full clickable URL and how many values cite it.
+
+    Seed documents (a file name instead of a URL) are described from
+    :data:`trnkb.site.seeds.SEEDS`: what the document is, who wrote it, when, and its
+    public URL where there is one.
+    """
+    counts = kb.facts["source"].value_counts()
+    rows = []
+    for s in kb.sources.sort_values("id").itertuples(index=False):
+        seed = SEEDS.get(str(s.url))
+        title = seed["title"] if seed else s.title
+        publisher = seed["publisher"] if seed else s.publisher
+        what = f'<br><span class="trnkb-caption">{html.escape(seed["what"])}</span>' if seed else ""
+        rows.append(
+            f'<tr id="{html.escape(source_anchor(s.id))}"><td><a class="trnkb-source" '
+            f'href="#{html.escape(source_anchor(s.id))}">{html.escape(s.id)}</a></td>'
+            f"<td>{html.escape(str(title))}{what}</td><td>{html.escape(str(publisher))}</td>"
+            f"<td>{html.escape(str(s.date))}</td><td>{html.escape(str(s.kind))}</td>"
+            f"<td>{_url_cell(str(s.url), seed)}</td>"
+            f'<td class="num">{int(counts.get(s.id, 0)):,}</td></tr>')
+    head = "".join(f'<th scope="col">{h}</th>' for h in
+                   ("source id", "title", "publisher", "date", "kind", "URL", "values"))
+    table = (f'<div class="trnkb-tables"><div class="trnkb-table-wrap"><table class="trnkb-table '
+             f'trnkb-sources"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
+             "</table></div></div>")
+    return ("# Sources\n\nEvery source the knowledge base cites (`specs/sources.yaml`), "
+            f"{len(rows)} in all. Every source id on this site links to its row here. "
+            "`values` counts the spec values that cite the source. The five seed documents "
+            "the project started from are described by what they are, with the public URL "
+            "where the document is public.\n\n" + _block(table))
+
+
+def conflicts_page(kb: KnowledgeBase) -> str:
+    """MyST page: values of one field that disagree between sources, largest gap first."""
+    c = kb.conflicts
+    head = ("# Conflicts between sources\n\nWhere sources disagree beyond a field's tolerance "
+            "the knowledge base keeps every value; the preferred one is used in tables. "
+            "`type` is `value` (different figures), `unit-ambiguity` (the same number with "
+            "decimal and binary prefixes, e.g. GB vs GiB), `qualifier` or `text`.\n\n")
+    if c.empty:
+        return head + "No conflicts in the current knowledge base.\n"
+    c = c.sort_values("relative_difference", ascending=False, na_position="last", kind="stable")
+    out = [head]
+    for kind, sub in c.groupby("type", sort=False):
+        sub = sub.drop(columns=["type", "table"]).reset_index(drop=True)
+        out += [f"## {md.escape(str(kind))} ({len(sub)})\n",
+                _block(display.table(sub, kb=kb, sources_page=HERE, max_rows=40,
+                                     summary=f"{len(sub)} {kind} conflicts").html)]
+    return "\n".join(out)
+
+
+def _why(row) -> str:
+    if isinstance(row.reason, str) and row.reason.strip():
+        return row.reason
+    if row.verdict == "supported":
+        return f"the knowledge base gives {row.computed}, within the claim's tolerance ({row.compare})"
+    if row.verdict == "contradicted":
+        return f"the knowledge base gives {row.computed}, not {row.claimed} ({row.compare})"
+    return "no computed value to compare"
+
+
+def claims_page(kb: KnowledgeBase) -> str:
+    """MyST page: every claim of ``specs/claims.yaml``, contradicted first, then unverifiable,
+    then supported, each with its statement in full and the reason for its verdict."""
+    df = claims.claims_table(claims.validate_claims(kb))
+    df = df.assign(why=[_why(r) for r in df.itertuples(index=False)])
+    counts = df["verdict"].value_counts()
+    order = ("contradicted", "unverifiable", "supported")
+    out = ["# Claims audit\n",
+           "Every published statement in `specs/claims.yaml` (paraphrased), recomputed from "
+           "the knowledge base with the calculators, and the verdict that follows: "
+           + ", ".join(f"{int(counts.get(v, 0))} {v}" for v in order) + ". "
+           "`claimed` is what the source says, `computed` what the knowledge base gives, "
+           "`why` the reason for the verdict. The notebook "
+           "[09 claims audit](notebooks/09-claims-audit.ipynb) shows them by source.\n"]
+    cols = ["statement", "source", "claimed", "computed", "relative_difference", "why", "id"]
+    for verdict in order:
+        sub = df[df["verdict"] == verdict][cols].reset_index(drop=True)
+        if len(sub):
+            out += [f"## {verdict.capitalize()} ({len(sub)})\n",
+                    _block(display.table(sub, sources_page=HERE, max_rows=25, max_columns=7,
+                                         summary=f"{len(sub)} {verdict} claims").html)]
+    return "\n".join(out)
+
+
+def _public_modules() -> list[tuple[str, bool]]:
+    """``(module name, is a package)`` for every public module, sorted."""
+    names = [("trnkb", True)]
+    for m in pkgutil.walk_packages(trnkb.__path__, "trnkb."):
+        if not m.name.startswith(PRIVATE_MODULES) and not m.name.split(".")[-1].startswith("_"):
+            names.append((m.name, m.ispkg))
+    return sorted(names)
+
+
+def api_page() -> str:
+    """MyST page with an autodoc section per public module.
+
+    Packages re-export their modules' names, so their entries are not indexed: every
+    cross-reference then resolves to the one place a name is defined.
+    """
+    out = ["# API reference\n",
+           "The public names of `trnkb` and its modules (numpydoc docstrings state units "
+           "and formulas). `import trnkb; kb = trnkb.load()` is the entry point.\n"]
+    for name, package in _public_modules():
+        opts = ["   :members:\n"] + (["   :no-index:\n"] if package else [])
+        out.append(f"## `{name}`\n\n```{{eval-rst}}\n.. automodule:: {name}\n"
+                   + "".join(opts) + "```\n")
+    return "\n".join(out)

@@ -1,0 +1,154 @@
+"""Finishing passes over the built HTML, for every page whoever wrote its notebook.
+
+- a table cell that reads a pandas missing-value marker (not-a-number, NA, null) becomes the em dash with
+  its tooltip (:data:`trnkb.display.MISSING`);
+- a table cell or inline literal that holds source ids (alone, or joined by ``+``, ``;``
+  or ``,``) and no link yet links each id to its anchor on the sources page; a seed file
+  name links to the source that cites it;
+- a chart image gets alt text from its own title and caption, and a linked
+  ``Sources:`` line under it (the caption inside the SVG cannot carry links);
+- in highlighted code and API signatures, Python's null keyword is joined to the token
+  before it (an equals sign or a bar), so a lone null in a page always means a data cell to fix.
+
+:func:`finish` returns counts of what each pass changed, so the build can report pages
+that still needed cleaning (their notebooks should use :mod:`trnkb.display`).
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from collections import Counter
+from pathlib import Path
+
+from trnkb.display import MISSING
+
+__all__ = ["finish"]
+
+_BAD_CELL = re.compile(r"<td([^>]*)>\s*(NaN|nan|&lt;NA&gt;|None|NaT)\s*</td>")
+_CELL = re.compile(r"<td([^>]*)>([^<>]+)</td>")
+_LITERAL = re.compile(r'<code class="docutils literal notranslate"><span class="pre">([^<>]+)</span></code>')
+_IMG = re.compile(r'<img alt="([^"]*)" src="([^"]+\.svg)"\s*/?>')
+_SVG_TEXT = re.compile(r"<text([^>]*)>([^<]*)</text>")
+_DEFAULT_NONE = re.compile(r'<span class="o"><span class="pre">=</span></span>'
+                           r'<span class="default_value"><span class="pre">None</span></span>')
+_CODE_NONE = re.compile(r'(<span class="[a-z0-9]+">)([^<]+)</span>(\s*)<span class="kc">None</span>')
+_SIG_NONE = re.compile(r'<span class="w"> </span><span class="pre">None</span>')
+_TYPE_NONE = re.compile(r"<em>([^<]*)</em><em>None</em>")
+_SPLIT = re.compile(r"(\s*[+;,]\s*)")
+
+
+def _linker(ids: dict[str, str], page_prefix: str):
+    """Return f(text) -> linked HTML or None when ``text`` is not all source ids."""
+    def link(text: str) -> str | None:
+        raw = html.unescape(text).strip()
+        if raw.startswith("Sources:"):
+            raw = raw.removeprefix("Sources:").strip()
+        parts = [p for p in _SPLIT.split(raw) if p]
+        tokens = [p.strip() for p in parts if not _SPLIT.fullmatch(p)]
+        if not tokens or not all(t in ids for t in tokens):
+            return None
+        out = []
+        for p in parts:
+            t = p.strip()
+            out.append(f'<a class="trnkb-source" href="{page_prefix}sources.html#src-'
+                       f'{html.escape(ids[t])}">{html.escape(t)}</a>' if t in ids else html.escape(p))
+        return "".join(out)
+    return link
+
+
+def _svg_caption(svg: Path) -> tuple[str, list[str]]:
+    """(title, caption lines) of a chart SVG drawn by :mod:`trnkb.charts`."""
+    try:
+        text = svg.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "", []
+    title, caption = "", []
+    for attrs, t in _SVG_TEXT.findall(text):
+        t = html.unescape(t).strip()
+        if 'font-weight="bold"' in attrs and 'font-size="13px"' in attrs and not title:
+            title = t
+        elif 'fill="#555"' in attrs and t:
+            caption.append(t)
+    return title, caption
+
+
+def _chart_sources(caption: list[str]) -> list[str]:
+    text = " ".join(caption)
+    if "Sources:" not in text:
+        return []
+    body = text.split("Sources:", 1)[1]
+    return [s.strip() for s in re.split(r"[;+]", body) if s.strip()]
+
+
+def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter) -> str:
+    prefix = os.path.relpath(site, path.parent).replace(os.sep, "/") + "/"
+    prefix = "" if prefix == "./" else prefix
+    link = _linker(ids, prefix)
+
+    def bad_cell(m):
+        stats["missing cells"] += 1
+        return f"<td{m.group(1)}>{MISSING}</td>"
+    text = _BAD_CELL.sub(bad_cell, text)
+    text = _CODE_NONE.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}None</span>", text)
+
+    def cell(m):
+        linked = link(m.group(2))
+        if linked is None:
+            return m.group(0)
+        stats["source links"] += 1
+        return f"<td{m.group(1)}>{linked}</td>"
+    text = _CELL.sub(cell, text)
+    if path.name != "api.html":
+        def literal(m):
+            linked = link(m.group(1))
+            if linked is None:
+                return m.group(0)
+            stats["source links"] += 1
+            return f'<code class="docutils literal notranslate">{linked}</code>'
+        text = _LITERAL.sub(literal, text)
+    else:
+        text = _DEFAULT_NONE.sub('<span class="default_value"><span class="pre">=None</span></span>', text)
+        text = _SIG_NONE.sub('<span class="pre"> None</span>', text)
+        text = _TYPE_NONE.sub(lambda m: f"<em>{m.group(1)}None</em>", text)
+
+    def image(m):
+        title, caption = _svg_caption((path.parent / html.unescape(m.group(2))).resolve())
+        if not title:
+            return m.group(0)
+        stats["chart captions"] += 1
+        alt = html.escape(f"Chart: {title}. " + " ".join(caption), quote=True)
+        srcs = _chart_sources(caption)
+        linked = link("; ".join(srcs)) if srcs else None
+        note = (f'<p class="trnkb-chart-sources">Sources: {linked}</p>' if linked else "")
+        return f'<img alt="{alt}" src="{m.group(2)}" />{note}'
+    return _IMG.sub(image, text)
+
+
+def finish(site: Path, source_ids: dict[str, str]) -> Counter:
+    """Run the passes over every page of ``site``.
+
+    Parameters
+    ----------
+    source_ids : dict
+        Text that names a source (its id, or a seed's file name) -> the source id.
+
+    Returns
+    -------
+    Counter
+        ``missing cells``, ``source links``, ``chart captions`` changed, and
+        ``pages:<name>`` for each page whose missing cells had to be fixed here.
+    """
+    stats: Counter = Counter()
+    for path in sorted(site.rglob("*.html")):
+        if "_static" in path.parts:
+            continue
+        before = path.read_text(encoding="utf-8")
+        n = stats["missing cells"]
+        after = _page(before, path, site, source_ids, stats)
+        if stats["missing cells"] > n:
+            stats[f"pages:{path.relative_to(site)}"] += stats["missing cells"] - n
+        if after != before:
+            path.write_text(after, encoding="utf-8")
+    return stats
