@@ -262,3 +262,34 @@ def test_audit_mlsysim_runs_when_installed(kb):
     # AWS: Trainium2 dense BF16 is 667 TFLOP/s; MLSys·im 0.3.0 ships 380
     assert not tr2.agrees or tr2.changed
     assert _math.isclose(tr2.kb_value.to("TFLOPS").magnitude, 667)
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "trnkb", *args], capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_cli_changed_since_the_previous_release():
+    import json
+    out = _cli("claims", "--changed-since", "0.1.0", "--json")
+    assert out.returncode == 0, out.stderr
+    moved = json.loads(out.stdout)
+    # every claim added since 0.1.0 is listed as new; none of the 122 original ones vanished
+    assert any(m["before"] == "(new)" for m in moved)
+    assert not any(m["after"] == "(removed)" for m in moved)
+    bad = _cli("claims", "--changed-since", "9.9.9")
+    assert bad.returncode == 1 and "no recorded release" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_cli_audit_mlsysim_prints_both_sources():
+    import json
+    pytest.importorskip("mlsysim", reason="optional extra [audit] not installed: "
+                        "pip install 'trnkb[audit]' to run `trnkb audit mlsysim`")
+    out = _cli("audit", "mlsysim", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["disagree"] == len(data["rows"]) > 0
+    row = next(r for r in data["rows"] if r["mlsysim_key"] == "Trainium2:compute.peak_flops")
+    assert row["kb_source"] and row["mlsysim"].startswith("380")
