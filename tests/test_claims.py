@@ -1,13 +1,18 @@
 """The claims registry: every claim evaluates, verdicts follow from the numbers, bad
 claims are errors (not silent unverifiables)."""
 
+import math as _math
 from pathlib import Path
 
 import pytest
+import yaml as _yaml
 
 import trnkb
 from trnkb.claims import evaluate_claims, validate_claims
+from trnkb.claims.history import changes_since, record_release
+from trnkb.claims.measured import WORKLOAD_MISSING, predicted_range
 from trnkb.specfile import SpecError
+from trnkb.units import Q_
 
 
 @pytest.fixture(scope="module")
@@ -100,13 +105,6 @@ def test_ratio_of_calculators_without_eval(kb, tmp_path):
 
 # ---- issue 14: operations table, comparisons, history, coverage, measured, tools ----
 
-import math as _math
-
-import yaml as _yaml
-
-from trnkb.claims.history import changes_since, record_release
-from trnkb.claims.measured import WORKLOAD_MISSING, predicted_range
-from trnkb.units import Q_
 
 
 def _write_claims(tmp_path, entries):

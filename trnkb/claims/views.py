@@ -44,7 +44,7 @@ def tools_table(claims: list[Claim], kb) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if not df.empty:
         df["cause"] = [category(w) if v == "contradicted" else "" for w, v in
-                       zip(df["why"], df["verdict"])]
+                       zip(df["why"], df["verdict"], strict=True)]
     return df
 
 
