@@ -291,3 +291,26 @@ def test_cli_audit_mlsysim_prints_both_sources():
     assert data["disagree"] == len(data["rows"]) > 0
     row = next(r for r in data["rows"] if r["mlsysim_key"] == "Trainium2:compute.peak_flops")
     assert row["kb_source"] and row["mlsysim"].startswith("380")
+
+
+def test_audit_table_orders_verdicts_and_never_shows_inf(claims):
+    from trnkb.claims.views import VERDICT_ORDER, audit_table
+    t = audit_table(list(claims.values()))
+    order = [VERDICT_ORDER.index(v) for v in t["verdict"]]
+    assert order == sorted(order)
+    assert t["gap"].dropna().map(_math.isfinite).all()
+    assert (t["reason"].str.len() > 0).all()          # every verdict says why
+    assert t["statement"].str.endswith("...").sum() == 0
+
+
+def test_measured_evidence_covers_four_vendors(kb, claims):
+    measured = [c for c in claims.values() if c.kind == "measured"]
+    vendors = set()
+    for c in measured:
+        rack = c.measured.get("system")
+        try:
+            chip = kb.table("racks").set_index("id").loc[rack, "chip"]
+            vendors.add(kb.table("chips").set_index("id").loc[chip, "vendor"])
+        except KeyError:
+            continue
+    assert {"AWS", "NVIDIA", "AMD", "Google"} <= vendors
