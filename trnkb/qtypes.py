@@ -13,9 +13,10 @@ import pint
 
 __all__ = ["Provenance", "Quantity", "QuantityLike", "Sources"]
 
-Quantity: TypeAlias = "pint.Quantity[Any]"
-QuantityLike: TypeAlias = "pint.Quantity[Any] | str | int | float"
+# Real objects, not strings: Sphinx and typing.get_type_hints must resolve them.
+Quantity: TypeAlias = pint.Quantity[Any]
+QuantityLike: TypeAlias = pint.Quantity[Any] | str | int | float
 Provenance: TypeAlias = dict[str, Any]
 """A value's provenance as ``kb.provenance`` gives it (source, locator, kind, id, field)."""
-Sources: TypeAlias = "dict[str, Provenance] | None"
+Sources: TypeAlias = dict[str, Provenance] | None
 """Provenance per calculator input name."""

@@ -292,6 +292,15 @@ CORES = Table(
         _n("matmul_min_cycles", 1, 1024, "Minimum TensorE cycles per matmul (MM_INIT_LATENCY)."),
         _n("instruction_min_cycles", 1, 1024,
            "Minimum cycles of a vector/scalar instruction (MIN_II)."),
+        # engine cost constants (reference engine, issue 11)
+        _n("tensor_pipeline_cycles", 1, 4096,
+           "TensorE fill + drain: cycles from a matmul's issue end to its result in PSUM."),
+        _n("ls_speedup", 1, 16, "LoadStationary speed relative to a MultiplyMoving of the same free size."),
+        _n("fp32_matmul_factor", 1, 16, "Cost multiplier of a matmul with fp32 inputs."),
+        _q("dma_min_payload", "information", "B", 1, 65536,
+           "Per-partition DMA payload below which a transfer is overhead-bound."),
+        _n("quantize_mx_rate", 1, 64, "VectorE quantize_mx input elements per partition per cycle."),
+        _n("gpsimd_start_cycles", 1, 10000, "GpSimd start cost of iota/affine_select."),
         _q("dense_bf16_per_core", "compute_rate", "TFLOPS", 1, 10000, "BF16 FLOP/s per core."),
         _q("dense_fp8_per_core", "compute_rate", "TFLOPS", 1, 10000, "FP8 FLOP/s per core."),
         _q("dense_mxfp8_per_core", "compute_rate", "TFLOPS", 1, 10000, "MXFP8 FLOP/s per core."),
@@ -333,8 +342,64 @@ FABRICS = Table(
     ),
 )
 
+MODELS = Table(
+    "models",
+    "One row per language model: the architecture the workload layer (trnkb.workload) runs on.",
+    (
+        NAME,
+        VENDOR,
+        _n("layers", 1, 1000, "Transformer blocks (num_hidden_layers)."),
+        _n("d_model", 64, 100000, "Residual width (hidden_size)."),
+        _n("attention_heads", 1, 1024, "Query heads (num_attention_heads)."),
+        _n("kv_heads", 1, 1024, "Key/value heads (num_key_value_heads); = heads without GQA."),
+        _n("head_dim", 8, 1024, "Width of one query/key head (head_dim, or d_model / heads)."),
+        _t("attention", "Attention kind: mha, gqa or mla (multi-head latent attention).",
+           choices=("mha", "gqa", "mla")),
+        _n("q_lora_rank", 1, 100000, "MLA: rank of the query down-projection."),
+        _n("kv_lora_rank", 1, 100000, "MLA: rank of the compressed KV latent (cached)."),
+        _n("qk_rope_head_dim", 1, 1024, "MLA: decoupled RoPE key width per head (cached once)."),
+        _n("v_head_dim", 1, 1024, "Value head width where it differs from head_dim (MLA)."),
+        _n("sliding_window", 1, 1e7, "Window of the sliding-window attention layers (tokens)."),
+        _n("sliding_layers", 0, 1000, "Layers that use sliding-window attention."),
+        _n("ffn_size", 1, 1e6, "Dense FFN intermediate size (intermediate_size)."),
+        _t("ffn_kind", "dense (two matrices) or gated (three: gate, up, down; SwiGLU).",
+           choices=("dense", "gated")),
+        _n("dense_layers", 0, 1000, "Layers with a dense FFN in an MoE model (first_k_dense)."),
+        _n("experts", 1, 10000, "Routed experts per MoE layer."),
+        _n("active_experts", 1, 1000, "Routed experts each token uses (top-k)."),
+        _n("shared_experts", 0, 100, "Always-active shared experts per MoE layer."),
+        _n("expert_ffn_size", 1, 1e6, "Intermediate size of one expert (moe_intermediate_size)."),
+        _n("vocabulary", 1000, 1e7, "Vocabulary size (vocab_size)."),
+        _t("tied_embeddings", "tied when input and output embeddings share one matrix.",
+           choices=("tied", "untied")),
+        _t("attention_bias", "bias when the q/k/v/o projections carry biases.",
+           choices=("bias", "none")),
+        _n("context_length", 512, 1e8, "Maximum context (max_position_embeddings), tokens."),
+        _n("total_params", 1e6, 1e14, "Total parameters as the source reports them."),
+        _n("active_params", 1e6, 1e14, "Parameters used per token as the source reports them."),
+        NOTES,
+    ),
+)
+
+PRICES = Table(
+    "prices",
+    "One row per public cloud price of an accelerator instance, as a source states it (with its date).",
+    (
+        NAME,
+        VENDOR,
+        Field("chip", "ref", "Accelerator in the instance.", ref="chips", required=True),
+        _t("instance", "Instance or product name (p5.48xlarge, TPU v5e...)."),
+        _t("offer", "on-demand, capacity-block, spot or commitment.",
+           choices=("on-demand", "capacity-block", "spot", "commitment")),
+        _n("chips_per_instance", 1, 100000, "Accelerators the price covers."),
+        _q("price", "cost_rate", "USD/h", 0.01, 1e5, "Price of the instance per hour."),
+        NOTES,
+    ),
+)
+
 TABLES: dict[str, Table] = {
-    t.name: t for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES, FABRICS)
+    t.name: t for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES, FABRICS,
+                      MODELS, PRICES)
 }
 
 SOURCE_FIELDS = ("id", "title", "publisher", "url", "date", "kind")

@@ -1,4 +1,4 @@
-"""``trnkb claims``: the claims registry with verdicts."""
+"""``trnkb claims``: the claims registry with verdicts, their history and seed coverage."""
 
 from __future__ import annotations
 
@@ -8,28 +8,81 @@ from collections import Counter
 import typer
 
 
+def _print_claims(sel) -> None:
+    from trnkb.claims import claims_table
+
+    for r in claims_table(sel).itertuples():
+        print(f"[{r.verdict}] {r.id} ({r.source}): {r.statement}")
+        if r.computed:
+            print(f"    claimed {r.compare} {r.claimed}; computed {r.computed}")
+        if r.why:
+            print(f"    tolerance {r.tolerance:g}: {r.why}")
+        if r.reason:
+            print(f"    {r.reason}")
+
+
 def claims_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     verdict: str = typer.Option(None, "--verdict", help="Only this verdict."),
     source: str = typer.Option(None, "--source", help="Only claims from this source id."),
+    kind: str = typer.Option(None, "--kind", help="Only this kind: statement, tool, measured."),
     summary: bool = typer.Option(False, "--summary", help="Counts per verdict and source."),
+    changed_since: str = typer.Option(None, "--changed-since", metavar="VERSION",
+                                      help="Claims whose verdict moved since a release."),
+    record: str = typer.Option(None, "--record", metavar="VERSION",
+                               help="Record the current verdicts as this release."),
+    coverage: bool = typer.Option(False, "--coverage", help="Seed coverage per section."),
 ) -> None:
     """Published statements tested against the knowledge base, with their verdicts."""
     import trnkb
-    from trnkb.claims import VERDICTS, claims_table, validate_claims
+    from trnkb.claims import VERDICTS, validate_claims
+    from trnkb.claims.core import KINDS
 
     if verdict is not None and verdict not in VERDICTS:
         raise ValueError(f"--verdict must be one of {', '.join(VERDICTS)}")
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"--kind must be one of {', '.join(KINDS)}")
     kb = trnkb.load()
     claims = validate_claims(kb)
-    if source is not None and source not in set(kb.sources["id"]):
-        raise KeyError(f"no source {source!r}")
+    if record is not None:
+        from trnkb.claims.history import history_path, record_release
+
+        record_release(record, claims, history_path(kb))
+        print(f"recorded {len(claims)} verdicts as release {record} in "
+              f"{history_path(kb)}")
+        return
+    if changed_since is not None:
+        from trnkb.claims.history import changes_since, history_path
+
+        moved = changes_since(changed_since, claims, history_path(kb))
+        if as_json:
+            print(json.dumps([m.__dict__ for m in moved], indent=2))
+            return
+        print(f"{len(moved)} claim(s) changed since {changed_since}:")
+        for m in moved:
+            print(f"  {m.id}: {m.before} -> {m.after}" + (f"  ({m.statement})"
+                                                          if m.statement else ""))
+        return
+    if coverage:
+        from trnkb.claims.coverage import coverage_markdown, coverage_path, coverage_table
+
+        if as_json:
+            print(coverage_table(claims, coverage_path(kb)).to_json(orient="records",
+                                                                   indent=2))
+        else:
+            print(coverage_markdown(claims, coverage_path(kb)), end="")
+        return
+    if source is not None and source not in {c.source for c in claims}:
+        raise KeyError(f"no claims from source {source!r}")
     sel = [c for c in claims if (verdict is None or c.verdict == verdict)
-           and (source is None or c.source == source)]
+           and (source is None or c.source == source) and (kind is None or c.kind == kind)]
     if summary:
         counts = Counter(c.verdict for c in sel)
         by_source = Counter((c.source, c.verdict) for c in sel)
+        by_kind = Counter((c.kind, c.verdict) for c in sel)
         data = {"claims": len(sel), "verdicts": {v: counts.get(v, 0) for v in VERDICTS},
+                "by_kind": {k: {v: by_kind.get((k, v), 0) for v in VERDICTS}
+                            for k in KINDS if any(c.kind == k for c in sel)},
                 "by_source": {s: {v: by_source.get((s, v), 0) for v in VERDICTS}
                               for s in sorted({c.source for c in sel})}}
         if as_json:
@@ -37,18 +90,15 @@ def claims_command(
         else:
             print(f"{data['claims']} claims: " + ", ".join(
                 f"{n} {v}" for v, n in data["verdicts"].items()))
+            for k, vs in data["by_kind"].items():
+                print(f"  kind {k}: " + ", ".join(f"{n} {v}" for v, n in vs.items() if n))
             for s, vs in data["by_source"].items():
                 print(f"  {s}: " + ", ".join(f"{n} {v}" for v, n in vs.items() if n))
         return
     if as_json:
         print(json.dumps([c.to_dict() for c in sel], indent=2, default=str))
         return
-    for r in claims_table(sel).itertuples():
-        print(f"[{r.verdict}] {r.id} ({r.source}): {r.statement}")
-        if r.computed:
-            print(f"    claimed {r.compare} {r.claimed}; computed {r.computed}")
-        if r.reason:
-            print(f"    {r.reason}")
+    _print_claims(sel)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,8 @@
+import pytest
+
+import trnkb
+
+
+@pytest.fixture(scope="session")
+def kb():
+    return trnkb.load()

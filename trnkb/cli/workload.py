@@ -1,0 +1,174 @@
+"""``trnkb workload``: train, serve and plan-search a model on a system, with ranges.
+
+    trnkb workload train --model llama-3.1-70b --system trn3-nl72x2-switched --chips 1024 --tokens 15e12
+    trnkb workload serve --model deepseek-v3 --system gb300-nvl72 --chips 72 --batch 64 \\
+        --input-len 2048 --output-len 512
+    trnkb workload plans --model llama-3.1-70b --system gb300-nvl72 --chips 1024
+
+``--json`` prints the central value, the range and the inputs that move each metric, every
+assumption and every input's source. Bad arguments exit 1 with one line.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Annotated
+
+import typer
+
+import trnkb
+from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
+
+ModelOpt = Annotated[str, typer.Option("--model", help="Model id (trnkb list models), e.g. llama-3.1-70b.")]
+SystemOpt = Annotated[str, typer.Option("--system", help="Rack / scale-up domain id (trnkb list racks).")]
+ChipsOpt = Annotated[int, typer.Option("--chips", help="Chips used.")]
+PrecisionOpt = Annotated[str, typer.Option("--precision", help="bf16, fp8, mxfp8, int8, fp4, mxfp4.")]
+GenOpt = Annotated[str | None, typer.Option("--switch-gen", help="Switch generation of the fabric.")]
+PricingOpt = Annotated[str, typer.Option("--pricing", help="tco (the TCO model) or cloud (a sourced "
+                                                          "public price per chip-hour).")]
+SetOpt = Annotated[list[str] | None, typer.Option(
+    "--set", help="Override an input: NAME=VALUE or NAME=LOW:CENTRAL:HIGH (e.g. mfu=0.4).")]
+
+
+def _number(text: str, what: str) -> float:
+    try:
+        x = float(text.replace("_", ""))
+    except ValueError:
+        raise ValueError(f"{what} must be a number, not {text!r}") from None
+    if not math.isfinite(x) or x <= 0:
+        raise ValueError(f"{what} must be a positive number, not {text!r}")
+    return x
+
+
+def _overrides(items: list[str] | None) -> dict:
+    from trnkb.workload.ranges import Input
+
+    out = {}
+    for item in items or []:
+        name, sep, val = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"--set expects NAME=VALUE or NAME=LOW:CENTRAL:HIGH, not {item!r}")
+        parts = [_number(p, f"--set {name}") for p in val.split(":")]
+        if len(parts) == 1:
+            parts = parts * 3
+        if len(parts) != 3 or not parts[0] <= parts[1] <= parts[2]:
+            raise ValueError(f"--set {name}: give one value or LOW:CENTRAL:HIGH in order")
+        out[name.strip()] = Input(name.strip(), *parts, "", "user", "set by the user")
+    return out
+
+
+def _objects(specs, model_id: str, system_id: str, gen: str | None):
+    from trnkb import workload as W
+
+    kb = trnkb.load(specs)
+    return W.model(kb, model_id), W.system(kb, system_id, gen)
+
+
+def _fmt(r) -> str:
+    def f(x):
+        if x is None or (isinstance(x, float) and not math.isfinite(x)):
+            return "n/a"
+        return f"{x:,.4g}"
+    return f"{f(r.mid)} ({f(r.lo)} to {f(r.hi)}) {r.unit}".rstrip()
+
+
+def _print(res) -> None:
+    print(f"{res.kind}: {res.model} on {res.chips} x {res.system} ({res.precision})")
+    if res.plan is not None:
+        print(f"  plan: {res.plan.label}")
+    for k, r in res.metrics.items():
+        drivers = ", ".join(d[0] for d in r.drivers[:3])
+        print(f"  {k}: {_fmt(r)}" + (f"   moved most by: {drivers}" if drivers else ""))
+    for n in res.notes:
+        print(f"  note: {n}")
+
+
+def _fail(e: Exception) -> None:
+    msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+    print(f"error: {msg}", file=sys.stderr)
+    raise typer.Exit(1) from None
+
+
+def register(app: typer.Typer) -> None:
+    wl = typer.Typer(help="Train and serve models on systems: time, chips, tokens/s, cost, with ranges.",
+                     no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+    app.add_typer(wl, name="workload")
+
+    @wl.command("train")
+    def train_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt,
+                  tokens: Annotated[str, typer.Option("--tokens", help="Token budget, e.g. 15e12.")] = "15e12",
+                  plan: Annotated[str | None, typer.Option("--plan", help="e.g. tp=4,pp=2,zero=1; "
+                                                           "default: the fastest plan that fits.")] = None,
+                  precision: PrecisionOpt = "bf16",
+                  seq_len: Annotated[int, typer.Option("--seq-len")] = 8192,
+                  batch_tokens: Annotated[str, typer.Option("--batch-tokens")] = "4194304",
+                  recipe: Annotated[str, typer.Option("--recipe", help="bf16-adam, fp8-adam, scaling-book")] = "bf16-adam",
+                  switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
+                  specs: SpecsOpt = None, as_json: JsonOpt = False):
+        """Time, cost and energy to train MODEL on CHIPS chips of SYSTEM for TOKENS tokens."""
+        from trnkb import workload as W
+        try:
+            m, s = _objects(specs, model, system, switch_gen)
+            res = W.train(m, s, chips, plan, _number(tokens, "--tokens"), precision, seq_len=seq_len,
+                          batch_tokens=_number(batch_tokens, "--batch-tokens"), recipe=recipe,
+                          assumptions=_overrides(set_), pricing=pricing)
+        except (KeyError, ValueError) as e:
+            _fail(e)
+        print_json(res.to_dict()) if as_json else _print(res)
+
+    @wl.command("serve")
+    def serve_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt = 8,
+                  batch: Annotated[int, typer.Option("--batch")] = 64,
+                  input_len: Annotated[int, typer.Option("--input-len")] = 2048,
+                  output_len: Annotated[int, typer.Option("--output-len")] = 512,
+                  precision: PrecisionOpt = "bf16",
+                  kv_precision: Annotated[str | None, typer.Option("--kv-precision")] = None,
+                  tp: Annotated[int | None, typer.Option("--tp")] = None,
+                  switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
+                  specs: SpecsOpt = None, as_json: JsonOpt = False):
+        """TTFT, TPOT, tokens/s per chip, per MW and per dollar serving MODEL on one replica."""
+        from trnkb import workload as W
+        try:
+            m, s = _objects(specs, model, system, switch_gen)
+            res = W.serve(m, s, chips, batch, input_len, output_len, precision, kv_precision=kv_precision,
+                          tp=tp, assumptions=_overrides(set_), pricing=pricing)
+        except (KeyError, ValueError) as e:
+            _fail(e)
+        if as_json:
+            print_json(res.to_dict())
+            return
+        _print(res)
+        print("  batch  TPOT ms  tok/s/chip  tok/s/user")
+        for row in res.extra.get("curve", []):
+            print(f"  {row['batch']:>5}  {row['tpot_ms']:7.2f}  {row['tokens_per_s_per_chip']:10.1f}"
+                  f"  {row['tokens_per_s_per_user']:10.1f}")
+
+    @wl.command("plans")
+    def plans_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt,
+                  tokens: Annotated[str, typer.Option("--tokens")] = "15e12",
+                  precision: PrecisionOpt = "bf16",
+                  seq_len: Annotated[int, typer.Option("--seq-len")] = 8192,
+                  top: Annotated[int, typer.Option("--top", help="How many plans to list.")] = 10,
+                  switch_gen: GenOpt = None, set_: SetOpt = None, specs: SpecsOpt = None,
+                  as_json: JsonOpt = False):
+        """The parallelism plans that fit, fastest first (central inputs)."""
+        from trnkb import workload as W
+        try:
+            if top < 1:
+                raise ValueError("--top must be at least 1")
+            m, s = _objects(specs, model, system, switch_gen)
+            rows = W.plans(m, s, chips, _number(tokens, "--tokens"), precision, seq_len=seq_len,
+                           assumptions=_overrides(set_), top=top)
+        except (KeyError, ValueError) as e:
+            _fail(e)
+        data = [{"plan": r["plan"].label, "step_time_s": r["step_time"], "days": r["days"],
+                 "memory_GB": r["memory"] / 1e9, "achieved_mfu": r["achieved_mfu"]} for r in rows]
+        if as_json:
+            print_json({"model": m.id, "system": s.id, "chips": chips, "plans": data})
+            return
+        if not data:
+            print(f"no plan fits {m.id} on {chips} chips of {s.id}")
+        for d in data:
+            print(f"{d['days']:9.2f} days  step {d['step_time_s']:8.3f} s  {d['memory_GB']:7.1f} GB/chip  "
+                  f"MFU {d['achieved_mfu']:.2f}  {d['plan']}")

@@ -1,0 +1,48 @@
+"""Scale-up fabric models: one networkx graph per scale-up domain and switch generation.
+
+The wiring parameters (planes, switches per plane, lanes per port...) are rows of the
+``fabrics`` table; chip, tray and rack counts come from ``racks``; switch lanes and ports,
+lane rates and the per-chip lane budget from ``network``. This module turns them into a
+graph and measures it: switch counts, lane use, hop distances, bandwidths.
+
+Hop definition
+--------------
+A *hop* is one traversal of a forwarding device between two chips: a switch (on a
+switch tray or a compute tray) or an intermediate chip that forwards the traffic
+(Trainium's auto-forwarding). So ``hops = links on the path - 1``; chips joined by a
+direct link (PCB neighbours, the two ends of a cross-rack AEC) are 0 hops apart. This
+is the definition that reproduces the worked paths of the SemiAnalysis deep dive
+(seed ``004_406711927e432c17.txt``): on NL32x2 Gen1, chip A of node 1 reaches chip B of
+node 2 through its PCB neighbour and one switch, which the source counts as 2 hops;
+counting switches alone would give 1.
+
+Modules, one idea each: :mod:`~trnkb.topology.spec` (what defines a fabric, read from the
+KB), :mod:`~trnkb.topology.build` (the graph and its wiring rules),
+:mod:`~trnkb.topology.hops`, :mod:`~trnkb.topology.bandwidth` (per-chip, bisection,
+all-to-all bound), :mod:`~trnkb.topology.collectives` (all-gather, reduce-scatter,
+all-reduce and all-to-all times over a packed group of chips), :mod:`~trnkb.topology.report`
+(summaries, tables, claim metrics) and :mod:`~trnkb.topology.fabric` (the :class:`Fabric`
+and the cached entry points).
+
+Bandwidths are per direction throughout.
+"""
+
+from trnkb.topology.build import build_graph
+from trnkb.topology.fabric import Fabric, fabric, fabrics, summary_table, topology_metric
+from trnkb.topology.report import SOURCE_PATHS
+from trnkb.topology.spec import DEFAULT_GENERATION, FabricSpec, chip_name, fabric_ids, fabric_spec
+
+__all__ = [
+    "DEFAULT_GENERATION",
+    "Fabric",
+    "FabricSpec",
+    "SOURCE_PATHS",
+    "build_graph",
+    "chip_name",
+    "fabric",
+    "fabric_ids",
+    "fabric_spec",
+    "fabrics",
+    "summary_table",
+    "topology_metric",
+]

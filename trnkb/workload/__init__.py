@@ -1,0 +1,23 @@
+"""The workload layer: what it takes to train and serve a model on each system, with ranges.
+
+Sits beside :mod:`trnkb.calc`; takes plain objects built from the knowledge base by
+:mod:`trnkb.workload.fromkb` (never YAML). Modules: :mod:`~trnkb.workload.models`
+(parameters, FLOPs, KV bytes), :mod:`~trnkb.workload.plan` (parallelism plans, training
+memory), :mod:`~trnkb.workload.training`, :mod:`~trnkb.workload.search` (plan search),
+:mod:`~trnkb.workload.serving`, :mod:`~trnkb.workload.collectives` (collectives over the
+scale-up fabric and scale-out network), :mod:`~trnkb.workload.cost` (TCO, power),
+:mod:`~trnkb.workload.ranges` (inputs and results as ranges).
+"""
+
+from trnkb.workload.fromkb import model, system
+from trnkb.workload.models import Model
+from trnkb.workload.plan import Plan
+from trnkb.workload.ranges import Input, Ranged, assumption, user_value
+from trnkb.workload.result import WorkloadResult
+from trnkb.workload.search import plans
+from trnkb.workload.serving import serve
+from trnkb.workload.system import System
+from trnkb.workload.training import train
+
+__all__ = ["Input", "Model", "Plan", "Ranged", "System", "WorkloadResult", "assumption", "model",
+           "plans", "serve", "system", "train", "user_value"]

@@ -1,0 +1,178 @@
+"""Serving: prefill and decode as rooflines, KV capacity, TTFT, TPOT, throughput, cost per token.
+
+Layout on the ``chips`` of one model replica: attention (and dense FFNs) tensor-parallel
+over ``tp`` chips (the largest power of two dividing the chips and the heads, or the
+caller's), the rest of the chips as attention data parallelism (each attention replica
+holds ``batch / dp`` sequences); MoE experts spread over all the chips (expert parallel).
+KV cache is sharded over ``min(tp, kv_heads)`` (GQA); an MLA latent is not split by head,
+so it is sharded only by the attention data parallelism.
+
+Decode step (seconds): ``max(FLOPs / (peak x compute_efficiency), bytes / (HBM bandwidth
+x hbm_efficiency))`` per chip, where bytes are the local weights (dense part, plus the routed
+experts the batch touches: ``E x (1 - (1 - k/E)^tokens)`` per layer under uniform routing)
+and the KV cache of the local sequences at the mean context ``input + output/2``; plus the
+exposed part of 2 tensor-parallel all-reduces per layer and 2 expert all-to-alls per MoE
+layer. Prefill of ``prefill_batch`` requests: ``max(FLOPs / (peak x prefill_mfu), weights /
+HBM)`` plus its collectives. TTFT = prefill + one decode step; TPOT = the decode step.
+Throughput counts output tokens with prefill interleaved on the same chips:
+``batch x output / (output x TPOT + prefill(batch))``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from trnkb.workload.cost import cost_inputs, facility_watts, usd_per_chip_hour
+from trnkb.workload.models import WEIGHT_BYTES, Model
+from trnkb.workload.ranges import Input, assumption
+from trnkb.workload.result import WorkloadResult, check_positive
+from trnkb.workload.system import System
+from trnkb.workload.training import TRAIN_ASSUMPTIONS
+
+__all__ = ["SERVE_ASSUMPTIONS", "serve"]
+
+SERVE_ASSUMPTIONS = {
+    "compute_efficiency": assumption("compute_efficiency", 0.5, 0.7, 0.85, "",
+                                     "achieved fraction of peak FLOP/s in decode matmuls"),
+    "hbm_efficiency": assumption("hbm_efficiency", 0.6, 0.8, 0.9, "",
+                                 "achieved fraction of peak HBM bandwidth when streaming weights and KV"),
+    "prefill_mfu": assumption("prefill_mfu", 0.4, 0.55, 0.7, "", "model-FLOPs utilisation of prefill"),
+    "serve_overlap": assumption("serve_overlap", 0.0, 0.25, 0.5, "",
+                                "tensor/expert-parallel communication hidden under compute"),
+    "workspace_fraction": assumption("workspace_fraction", 0.05, 0.1, 0.15, "",
+                                     "HBM kept for activations, runtime and fragmentation"),
+}
+SERVE_METRICS = {"ttft": "s", "tpot": "s", "tokens_per_s_per_chip": "1/s",
+                 "decode_tokens_per_s_per_chip": "1/s", "tokens_per_s_system": "1/s",
+                 "tokens_per_s_per_mw": "1/s/MW", "tokens_per_usd": "1/USD", "usd_per_million_tokens": "USD",
+                 "max_batch": "", "kv_bytes_per_token": "B"}
+_COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "step_latency", "hop_latency",
+                                            "scaleout_latency")}
+
+
+def layout(model: Model, chips: int, tp: int | None = None) -> tuple[int, int]:
+    """(tensor-parallel degree of attention, attention data-parallel degree)."""
+    if tp is None:
+        tp = 1
+        while chips % (tp * 2) == 0 and model.attention_heads % (tp * 2) == 0:
+            tp *= 2
+    if chips % tp or model.attention_heads % tp:
+        raise ValueError(f"tp={tp} must divide the {chips} chips and the {model.attention_heads} heads")
+    return tp, chips // tp
+
+
+def _step(model, system, chips, tp, dp, batch, ctx, v, wb, kvb, decode: bool, tokens_per_seq: int):
+    """Seconds and bytes of one forward over ``batch`` sequences of ``tokens_per_seq`` new tokens each."""
+    p = model.params()
+    dense = (p["total"] - p["routed_experts"] - p["embedding"]) * wb / tp
+    tokens = batch * tokens_per_seq
+    experts_b = 0.0
+    if model.moe:
+        touched = model.experts * (1 - (1 - model.active_experts / model.experts) ** tokens)
+        experts_b = model.moe_layers * touched * model.expert_bytes(wb) / chips
+    kv_shard = 1 if model.attention == "mla" else min(tp, model.kv_heads)
+    kv_read = (batch / dp) * model.kv_bytes(ctx, kvb) / kv_shard if decode else 0.0
+    if decode:
+        flops = tokens * model.forward_flops_per_token(ctx, causal_mean=False) / chips
+        t = max(flops / (v["peak_flops"] * v["compute_efficiency"]),
+                (dense + experts_b + kv_read) / (v["hbm_bandwidth"] * v["hbm_efficiency"]))
+    else:
+        flops = tokens * model.forward_flops_per_token(tokens_per_seq, causal_mean=True) / chips
+        t = max(flops / (v["peak_flops"] * v["prefill_mfu"]),
+                (dense + experts_b) / (v["hbm_bandwidth"] * v["hbm_efficiency"]))
+    net = system.network
+    kw = {"efficiency": v["collective_efficiency"], "step_latency": v["step_latency"],
+          "hop_latency": v["hop_latency"], "scaleout_latency": v["scaleout_latency"],
+          "scaleup_scale": v["scaleup_bandwidth"] / system.scaleup_input.mid,
+          "scaleout_scale": v["scaleout_bandwidth"] / system.scaleout_input.mid}
+    act = tokens / dp * model.d_model * 2.0
+    comm = 2 * model.layers * net.time("all-reduce", act, tp, 1, **kw) if tp > 1 else 0.0
+    if model.moe and chips > 1:
+        routed = tokens / chips * model.active_experts * model.d_model * 2.0
+        comm += 2 * model.moe_layers * net.time("all-to-all", routed, chips, 1, **kw)
+    exposed = comm - min(comm * v["serve_overlap"], t)
+    return t + exposed, {"compute_or_memory": t, "comm": comm, "comm_exposed": exposed,
+                         "weights_read": dense + experts_b, "kv_read": kv_read, "flops": flops}
+
+
+def serve(model: Model, system: System, chips: int, batch: int, input_len: int, output_len: int,
+          precision: str = "bf16", *, kv_precision: str | None = None, compute_precision: str | None = None,
+          tp: int | None = None, prefill_batch: int = 1, assumptions: dict[str, Input] | None = None,
+          curve: bool = True, pricing: str = "tco") -> WorkloadResult:
+    """Serve ``model`` on one replica of ``chips`` chips of ``system`` (see the module docstring).
+
+    ``precision`` is the weight format; ``kv_precision`` defaults to it; ``compute_precision``
+    (whose peak FLOP/s is used) defaults to it too, falling back to bf16 if the chip has none.
+    ``pricing`` is ``tco`` or ``cloud`` (see :func:`trnkb.workload.cost.cost_inputs`).
+    """
+    check_positive(chips=chips, batch=batch, input_len=input_len, output_len=output_len,
+                   prefill_batch=prefill_batch)
+    for name, p in (("precision", precision), ("kv_precision", kv_precision)):
+        if p is not None and p not in WEIGHT_BYTES:
+            raise ValueError(f"{name} {p!r} is not one of {', '.join(WEIGHT_BYTES)}")
+    wb = WEIGHT_BYTES[precision]
+    kvb = WEIGHT_BYTES[kv_precision or precision]
+    cp = compute_precision or precision
+    if cp not in system.peak:
+        cp = "bf16" if compute_precision is None else cp
+    tp, dp = layout(model, chips, tp)
+    inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **cost_inputs(system, pricing),
+              **(assumptions or {})}
+    ctx = input_len + output_len / 2
+    final_ctx = input_len + output_len
+    p = model.params()
+    weights_chip = (p["total"] - p["routed_experts"]) * wb / tp + p["routed_experts"] * wb / chips
+    kv_shard = 1 if model.attention == "mla" else min(tp, model.kv_heads)
+
+    def max_batch(v) -> float:
+        free = v["hbm_capacity"] * (1 - v["workspace_fraction"]) - weights_chip
+        per_seq = model.kv_bytes(final_ctx, kvb) / kv_shard
+        return max(math.floor(free / per_seq), 0) * dp if free > 0 else 0.0
+
+    def run(v: dict[str, float]) -> dict[str, float]:
+        tpot, d = _step(model, system, chips, tp, dp, batch, ctx, v, wb, kvb, True, 1)
+        pre, pd = _step(model, system, chips, tp, dp, prefill_batch, input_len, v, wb, kvb, False, input_len)
+        pre_all, _ = _step(model, system, chips, tp, dp, batch, input_len, v, wb, kvb, False, input_len)
+        out = {f"decode_{k}": x for k, x in d.items()} | {f"prefill_{k}": x for k, x in pd.items()}
+        out["tpot"], out["ttft"] = tpot, pre + tpot
+        out["tokens_per_s_system"] = batch * output_len / (output_len * tpot + pre_all)
+        out["tokens_per_s_per_chip"] = out["tokens_per_s_system"] / chips
+        out["decode_tokens_per_s_per_chip"] = batch / tpot / chips
+        fw = facility_watts(v)
+        out["tokens_per_s_per_mw"] = out["tokens_per_s_per_chip"] / fw * 1e6
+        out["usd_per_chip_hour"] = usd_per_chip_hour(v)
+        out["tokens_per_usd"] = out["tokens_per_s_per_chip"] * 3600 / out["usd_per_chip_hour"]
+        out["usd_per_million_tokens"] = 1e6 / out["tokens_per_usd"]
+        out["max_batch"] = max_batch(v)
+        out["fits"] = 1.0 if batch <= out["max_batch"] else 0.0
+        out["weights_per_chip"] = weights_chip
+        out["kv_bytes_per_token"] = model.kv_bytes(1, kvb)
+        return out
+
+    res = WorkloadResult.build("serve", model, system, chips, precision, inputs, run, SERVE_METRICS,
+                               settings={"batch": batch, "input_len": input_len, "output_len": output_len,
+                                         "kv_precision": kv_precision or precision, "compute_precision": cp,
+                                         "tp": tp, "attention_dp": dp, "prefill_batch": prefill_batch,
+                                         "pricing": pricing})
+    if not res.breakdown["fits"]:
+        res.notes.append(f"batch {batch} exceeds the KV-cache capacity: at most "
+                         f"{int(res.breakdown['max_batch'])} sequences of {final_ctx} tokens fit")
+    if curve:
+        res.extra["curve"] = throughput_latency(model, system, chips, input_len, output_len, precision,
+                                                kv_precision=kv_precision, compute_precision=compute_precision,
+                                                tp=tp, assumptions=assumptions, pricing=pricing,
+                                                limit=int(res.breakdown["max_batch"]))
+    return res
+
+
+def throughput_latency(model, system, chips, input_len, output_len, precision="bf16", *, limit: int,
+                       **kw) -> list[dict]:
+    """Central TPOT and tokens/s per chip for batch 1, 2, 4... up to the KV-cache limit."""
+    rows, b = [], 1
+    while b <= max(limit, 1):
+        r = serve(model, system, chips, b, input_len, output_len, precision, curve=False, **kw)
+        rows.append({"batch": b, "tpot_ms": r.breakdown["tpot"] * 1e3,
+                     "tokens_per_s_per_chip": r.breakdown["tokens_per_s_per_chip"],
+                     "tokens_per_s_per_user": 1 / r.breakdown["tpot"], "fits": bool(r.breakdown["fits"])})
+        b *= 2
+    return rows

@@ -1,0 +1,222 @@
+"""Training: FLOPs, memory per chip under a plan, step time, time to train a token budget.
+
+Step time (seconds) is composed, per chip, of named parts:
+
+* ``compute``: model FLOPs of the step / (chips x peak x ``mfu``), times 4/3 with full
+  recomputation (one more forward); at least the step's HBM traffic / HBM bandwidth.
+  ``mfu`` is the model-FLOPs utilisation of the compute phases (an assumption, default
+  0.45, range 0.35-0.55; the Llama 3 paper measured 38-43% end to end on 16K H100, the
+  scaling book uses 40%); bubbles and exposed communication come on top, so the achieved
+  MFU the result reports is lower.
+* ``bubble``: ``(pp - 1) / (n_micro x vpp)`` of the compute (1F1B schedule, interleaved over
+  ``vpp`` virtual stages per chip).
+* communication, each over :class:`~trnkb.workload.collectives.Network`: data-parallel
+  gradient reduction (all-reduce without ZeRO, reduce-scatter with it) and weight all-gathers
+  (after the optimizer step; per microbatch forward and backward under ZeRO-3); tensor
+  parallel, 4 all-reduces per layer per microbatch (6 with full recomputation) of the
+  microbatch activations; expert parallel, 4 all-to-alls per MoE layer per microbatch of
+  the routed tokens; context parallel, the ring exchange of KV (3 all-gathers per layer per
+  microbatch); pipeline sends. Each has an *overlap* assumption: the fraction hidden under
+  compute (``dp_overlap`` 0.5-1.0, ``tp_overlap`` 0-0.5, ``ep_overlap`` 0-0.6,
+  ``cp_overlap`` 0.5-1.0, ``pp_overlap`` 0-0.5); what is hidden cannot exceed the compute.
+
+HBM traffic per step: the local weights read three times per microbatch (forward, two
+backward matmuls), weights, gradients and optimizer state read and written once, saved
+activations written and read once.
+"""
+
+from __future__ import annotations
+
+import math
+
+from trnkb.workload.models import Model
+from trnkb.workload.plan import MEMORY_RECIPES, Plan, memory_per_chip, min_chips
+from trnkb.workload.ranges import Input, assumption
+from trnkb.workload.system import System
+
+__all__ = ["TRAIN_ASSUMPTIONS", "step_breakdown"]
+
+TRAIN_ASSUMPTIONS = {
+    "mfu": assumption("mfu", 0.35, 0.45, 0.55, "", "model-FLOPs utilisation of the compute phases; "
+                      "llama-3-herd-paper measured 38-43% BF16 end to end on 8-16K H100; "
+                      "scaling-book uses 40%"),
+    "collective_efficiency": assumption("collective_efficiency", 0.6, 0.75, 0.9, "",
+                                        "achieved fraction of link bandwidth in collectives"),
+    "dp_overlap": assumption("dp_overlap", 0.5, 0.8, 1.0, "", "gradient reduction hidden under backward"),
+    "tp_overlap": assumption("tp_overlap", 0.0, 0.2, 0.5, "", "tensor-parallel collectives hidden "
+                             "(async/collective matmul)"),
+    "ep_overlap": assumption("ep_overlap", 0.0, 0.3, 0.6, "", "expert all-to-all hidden (dual-batch overlap)"),
+    "cp_overlap": assumption("cp_overlap", 0.5, 0.8, 1.0, "", "ring-attention KV exchange hidden"),
+    "pp_overlap": assumption("pp_overlap", 0.0, 0.2, 0.5, "", "pipeline sends hidden"),
+    "usable_hbm": assumption("usable_hbm", 0.85, 0.9, 0.95, "", "HBM usable after runtime reserve and "
+                             "fragmentation"),
+    "step_latency": assumption("step_latency", 1e-6, 2e-6, 5e-6, "s", "software and link latency per "
+                               "collective step (launch, synchronisation)"),
+    "hop_latency": assumption("hop_latency", 2e-7, 5e-7, 1e-6, "s", "latency per switch or forwarding chip"),
+    "scaleout_latency": assumption("scaleout_latency", 5e-6, 1e-5, 2e-5, "s", "latency per scale-out step"),
+}
+
+COMM_PARTS = ("dp", "tp", "ep", "cp", "pp")
+
+
+def _exposed(t: float, overlap: float, window: float) -> float:
+    hidden = min(t * overlap, window)
+    return t - hidden
+
+
+def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float], *, seq_len: int,
+                   batch_tokens: float, recipe: str, weight_bytes: float, include_attention: bool = True,
+                   budget: float | None = None, flops_per_token: float | None = None) -> dict[str, float]:
+    """Every part of one training step for the input values ``v`` (floats; see ranges.propagate).
+
+    Returns seconds for ``compute``, ``bubble``, ``<part>_comm`` (raw) and
+    ``<part>_exposed``, ``step_time``; bytes ``memory`` and its parts; ``fits`` (1.0/0.0);
+    ``hbm_traffic`` bytes; ``flops_per_step``; with ``budget`` tokens also ``days``.
+    """
+    chips = plan.chips
+    sequences = batch_tokens / seq_len
+    n_micro = sequences / (plan.dp * plan.microbatch)
+    mem = memory_per_chip(model, plan, recipe, seq_len, n_micro)
+    f_tok = flops_per_token if flops_per_token is not None else model.training_flops_per_token(seq_len, include_attention)
+    flops_step = f_tok * batch_tokens
+    peak = v["peak_flops"]
+    compute = flops_step / (chips * peak * v["mfu"])
+    if plan.recompute == "full":
+        compute *= 4 / 3
+    # HBM traffic
+    w, g, o, _ = MEMORY_RECIPES[recipe]
+    local_w = mem["weights"] if plan.zero < 3 else mem["weights"] * plan.dp * plan.cp
+    traffic = 3 * n_micro * local_w + 2 * (mem["weights"] + mem["gradients"] + mem["optimizer"]) \
+        + 2 * mem["activations"] * max(n_micro / min(plan.pp, max(n_micro, 1)), 1)
+    compute = max(compute, traffic / v["hbm_bandwidth"])
+    bubble = compute * (plan.pp - 1) / (max(n_micro, 1) * plan.vpp)
+
+    net = system.network
+    kw = {"efficiency": v["collective_efficiency"], "step_latency": v["step_latency"],
+          "hop_latency": v["hop_latency"], "scaleout_latency": v["scaleout_latency"],
+          "scaleup_scale": v["scaleup_bandwidth"] / system.scaleup_input.mid,
+          "scaleout_scale": v["scaleout_bandwidth"] / system.scaleout_input.mid}
+    p = model.params()
+    dense_local = (p["total"] - p["routed_experts"]) / (plan.tp * plan.pp)
+    expert_local = p["routed_experts"] / (plan.ep * plan.tp * plan.pp)
+    grad_bytes = g if g else 2.0
+    data = plan.dp * plan.cp
+    # ZeRO >= 1 reduce-scatters gradients to their optimizer shard, then all-gathers the updated
+    # weights (once per step; per microbatch forward and backward under ZeRO-3); ZeRO-0 all-reduces
+    red = "reduce-scatter" if plan.zero >= 1 else "all-reduce"
+    t_dp = net.time(red, dense_local * grad_bytes, data, plan.tp, **kw)
+    if plan.ep > 1 or model.moe:
+        t_dp += net.time(red, expert_local * grad_bytes, max(data // plan.ep, 1), plan.tp * plan.ep, **kw)
+    gathers = 2 * max(n_micro, 1) if plan.zero >= 3 else (1 if plan.zero >= 1 else 0)
+    t_dp += gathers * (net.time("all-gather", dense_local * weight_bytes, data, plan.tp, **kw)
+                       + net.time("all-gather", expert_local * weight_bytes, max(data // plan.ep, 1),
+                                  plan.tp * plan.ep, **kw))
+    tokens_mb = plan.microbatch * seq_len / plan.cp
+    layers = math.ceil(model.layers / plan.pp)
+    act = tokens_mb * model.d_model * 2.0
+    n_tp = 6 if plan.recompute == "full" else 4
+    t_tp = n_micro * layers * n_tp * net.time("all-reduce", act, plan.tp, 1, **kw)
+    moe_layers = math.ceil(model.moe_layers / plan.pp)
+    routed = tokens_mb / plan.tp * model.active_experts * model.d_model * 2.0
+    t_ep = n_micro * moe_layers * 4 * net.time("all-to-all", routed, plan.ep, plan.tp, **kw) if plan.ep > 1 else 0.0
+    kv_chunk = tokens_mb * model.kv_elements_per_token() / model.layers * 2.0
+    t_cp = n_micro * layers * 3 * net.time("all-gather", kv_chunk * plan.cp, plan.cp, plan.tp, **kw) \
+        if plan.cp > 1 else 0.0
+    crosses = plan.tp * plan.cp * plan.dp >= net.domain
+    t_pp = 2 * n_micro * net.p2p(act / plan.tp, crosses, v["collective_efficiency"]) if plan.pp > 1 else 0.0
+    comm = {"dp": t_dp, "tp": t_tp, "ep": t_ep, "cp": t_cp, "pp": t_pp}
+    out = {"compute": compute, "bubble": bubble, "hbm_traffic": traffic, "flops_per_step": flops_step,
+           "flops_per_token": f_tok, "microbatches": n_micro}
+    step = compute + bubble
+    for k, t in comm.items():
+        out[f"{k}_comm"] = t
+        e = _exposed(t, v[f"{k}_overlap"], compute)
+        out[f"{k}_exposed"] = e
+        step += e
+    out["step_time"] = step
+    for k, b in mem.items():
+        out[f"memory_{k}"] = b
+    out["memory"] = mem["total"]
+    out["fits"] = 1.0 if mem["total"] <= v["hbm_capacity"] * v["usable_hbm"] else 0.0
+    out["achieved_mfu"] = flops_step / (chips * peak * step)
+    if budget is not None:
+        out["days"] = budget / batch_tokens * step / 86400
+        out["total_flops"] = f_tok * budget
+    return out
+
+
+def central_values(system: System, precision: str, overrides: dict[str, Input] | None = None) -> dict[str, Input]:
+    """Every input of a training run: the system's, then the assumptions, then the caller's overrides."""
+    inputs = {**system.inputs(precision), **TRAIN_ASSUMPTIONS}
+    inputs.update(overrides or {})
+    return inputs
+
+
+def nan_if_missing(inputs: dict[str, Input]) -> list[str]:
+    return [k for k, i in inputs.items() if isinstance(i.mid, float) and math.isnan(i.mid)]
+
+
+# -- the public entry point ---------------------------------------------------------------
+
+TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": "B", "min_chips": "",
+                 "tokens_per_s": "1/s", "tokens_per_s_per_chip": "1/s", "tokens_per_s_per_mw": "1/s/MW",
+                 "tokens_per_usd": "1/USD", "usd_per_chip_hour": "USD/h", "cost_usd": "USD",
+                 "energy_mwh": "MWh", "facility_mw": "MW"}
+
+
+def train(model: Model, system: System, chips: int, plan: Plan | str | None = None,
+          tokens: float = 15e12, precision: str = "bf16", *, seq_len: int = 8192,
+          batch_tokens: float = 4 * 2**20, recipe: str = "bf16-adam",
+          assumptions: dict[str, Input] | None = None, include_attention: bool = True,
+          flops_per_token: float | None = None, pricing: str = "tco"):
+    """Train ``model`` on ``chips`` chips of ``system`` for ``tokens`` tokens.
+
+    ``plan`` is a :class:`Plan`, its text form (``"tp=4,pp=2"``, dp fills the chips) or
+    None for the fastest plan that fits (:func:`trnkb.workload.search.plans`).
+    ``assumptions`` overrides any input by name (e.g. ``{"mfu": user_value("mfu", 0.4, "")}``).
+    ``pricing`` is ``tco`` (the TCO model) or ``cloud`` (the KB's public price per chip-hour).
+    Returns a :class:`~trnkb.workload.result.WorkloadResult` whose metrics are ranges.
+    """
+    from trnkb.workload.cost import cost_inputs, facility_watts, usd_per_chip_hour
+    from trnkb.workload.result import WorkloadResult, check_positive
+    from trnkb.workload.search import plans as search_plans
+
+    check_positive(chips=chips, tokens=tokens, seq_len=seq_len, batch_tokens=batch_tokens)
+    if recipe not in MEMORY_RECIPES:
+        raise ValueError(f"unknown memory recipe {recipe!r}; choose from {', '.join(MEMORY_RECIPES)}")
+    inputs = {**central_values(system, precision), **cost_inputs(system, pricing), **(assumptions or {})}
+    weight_bytes = MEMORY_RECIPES[recipe][0] if recipe != "fp8-adam" else 1.0
+    if plan is None:
+        found = search_plans(model, system, chips, tokens, precision, seq_len=seq_len,
+                             batch_tokens=batch_tokens, recipe=recipe, assumptions=assumptions, top=1)
+        if not found:
+            raise ValueError(f"no plan fits {model.id} on {chips} chips of {system.id}")
+        plan = found[0]["plan"]
+    elif isinstance(plan, str):
+        plan = Plan.parse(plan, chips)
+    bad = plan.problems(model, chips, batch_tokens / seq_len)
+    if bad:
+        raise ValueError(f"plan {plan.label}: " + "; ".join(bad))
+
+    def run(v: dict[str, float]) -> dict[str, float]:
+        s = step_breakdown(model, system, plan, v, seq_len=seq_len, batch_tokens=batch_tokens,
+                           recipe=recipe, weight_bytes=weight_bytes, include_attention=include_attention,
+                           budget=tokens, flops_per_token=flops_per_token)
+        hours = s["days"] * 24
+        s["min_chips"] = min_chips(model, recipe, seq_len, v["hbm_capacity"] * v["usable_hbm"])
+        s["tokens_per_s"] = batch_tokens / s["step_time"]
+        s["tokens_per_s_per_chip"] = s["tokens_per_s"] / chips
+        s["usd_per_chip_hour"] = usd_per_chip_hour(v)
+        s["tokens_per_usd"] = s["tokens_per_s_per_chip"] * 3600 / s["usd_per_chip_hour"]
+        s["cost_usd"] = s["usd_per_chip_hour"] * chips * hours
+        s["facility_mw"] = facility_watts(v) * chips / 1e6
+        s["tokens_per_s_per_mw"] = s["tokens_per_s"] / s["facility_mw"]
+        s["energy_mwh"] = s["facility_mw"] * hours
+        return s
+
+    result = WorkloadResult.build("train", model, system, chips, precision, inputs, run, TRAIN_METRICS,
+                                  plan=plan, settings={"tokens": tokens, "seq_len": seq_len,
+                                                       "batch_tokens": batch_tokens, "recipe": recipe,
+                                                       "include_attention": include_attention,
+                                                       "pricing": pricing})
+    return result
