@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup test report validate notebooks site lint bench clean
+.PHONY: setup test report validate notebooks site screenshots lint bench clean
 
 setup: $(STAMP)
 
@@ -45,6 +45,10 @@ report: setup
 	@echo "[4/4] building the site"
 	@$(BIN)/python -m trnkb.site build/site
 	@$(BIN)/python -m trnkb.site.summary --site build/site --notebooks notebooks
+
+# Pictures for docs/reading-results.md, taken from the built site (needs chromium).
+screenshots: site
+	$(BIN)/python -m trnkb.site.screenshots build/site docs/_static/screenshots
 
 lint: setup
 	$(BIN)/ruff check trnkb tests bench

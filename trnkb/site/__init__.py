@@ -29,6 +29,7 @@ from trnkb import export
 from trnkb.kb import KnowledgeBase, load
 from trnkb.site import explorer, landing, outdir, post
 from trnkb.site.pages import (
+    all_sources,
     api_page,
     bibliography,
     claims_page,
@@ -185,8 +186,9 @@ def build(out: str | Path = "build/site", docs: str | Path = REPO / "docs",
     (out / "_static" / "webpack-macros.html").unlink(missing_ok=True)
     for fmt in DOWNLOAD_FORMATS:  # the downloads page links these files
         export.export(kb, out / "data" / fmt, fmt)
-    ids = {sid: sid for sid in kb.sources["id"]}
-    ids.update({url: sid for sid, url in zip(kb.sources["id"], kb.sources["url"], strict=True)
+    sources = all_sources(kb)
+    ids = {sid: sid for sid in sources["id"]}
+    ids.update({url: sid for sid, url in zip(sources["id"], sources["url"], strict=True)
                 if url in SEEDS})
     fixed = post.finish(out, ids)
     raw = {k.split(":", 1)[1]: v for k, v in fixed.items() if k.startswith("pages:")}

@@ -34,7 +34,9 @@ _SVG_TEXT = re.compile(r"<text([^>]*)>([^<]*)</text>")
 _DEFAULT_NONE = re.compile(r'<span class="o"><span class="pre">=</span></span>'
                            r'<span class="default_value"><span class="pre">None</span></span>')
 _CODE_NONE = re.compile(r'(<span class="[a-z0-9]+">)([^<]+)</span>(\s*)<span class="kc">None</span>')
-_SIG_NONE = re.compile(r'<span class="w"> </span><span class="pre">None</span>')
+_SIG_NONE = re.compile(r'(?:<span class="w"> </span>|<span class="pre">\|</span> )<span class="pre">None</span>')
+# docutils links a markup slip in a docstring to an error note that the theme leaves out
+_PROBLEM = re.compile(r'<a href="#id\d+">(<span class="problematic" id="id\d+">.*?</span>)</a>')
 _TYPE_NONE = re.compile(r"<em>([^<]*)</em><em>None</em>")
 _SPLIT = re.compile(r"(\s*[+;,]\s*)")
 
@@ -110,7 +112,9 @@ def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter
         text = _LITERAL.sub(literal, text)
     else:
         text = _DEFAULT_NONE.sub('<span class="default_value"><span class="pre">=None</span></span>', text)
-        text = _SIG_NONE.sub('<span class="pre"> None</span>', text)
+        text = _SIG_NONE.sub(lambda m: '<span class="pre">' + ("| " if "|" in m.group(0) else " ")
+                             + "None</span>", text)
+        text = _PROBLEM.sub(lambda m: m.group(1), text)
         text = _TYPE_NONE.sub(lambda m: f"<em>{m.group(1)}None</em>", text)
 
     def image(m):
