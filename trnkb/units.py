@@ -162,7 +162,7 @@ def is_binary_prefixed(unit: pint.Unit | str) -> bool:
 
 # --------------------------------------------------------------------------- formatting
 
-_SYMBOL_OVERRIDES = {"lane": "lane", "lanes": "lane"}
+_SYMBOL_OVERRIDES = {"lane": "lane", "lanes": "lane", "year": "year"}  # pint: "lanes", "a"
 
 
 def _to_unit(unit) -> pint.Unit:
