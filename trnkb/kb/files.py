@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from trnkb.cache import read_yaml_cached as read_yaml
 from trnkb.kb.values import Ctx, parse_field
 from trnkb.schema import ID_PATTERN, SOURCE_FIELDS, SOURCE_KINDS, Table
-from trnkb.specfile import LineDict, display_path, read_yaml
+from trnkb.specfile import LineDict, display_path
 
 SEED_PATTERN = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
 _DATE = re.compile(r"^\d{4}(-\d{2}){0,2}$")
