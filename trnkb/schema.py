@@ -292,6 +292,15 @@ CORES = Table(
         _n("matmul_min_cycles", 1, 1024, "Minimum TensorE cycles per matmul (MM_INIT_LATENCY)."),
         _n("instruction_min_cycles", 1, 1024,
            "Minimum cycles of a vector/scalar instruction (MIN_II)."),
+        # engine cost constants (reference engine, issue 11)
+        _n("tensor_pipeline_cycles", 1, 4096,
+           "TensorE fill + drain: cycles from a matmul's issue end to its result in PSUM."),
+        _n("ls_speedup", 1, 16, "LoadStationary speed relative to a MultiplyMoving of the same free size."),
+        _n("fp32_matmul_factor", 1, 16, "Cost multiplier of a matmul with fp32 inputs."),
+        _q("dma_min_payload", "information", "B", 1, 65536,
+           "Per-partition DMA payload below which a transfer is overhead-bound."),
+        _n("quantize_mx_rate", 1, 64, "VectorE quantize_mx input elements per partition per cycle."),
+        _n("gpsimd_start_cycles", 1, 10000, "GpSimd start cost of iota/affine_select."),
         _q("dense_bf16_per_core", "compute_rate", "TFLOPS", 1, 10000, "BF16 FLOP/s per core."),
         _q("dense_fp8_per_core", "compute_rate", "TFLOPS", 1, 10000, "FP8 FLOP/s per core."),
         _q("dense_mxfp8_per_core", "compute_rate", "TFLOPS", 1, 10000, "MXFP8 FLOP/s per core."),
@@ -372,9 +381,25 @@ MODELS = Table(
     ),
 )
 
+PRICES = Table(
+    "prices",
+    "One row per public cloud price of an accelerator instance, as a source states it (with its date).",
+    (
+        NAME,
+        VENDOR,
+        Field("chip", "ref", "Accelerator in the instance.", ref="chips", required=True),
+        _t("instance", "Instance or product name (p5.48xlarge, TPU v5e...)."),
+        _t("offer", "on-demand, capacity-block, spot or commitment.",
+           choices=("on-demand", "capacity-block", "spot", "commitment")),
+        _n("chips_per_instance", 1, 100000, "Accelerators the price covers."),
+        _q("price", "cost_rate", "USD/h", 0.01, 1e5, "Price of the instance per hour."),
+        NOTES,
+    ),
+)
+
 TABLES: dict[str, Table] = {
     t.name: t for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES, FABRICS,
-                      MODELS)
+                      MODELS, PRICES)
 }
 
 SOURCE_FIELDS = ("id", "title", "publisher", "url", "date", "kind")

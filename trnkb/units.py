@@ -80,6 +80,7 @@ DIMENSIONS = {
     "power": "[power]",
     "length": "[length]",
     "time": "[time]",
+    "cost_rate": "[currency] / [time]",
     "dimensionless": "",
 }
 

@@ -23,7 +23,7 @@ import typer.main
 from typer.core import TyperGroup
 
 # Order is the order of `trnkb --help`.
-TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "workload", "diff")
+TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "workload", "diff", "audit")
 
 # command -> (topic module, one-line help shown by `trnkb --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -43,6 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "engine": ("engine", "Run GEMM and attention on a modelled NeuronCore (time and numerics)."),
     "workload": ("workload", "Train and serve models on systems: time, chips, tokens/s, cost, with ranges."),
     "diff": ("diff", "List what changed between two versions of the knowledge base."),
+    "audit": ("audit", "Compare another tool's hardware constants with the knowledge base."),
 }
 
 HELP = "Sourced, unit-checked AI-accelerator specifications: show, compare, validate, export."

@@ -25,6 +25,8 @@ SystemOpt = Annotated[str, typer.Option("--system", help="Rack / scale-up domain
 ChipsOpt = Annotated[int, typer.Option("--chips", help="Chips used.")]
 PrecisionOpt = Annotated[str, typer.Option("--precision", help="bf16, fp8, mxfp8, int8, fp4, mxfp4.")]
 GenOpt = Annotated[str | None, typer.Option("--switch-gen", help="Switch generation of the fabric.")]
+PricingOpt = Annotated[str, typer.Option("--pricing", help="tco (the TCO model) or cloud (a sourced "
+                                                          "public price per chip-hour).")]
 SetOpt = Annotated[list[str] | None, typer.Option(
     "--set", help="Override an input: NAME=VALUE or NAME=LOW:CENTRAL:HIGH (e.g. mfu=0.4).")]
 
@@ -102,15 +104,15 @@ def register(app: typer.Typer) -> None:
                   seq_len: Annotated[int, typer.Option("--seq-len")] = 8192,
                   batch_tokens: Annotated[str, typer.Option("--batch-tokens")] = "4194304",
                   recipe: Annotated[str, typer.Option("--recipe", help="bf16-adam, fp8-adam, scaling-book")] = "bf16-adam",
-                  switch_gen: GenOpt = None, set_: SetOpt = None, specs: SpecsOpt = None,
-                  as_json: JsonOpt = False):
+                  switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
+                  specs: SpecsOpt = None, as_json: JsonOpt = False):
         """Time, cost and energy to train MODEL on CHIPS chips of SYSTEM for TOKENS tokens."""
         from trnkb import workload as W
         try:
             m, s = _objects(specs, model, system, switch_gen)
             res = W.train(m, s, chips, plan, _number(tokens, "--tokens"), precision, seq_len=seq_len,
                           batch_tokens=_number(batch_tokens, "--batch-tokens"), recipe=recipe,
-                          assumptions=_overrides(set_))
+                          assumptions=_overrides(set_), pricing=pricing)
         except (KeyError, ValueError) as e:
             _fail(e)
         print_json(res.to_dict()) if as_json else _print(res)
@@ -123,14 +125,14 @@ def register(app: typer.Typer) -> None:
                   precision: PrecisionOpt = "bf16",
                   kv_precision: Annotated[str | None, typer.Option("--kv-precision")] = None,
                   tp: Annotated[int | None, typer.Option("--tp")] = None,
-                  switch_gen: GenOpt = None, set_: SetOpt = None, specs: SpecsOpt = None,
-                  as_json: JsonOpt = False):
+                  switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
+                  specs: SpecsOpt = None, as_json: JsonOpt = False):
         """TTFT, TPOT, tokens/s per chip, per MW and per dollar serving MODEL on one replica."""
         from trnkb import workload as W
         try:
             m, s = _objects(specs, model, system, switch_gen)
             res = W.serve(m, s, chips, batch, input_len, output_len, precision, kv_precision=kv_precision,
-                          tp=tp, assumptions=_overrides(set_))
+                          tp=tp, assumptions=_overrides(set_), pricing=pricing)
         except (KeyError, ValueError) as e:
             _fail(e)
         if as_json:

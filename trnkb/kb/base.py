@@ -10,7 +10,8 @@ import pandas as pd
 from trnkb.kb.tables import plain_columns
 from trnkb.kb.values import suggest
 
-PROVENANCE_KEYS = ("source", "locator", "kind", "note", "qualifier", "file", "line")
+PROVENANCE_KEYS = ("source", "locator", "kind", "note", "qualifier", "file", "line", "density",
+                   "direction", "derivation")
 
 
 class KnowledgeBase:
@@ -123,9 +124,21 @@ class KnowledgeBase:
         return default if fact is None else fact["value"]
 
     def provenance(self, row_id: str, field: str) -> dict:
-        """Source, locator, kind, note, qualifier and file:line of the preferred value."""
+        """Source, locator, kind, note, qualifier, file:line, density, direction and (for a
+        derived value) the derivation naming every input and its source, of the preferred
+        value."""
         f = self._fact(row_id, field)
         return {k: f[k] for k in PROVENANCE_KEYS}
+
+    def attributes(self, row_id: str, field: str) -> dict:
+        """What the preferred value counts: ``{"density", "direction", "qualifier"}``.
+
+        ``density`` is dense, sparse or unstated ('' for fields that are not FLOP/s);
+        ``direction`` is per-direction, bidirectional or unstated ('' for fields that are
+        not link bandwidths). See :mod:`trnkb.attributes`.
+        """
+        f = self._fact(row_id, field)
+        return {k: f[k] for k in ("density", "direction", "qualifier")}
 
     def values(self, row_id: str, field: str) -> pd.DataFrame:
         """Every value of one field, from every source, preferred first."""

@@ -58,11 +58,13 @@ def parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
 
 
 def parse_table(path: Path, table: Table, source_ids: set[str], errors: list[str],
-                ids: dict[str, str]) -> tuple[list[dict], list[dict]]:
+                ids: dict[str, str], declarations: list | None = None
+                ) -> tuple[list[dict], list[dict]]:
     """(labels, facts) of one table file. ``labels`` has one dict per row (id, label
     fields, ``_file``, ``_line``); ``ids`` (id -> file:line) is shared across tables so
-    an id is unique in the whole knowledge base."""
-    ctx = Ctx(display_path(path), errors)
+    an id is unique in the whole knowledge base. Derived-value declarations are appended
+    to ``declarations`` (:mod:`trnkb.derive`)."""
+    ctx = Ctx(display_path(path), errors, declarations)
     data = read_yaml(path)
     labels: list[dict] = []
     facts: list[dict] = []

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from trnkb import derive
 from trnkb.kb.base import KnowledgeBase
 from trnkb.kb.conflicts import find_conflicts
 from trnkb.kb.files import parse_sources, parse_table
@@ -54,6 +55,7 @@ class Parsed:
     labels: dict[str, list[dict]] = field(default_factory=dict)  # table -> row labels
     facts: list[dict] = field(default_factory=list)
     unreadable: set[str] = field(default_factory=set)  # tables whose file failed to parse
+    declarations: list[dict] = field(default_factory=list)  # derived values (trnkb.derive)
 
     def raise_if_errors(self) -> None:
         if self.errors:
@@ -80,7 +82,7 @@ def read_tables(p: Parsed) -> None:
         if not path.exists():
             continue
         try:
-            labels, facts = parse_table(path, table, source_ids, p.errors, ids)
+            labels, facts = parse_table(path, table, source_ids, p.errors, ids, p.declarations)
         except SpecError as e:
             p.errors += e.errors
             p.unreadable.add(name)
@@ -96,7 +98,9 @@ def read_tables(p: Parsed) -> None:
 
 def derive_facts(p: Parsed) -> None:
     """Evaluate derived-value declarations into facts (their provenance lists every
-    input's source). Runs after parsing, before validation."""
+    input's source), then mark the preferred value of every field by rule
+    (:mod:`trnkb.prefer`). Runs after parsing, before validation."""
+    p.facts += derive.derive_and_prefer(p.facts, p.declarations, p.sources, p.labels, p.errors)
 
 
 def check_references(p: Parsed) -> None:

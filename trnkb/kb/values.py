@@ -14,14 +14,16 @@ import math
 import re
 from dataclasses import dataclass
 
+from trnkb import attributes, derive
 from trnkb.schema import VALUE_KINDS, Field, Table
 from trnkb.specfile import LineDict
 from trnkb.units import DIMENSIONS, QuantityError, format_unit, parse, ureg
 
-VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier"}
+VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier", "density",
+              "direction"}
 FACT_COLUMNS = [
     "table", "id", "field", "value", "magnitude", "unit", "canonical_unit", "source", "locator",
-    "kind", "preferred", "note", "qualifier", "file", "line",
+    "kind", "preferred", "note", "qualifier", "file", "line", "density", "direction", "derivation",
 ]
 _LEADING_NUMBER = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*")
 
@@ -32,6 +34,7 @@ class Ctx:
 
     file: str
     errors: list[str]
+    declarations: list | None = None  # derived-value declarations found (trnkb.derive)
 
     def err(self, line: int, where: str, msg: str) -> None:
         self.errors.append(f"{self.file}:{line}: {where}: {msg}")
@@ -119,9 +122,22 @@ def parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx: 
             ctx.err(bline, where, "expected {value, source, locator, kind}; a value needs its "
                                   f"source (got {block!r})")
             continue
+        if "derive" in block:  # a derived value: declared here, computed at load
+            decl, errs = derive.parse_declaration(table.name, row_id, fname, block, ctx.file,
+                                                  bline, source_ids)
+            ctx.errors.extend(errs)
+            if decl is not None and ctx.declarations is not None:
+                ctx.declarations.append(decl)
+            continue
         for key in block:
             if key not in VALUE_KEYS:
                 ctx.err(bline, where, f"unknown key {key!r}{suggest(key, sorted(VALUE_KEYS))}")
+        if block.get("kind") == "derived":
+            ctx.err(bline, where, "a derived value is declared (derive: FORMULA, inputs: ...), "
+                                  "never typed; see docs/spec-format.md")
+        for problem in attributes.check(table.name, fname, block.get("density"),
+                                        block.get("direction")):
+            ctx.err(bline, where, problem)
         if "value" not in block:
             ctx.err(bline, where, "missing value")
             continue
@@ -142,6 +158,8 @@ def parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx: 
         if parsed is None:
             continue
         value, mag, unit, canonical = parsed
+        density, direction = attributes.resolve(table.name, fname, block.get("density"),
+                                                block.get("direction"))
         facts.append({
             "table": table.name, "id": row_id, "field": fname, "value": value,
             "magnitude": mag, "unit": unit, "canonical_unit": canonical, "source": src,
@@ -149,10 +167,7 @@ def parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx: 
             "preferred": bool(block.get("preferred", False)),
             "note": str(block.get("note", "") or ""),
             "qualifier": str(block.get("qualifier", "") or ""),
-            "file": ctx.file, "line": bline,
+            "file": ctx.file, "line": bline, "density": density, "direction": direction,
+            "derivation": "", "override": bool(block.get("preferred", False)),
         })
-    if len(facts) == 1:
-        facts[0]["preferred"] = True
-    elif len(facts) > 1 and sum(x["preferred"] for x in facts) != 1:
-        ctx.err(line, where, f"{len(facts)} values: mark exactly one 'preferred: true'")
-    return facts
+    return facts  # which value is preferred is decided by rule at load (trnkb.prefer)
