@@ -21,6 +21,19 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```", re.M | re.S)
 
 
+def _commands(body: str):
+    """(line offset, command) with backslash-continued lines joined."""
+    lines = body.splitlines()
+    k = 0
+    while k < len(lines):
+        start, cmd = k, lines[k]
+        while cmd.endswith("\\") and k + 1 < len(lines):
+            k += 1
+            cmd = cmd[:-1] + " " + lines[k].strip()
+        yield start, cmd
+        k += 1
+
+
 def examples() -> list:
     out = []
     for path in DOCS:
@@ -29,7 +42,7 @@ def examples() -> list:
             lang, body = m.group(1), m.group(2)
             line = text[: m.start()].count("\n") + 2
             if lang == "bash":
-                for k, cmd in enumerate(body.splitlines()):
+                for k, cmd in _commands(body):
                     if cmd.startswith("trnkb "):
                         out.append(pytest.param("bash", cmd, id=f"{path.name}:{line + k}"))
             elif lang == "python":
