@@ -366,13 +366,20 @@ def _pad_k(x: np.ndarray, k_to: int) -> np.ndarray:
     return out
 
 
+@lru_cache(maxsize=16)
+def _lut32(element) -> np.ndarray:
+    """Every code of an element format (2**bits of them) decoded to float32 (exact)."""
+    return decode_element(np.arange(2 ** element.bits, dtype=np.uint8),
+                          element).astype(np.float32)
+
+
 def mx_values(q: MXTensor) -> np.ndarray:
     """The values of an MX tensor in float32: element x 2**(scale - 127), NaN for scale 0xFF.
 
     Exact in float32 (a power-of-two multiple of an element) unless the scale exceeds
     2**120 or so and the product overflows float32's range, which no real tensor does.
     """
-    vals = decode_element(q.codes, q.element).astype(np.float32)
+    vals = _lut32(q.element)[q.codes]
     s = q.scales.astype(np.int32)
     f = np.ldexp(np.float32(1.0), s - 127).astype(np.float32)
     f = np.where(s == 255, np.float32(np.nan), f)
