@@ -426,7 +426,8 @@ def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed, fast: bool = False,
     else:
         mode = "trn3" if on_chip_quantize and dtype == "mxfp8" else "floor"
         aq = mx_values(a if a_mx else quantize_mx(_pad_k(a64, kp), dtype, scale_mode=mode))
-        bt = mx_values(b if b_mx else quantize_mx(_pad_k(b64.T, kp), weight_dtype or dtype))
+        bt = mx_values(b if b_mx else quantize_mx(_pad_k(np.ascontiguousarray(b64.T), kp),
+                                                  weight_dtype or dtype))
         aq, bq = aq[:, :k], bt[:, :k].T
     return a64, b64, aq, bq, scale
 
