@@ -239,3 +239,15 @@ def test_every_domain_answers_topology_json(domain, gen):
     for e in out["path_examples"]:
         assert {"from", "to", "path", "hops"} <= set(e)
         assert e["hops"] == len(e["path"]) - 2
+
+
+def test_topology_package_keeps_its_public_names_and_small_modules():
+    import importlib
+    from pathlib import Path
+
+    for name in T.__all__:
+        assert hasattr(T, name), name
+    for module in ("spec", "build", "hops", "bandwidth", "collectives", "report", "fabric"):
+        importlib.import_module(f"trnkb.topology.{module}")
+    sizes = {p.name: len(p.read_text().splitlines()) for p in Path(T.__file__).parent.glob("*.py")}
+    assert max(sizes.values()) <= 400, sizes

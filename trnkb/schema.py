@@ -15,6 +15,8 @@ Field kinds
 
 from __future__ import annotations
 
+import datetime
+import re
 from dataclasses import dataclass, field
 
 ID_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -43,6 +45,7 @@ class Field:
     choices: tuple[str, ...] = ()
     required: bool = False
     tolerance: float = 0.01
+    integer: bool = True  # counts only: a whole number (lanes, stacks); False for ratios
 
 
 @dataclass(frozen=True)
@@ -187,7 +190,8 @@ RACKS = Table(
         _n("chips_per_tray", 1, 16, "Accelerators per compute (JBOG) tray."),
         _n("compute_trays_per_rack", 1, 72, "Compute trays per rack."),
         _n("chips_per_rack", 1, 576, "Accelerators per rack."),
-        _n("racks_per_domain", 0.5, 64, "Racks spanned by one scale-up domain (0.5 = half rack)."),
+        _n("racks_per_domain", 0.5, 64, "Racks spanned by one scale-up domain (0.5 = half rack).",
+           integer=False),
         _n("domain_size", 1, 100000, "Chips in one scale-up domain (world size)."),
         Field("host_cpu", "ref", "Host CPU.", ref="chips"),
         _n("host_cpus_per_rack", 0, 144, "Host CPUs per rack."),
@@ -254,8 +258,9 @@ DATACENTER = Table(
         _t("cooling", "Cooling method."),
         _t("location", "Where it is."),
         _n("pue_typical", 1.0, 3.0, "Typical (annual) power usage effectiveness.",
-           tolerance=0.02),
-        _n("pue_peak", 1.0, 3.0, "PUE on peak (summer design) days.", tolerance=0.02),
+           tolerance=0.02, integer=False),
+        _n("pue_peak", 1.0, 3.0, "PUE on peak (summer design) days.", tolerance=0.02,
+           integer=False),
         _q("facility_power", "power", "MW", 0.1, 10000, "Facility (grid) power."),
         _q("it_power", "power", "MW", 0.1, 10000, "IT power."),
         NOTES,
@@ -280,7 +285,8 @@ CORES = Table(
         _n("scalar_lanes", 1, 4096, "Scalar engine elements per cycle (BF16)."),
         _n("gpsimd_lanes", 1, 4096, "GpSimd engine elements per cycle."),
         _n("vector_exp_speedup", 1, 16,
-           "Throughput of the VectorE exponential relative to ScalarE activation(exp)."),
+           "Throughput of the VectorE exponential relative to ScalarE activation(exp).",
+           integer=False),
         _n("partitions", 1, 1024, "SBUF / PSUM partitions."),
         _q("sbuf_capacity", "information", "MiB", 1, 1024, "SBUF per core."),
         _q("psum_capacity", "information", "MiB", 0.1, 64, "PSUM per core."),
@@ -292,6 +298,15 @@ CORES = Table(
         _n("matmul_min_cycles", 1, 1024, "Minimum TensorE cycles per matmul (MM_INIT_LATENCY)."),
         _n("instruction_min_cycles", 1, 1024,
            "Minimum cycles of a vector/scalar instruction (MIN_II)."),
+        # engine cost constants (reference engine, issue 11)
+        _n("tensor_pipeline_cycles", 1, 4096,
+           "TensorE fill + drain: cycles from a matmul's issue end to its result in PSUM."),
+        _n("ls_speedup", 1, 16, "LoadStationary speed relative to a MultiplyMoving of the same free size."),
+        _n("fp32_matmul_factor", 1, 16, "Cost multiplier of a matmul with fp32 inputs."),
+        _q("dma_min_payload", "information", "B", 1, 65536,
+           "Per-partition DMA payload below which a transfer is overhead-bound."),
+        _n("quantize_mx_rate", 1, 64, "VectorE quantize_mx input elements per partition per cycle."),
+        _n("gpsimd_start_cycles", 1, 10000, "GpSimd start cost of iota/affine_select."),
         _q("dense_bf16_per_core", "compute_rate", "TFLOPS", 1, 10000, "BF16 FLOP/s per core."),
         _q("dense_fp8_per_core", "compute_rate", "TFLOPS", 1, 10000, "FP8 FLOP/s per core."),
         _q("dense_mxfp8_per_core", "compute_rate", "TFLOPS", 1, 10000, "MXFP8 FLOP/s per core."),
@@ -372,12 +387,97 @@ MODELS = Table(
     ),
 )
 
+PRICES = Table(
+    "prices",
+    "One row per public cloud price of an accelerator instance, as a source states it (with its date).",
+    (
+        NAME,
+        VENDOR,
+        Field("chip", "ref", "Accelerator in the instance.", ref="chips", required=True),
+        _t("instance", "Instance or product name (p5.48xlarge, TPU v5e...)."),
+        _t("offer", "on-demand, capacity-block, spot or commitment.",
+           choices=("on-demand", "capacity-block", "spot", "commitment")),
+        _n("chips_per_instance", 1, 100000, "Accelerators the price covers."),
+        _q("price", "cost_rate", "USD/h", 0.01, 1e5, "Price of the instance per hour."),
+        NOTES,
+    ),
+)
+
 TABLES: dict[str, Table] = {
     t.name: t for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES, FABRICS,
-                      MODELS)
+                      MODELS, PRICES)
 }
 
 SOURCE_FIELDS = ("id", "title", "publisher", "url", "date", "kind")
+
+#: Units a quantity field accepts, by dimension, as example units: a value's unit must be
+#: built like one of them term by term (``TB*Hz`` has the dimension of a bandwidth but is
+#: not written like ``TB/s`` or ``Gbps``, so it is refused).
+UNIT_FAMILIES: dict[str, tuple[str, ...]] = {
+    "compute_rate": ("TFLOPS", "TFLOP/s"),
+    "compute": ("FLOP",),
+    "information": ("GB",),
+    "bandwidth": ("TB/s", "Gbit/s"),
+    "frequency": ("GHz",),
+    "power": ("W",),
+    "length": ("um",),
+    "time": ("ns",),
+}
+
+FIRST_SOURCE_YEAR = 1950  # no source in this field is older
+
+
+def _shape(units) -> list[tuple[str, float]]:
+    """How a unit is built: the dimension and exponent of each of its terms, sorted."""
+    from trnkb.units import ureg
+
+    return sorted((str(ureg.get_dimensionality(name)), exp) for name, exp in units._units.items())
+
+
+def value_problem(f: Field, q) -> str | None:
+    """What is wrong with quantity ``q`` for field ``f`` beyond its dimension, or None.
+
+    A count takes a plain number (no unit, not even ``%``), whole unless ``f.integer`` is
+    False; a quantity's unit must belong to the field's family (:data:`UNIT_FAMILIES`).
+    """
+    from trnkb.units import ureg
+
+    if f.kind == "count":
+        if q.units != ureg.dimensionless:
+            return f"a count takes a plain number, not a unit ({q.units:~})"
+        if f.integer and not float(q.magnitude).is_integer():
+            return f"a count must be a whole number, got {q.magnitude:g}"
+        return None
+    if f.kind == "quantity" and f.dim in UNIT_FAMILIES:
+        examples = UNIT_FAMILIES[f.dim]
+        if _shape(q.units) not in [_shape(ureg.parse_units(u)) for u in examples]:
+            what = f.dim.replace("_", " ")
+            return (f"unit '{q.units:~}' is not a{'n' if what[0] in 'aeiou' else ''} {what} unit; write it "
+                    f"like {' or '.join(examples)}")
+    return None
+
+
+def date_problem(value, today: datetime.date | None = None) -> str | None:
+    """What is wrong with a source date (``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD`` or a date),
+    or None: it must exist on the calendar and lie between 1950 and next year."""
+    today = today or datetime.date.today()
+    if isinstance(value, datetime.datetime):
+        value = value.date()
+    if isinstance(value, datetime.date):
+        year = value.year
+    else:
+        text = str(value)
+        m = re.match(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$", text)
+        if not m:
+            return f"{text[:40]!r} is not a date (YYYY[-MM[-DD]])"
+        year, month, day = int(m[1]), int(m[2] or 1), int(m[3] or 1)
+        try:
+            datetime.date(year, month, day)
+        except ValueError as e:
+            return f"impossible date {text!r} ({e})"
+    if not FIRST_SOURCE_YEAR <= year <= today.year + 1:
+        return f"implausible date {str(value)!r}: expected {FIRST_SOURCE_YEAR} to {today.year + 1}"
+    return None
 
 
 def pandera_schema(table: Table, present: list[str]):

@@ -6,10 +6,10 @@ import pytest
 from trnkb.workload import fromkb
 
 MODELS = ["llama-3-1-8b", "llama-3-1-70b", "llama-3-1-405b", "llama-2-70b", "mixtral-8x7b",
-          "deepseek-v3", "qwen3-235b-a22b", "gpt-oss-120b"]
+          "deepseek-v3", "qwen3-235b-a22b", "gpt-oss-120b", "qwen3-32b"]
 
 
-def test_models_table_holds_the_eight_models_with_sources(kb):
+def test_models_table_holds_every_model_with_sources(kb):
     t = kb.table("models")
     assert set(MODELS) <= set(t["id"])
     facts = kb.facts[kb.facts["table"] == "models"]

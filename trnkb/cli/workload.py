@@ -25,6 +25,8 @@ SystemOpt = Annotated[str, typer.Option("--system", help="Rack / scale-up domain
 ChipsOpt = Annotated[int, typer.Option("--chips", help="Chips used.")]
 PrecisionOpt = Annotated[str, typer.Option("--precision", help="bf16, fp8, mxfp8, int8, fp4, mxfp4.")]
 GenOpt = Annotated[str | None, typer.Option("--switch-gen", help="Switch generation of the fabric.")]
+PricingOpt = Annotated[str, typer.Option("--pricing", help="tco (the TCO model) or cloud (a sourced "
+                                                          "public price per chip-hour).")]
 SetOpt = Annotated[list[str] | None, typer.Option(
     "--set", help="Override an input: NAME=VALUE or NAME=LOW:CENTRAL:HIGH (e.g. mfu=0.4).")]
 
@@ -83,9 +85,19 @@ def _print(res) -> None:
 
 
 def _fail(e: Exception) -> None:
+    from trnkb.specfile import _one_line
+
     msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-    print(f"error: {msg}", file=sys.stderr)
+    print(_one_line(f"error: {msg}"), file=sys.stderr)
     raise typer.Exit(1) from None
+
+
+def _positive(**sizes: int | None) -> None:
+    """Chips, lengths, batch and TP degree are whole numbers of at least 1 (robust, issue 10)."""
+    from trnkb.cli.validate import positive_int
+
+    for name, value in sizes.items():
+        positive_int(value, "--" + name.replace("_", "-"))
 
 
 def register(app: typer.Typer) -> None:
@@ -102,15 +114,16 @@ def register(app: typer.Typer) -> None:
                   seq_len: Annotated[int, typer.Option("--seq-len")] = 8192,
                   batch_tokens: Annotated[str, typer.Option("--batch-tokens")] = "4194304",
                   recipe: Annotated[str, typer.Option("--recipe", help="bf16-adam, fp8-adam, scaling-book")] = "bf16-adam",
-                  switch_gen: GenOpt = None, set_: SetOpt = None, specs: SpecsOpt = None,
-                  as_json: JsonOpt = False):
+                  switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
+                  specs: SpecsOpt = None, as_json: JsonOpt = False):
         """Time, cost and energy to train MODEL on CHIPS chips of SYSTEM for TOKENS tokens."""
         from trnkb import workload as W
         try:
+            _positive(chips=chips, seq_len=seq_len)
             m, s = _objects(specs, model, system, switch_gen)
             res = W.train(m, s, chips, plan, _number(tokens, "--tokens"), precision, seq_len=seq_len,
                           batch_tokens=_number(batch_tokens, "--batch-tokens"), recipe=recipe,
-                          assumptions=_overrides(set_))
+                          assumptions=_overrides(set_), pricing=pricing)
         except (KeyError, ValueError) as e:
             _fail(e)
         print_json(res.to_dict()) if as_json else _print(res)
@@ -123,14 +136,15 @@ def register(app: typer.Typer) -> None:
                   precision: PrecisionOpt = "bf16",
                   kv_precision: Annotated[str | None, typer.Option("--kv-precision")] = None,
                   tp: Annotated[int | None, typer.Option("--tp")] = None,
-                  switch_gen: GenOpt = None, set_: SetOpt = None, specs: SpecsOpt = None,
-                  as_json: JsonOpt = False):
+                  switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
+                  specs: SpecsOpt = None, as_json: JsonOpt = False):
         """TTFT, TPOT, tokens/s per chip, per MW and per dollar serving MODEL on one replica."""
         from trnkb import workload as W
         try:
+            _positive(chips=chips, batch=batch, input_len=input_len, output_len=output_len, tp=tp)
             m, s = _objects(specs, model, system, switch_gen)
             res = W.serve(m, s, chips, batch, input_len, output_len, precision, kv_precision=kv_precision,
-                          tp=tp, assumptions=_overrides(set_))
+                          tp=tp, assumptions=_overrides(set_), pricing=pricing)
         except (KeyError, ValueError) as e:
             _fail(e)
         if as_json:
@@ -155,6 +169,7 @@ def register(app: typer.Typer) -> None:
         try:
             if top < 1:
                 raise ValueError("--top must be at least 1")
+            _positive(chips=chips, seq_len=seq_len)
             m, s = _objects(specs, model, system, switch_gen)
             rows = W.plans(m, s, chips, _number(tokens, "--tokens"), precision, seq_len=seq_len,
                            assumptions=_overrides(set_), top=top)

@@ -11,6 +11,8 @@
     instruction         engine            cycles
     ==================  ================  =============================================
     matmul, matmul_mx   tensor            max(min(MM_INIT, M_stationary), N_moving)
+                                          (+ LoadStationary M / ls_speedup when exposed)
+    quantize_mx         vector            max(MIN_II, N / quantize_mx_rate)
     transpose           tensor            max(P, min(MM_INIT, F))
     activation          scalar            max(MIN_II, N / perf) (+ MIN_II with a reduce)
     exponential         vector            max(MIN_II, N x f_vec / (speedup x f_scalar))
@@ -18,7 +20,7 @@
                                           are bf16, else max(MIN_II, 2N)
     tensor_scalar/copy  vector or scalar  max(MIN_II, N / perf)
     tensor_reduce       vector            N/2 for bf16 add/max, else N
-    affine_select       gpsimd            150 + N
+    affine_select       gpsimd            gpsimd_start_cycles + N
     dma                 dma link          bytes / rate; data ready after + fixed latency
     ==================  ================  =============================================
 
@@ -36,24 +38,16 @@ import math
 
 import numpy as np
 
-from trnkb.engine.numerics import round_to
-from trnkb.engine.timeline import Tile, Timeline
-
-GPSIMD_START = 150  # GpSimd start cost of iota/affine_select (nki.isa cost notes)
-_FLOAT = {"fp32", "bf16", "fp8"}
-
-
-def _store(dst: Tile, value: np.ndarray) -> None:
-    dst.write(round_to(value, dst.dtype) if dst.dtype in _FLOAT else value)
-
-
-def _logical(t: Tile) -> np.ndarray:
-    """A matmul operand as [K, F]: (P, pack, F) -> k = j * P + p."""
-    a = t.read()
-    if a.ndim == 3:
-        p, j, f = a.shape
-        return a.transpose(1, 0, 2).reshape(j * p, f)
-    return a
+from trnkb.engine.buffers import Tile, store
+from trnkb.engine.tensor_engine import (  # noqa: F401  (the TensorE part of the ISA)
+    matmul,
+    matmul_block,
+    matmul_mx,
+    matmuls,
+    transpose,
+    transposes,
+)
+from trnkb.engine.timeline import Timeline
 
 
 def _bf16ish(*tiles: Tile) -> bool:
@@ -61,7 +55,10 @@ def _bf16ish(*tiles: Tile) -> bool:
 
 
 def _vector_perf(tl: Timeline, dst: Tile, src: Tile) -> float:
-    """VectorE performance mode for copy/tensor_scalar (ARCH-trn2): 4x, 2x or 1x."""
+    """VectorE performance mode for copy/tensor_scalar (ARCH-trn2): 4x for bf16 SBUF->SBUF,
+    2x when one side is PSUM (an fp32 accumulator evacuated to bf16 included), else 1x."""
+    if src.memory == "psum" and _bf16ish(dst):
+        return min(2.0, tl.core.vector_lanes / tl.core.partitions)
     if not _bf16ish(dst, src):
         return 1.0
     cap = tl.core.vector_lanes / tl.core.partitions
@@ -80,100 +77,36 @@ def _scalar_perf(tl: Timeline, dst: Tile, src: Tile) -> float:
 def dma(tl: Timeline, dst: Tile, src: Tile, nbytes: float | None = None) -> float:
     """Copy ``src`` to ``dst`` (HBM <-> SBUF). Bytes moved default to the HBM side's size.
 
-    Numerics: a plain copy, reshaped to ``dst``; a 3-D ``dst`` (P, pack, F) takes a
-    2-D source [pack * P, F] in contraction order. Rounds to ``dst.dtype``.
+    Charged per :meth:`Timeline.transfer` over the SBUF side's partitions. Numerics: a
+    plain copy, reshaped to ``dst``; a 3-D ``dst`` (P, pack, F) takes a 2-D source
+    [pack * P, F] in contraction order. Rounds to ``dst.dtype``.
     """
     if tl.execute:
         v = src.read()
         if len(dst.shape) == 3 and v.ndim == 2:
             p, j, f = dst.shape
+            if v.shape[0] < j * p:  # a partial last chunk: the rest of the tile is zero
+                v = np.concatenate([v, np.zeros((j * p - v.shape[0], f), v.dtype)])
             v = v.reshape(j, p, f).transpose(1, 0, 2)
-        _store(dst, v)
-    hbm_side = src if src.memory == "hbm" else dst
+        store(dst, v)
+    hbm_side, chip_side = (src, dst) if src.memory == "hbm" else (dst, src)
     n = hbm_side.nbytes if nbytes is None else nbytes
-    return tl.transfer(f"dma {src.memory}->{dst.memory}", n, (src,), (dst,))
+    return tl.transfer(f"dma {src.memory}->{dst.memory}", n, chip_side.shape[0], (src,), (dst,))
 
 
 # ---- tensor engine --------------------------------------------------------------------
-def _matmul_cost(tl: Timeline, stationary: Tile, moving: Tile, pack: int, op: str):
-    core = tl.core
-    kp, m = stationary.shape[0], stationary.shape[-1]
-    n = moving.shape[-1]
-    if kp > core.pe_rows or m > core.pe_cols:
-        raise ValueError(f"{op}: stationary tile {stationary.shape} exceeds the "
-                         f"{core.pe_rows}x{core.pe_cols} array (K per pass <= {core.pe_rows} x "
-                         f"{pack}, M <= {core.pe_cols})")
-    if n > core.moving_free_max:
-        raise ValueError(f"{op}: moving free size {n} exceeds {core.moving_free_max} on "
-                         f"{core.name}")
-    got = stationary.shape[1] if len(stationary.shape) == 3 else 1
-    if got != pack or moving.shape[0] != kp:
-        raise ValueError(f"{op}: operands {stationary.shape} x {moving.shape} do not match "
-                         f"pack {pack} (tiles are (P, pack, F) when pack > 1)")
-    return max(min(core.matmul_min_cycles, m), n), 2.0 * kp * pack * m * n
+def quantize_mx(tl: Timeline, dst: Tile, dst_scale: Tile, src: Tile) -> float:
+    """VectorE ``quantize_mx`` (NeuronCore-v4): BF16 -> MXFP8 elements + E8M0 scales.
 
-
-def matmuls(tl: Timeline, items, accumulate: bool = False, dtype: str = "bf16",
-            scales: tuple[Tile, Tile] | None = None) -> float:
-    """A run of matmuls issued back to back: ``items`` = [(dst, stationary, moving), ...].
-
-    Each item is one TensorE instruction, dst[M, N] (+)= stationary[K, M]^T @ moving[K, N]
-    in fp32 PSUM. All items must read the same two SBUF slots (views of one stationary
-    tile and one moving tile) and have the same shapes; the timing equals issuing them
-    one at a time (:meth:`Timeline.issue_run`).
-
-    ``dtype`` bf16 (K <= 128 per pass), fp8 (double row where the core packs 2) or
-    mxfp8/mxfp4 (``scales`` = the two E8M0 scale tiles; tiles hold the dequantized MX
-    values, exactly, so summing products in fp32 equals the hardware's scaled
-    accumulation up to the fp32 summation order).
+    Cost: max(MIN_II, free size / ``quantize_mx_rate``) VectorE cycles (ISA: 4 input
+    elements per partition per cycle). Numerics are not modelled here (the GEMM kernel
+    quantizes with :func:`trnkb.engine.numerics.quantize_mx`).
     """
-    mx = dtype in ("mxfp8", "mxfp4")
-    if mx and scales is None:
-        raise ValueError("matmul_mx needs the stationary and moving scale tiles")
-    dst0, st0, mv0 = items[0]
-    for t in (st0, mv0) if mx else ():
-        if t.dtype not in ("mxfp8", "mxfp4"):
-            raise ValueError(f"matmul_mx: operand dtype {t.dtype!r} is not mxfp8/mxfp4")
-    pack = max(tl.core.pack(t.dtype) for t in (st0, mv0)) if mx else tl.core.pack(dtype)
-    op = "matmul_mx" if mx else "matmul"
-    cycles, flops = _matmul_cost(tl, st0, mv0, pack, op)
-    for dst, st, mv in items:
-        if dst.slot.memory != "psum":
-            raise ValueError(f"{op}: the destination must be a PSUM tile")
-        if (st.slot is not st0.slot or mv.slot is not mv0.slot or st.shape != st0.shape
-                or mv.shape != mv0.shape):
-            raise ValueError(f"{op}: a run must share its operand tiles and shapes")
-        if tl.execute:
-            prod = _logical(st).T.astype(np.float32) @ _logical(mv).astype(np.float32)
-            dst.write(dst.read() + prod if accumulate else prod)
-    tl.tensor_flops += flops * len(items)
-    shared = (st0, mv0, *scales) if mx else (st0, mv0)
-    return tl.issue_run("tensor", op, cycles, shared, [d for d, _, _ in items], accumulate)
-
-
-def matmul(tl: Timeline, dst: Tile, stationary: Tile, moving: Tile, accumulate: bool = False,
-           dtype: str = "bf16") -> float:
-    """One matmul: dst[M, N] (+)= stationary[K, M]^T @ moving[K, N] (see :func:`matmuls`)."""
-    return matmuls(tl, [(dst, stationary, moving)], accumulate, dtype)
-
-
-def matmul_mx(tl: Timeline, dst: Tile, stationary: Tile, moving: Tile, stationary_scale: Tile,
-              moving_scale: Tile, accumulate: bool = False) -> float:
-    """One MX matmul (NeuronCore-v4): MXFP8/MXFP4 operands (P, 4, F) with E8M0 scales."""
-    dtype = "mxfp4" if "mxfp4" in (stationary.dtype, moving.dtype) else stationary.dtype
-    return matmuls(tl, [(dst, stationary, moving)], accumulate, dtype,
-                   (stationary_scale, moving_scale))
-
-
-def transpose(tl: Timeline, dst: Tile, src: Tile) -> float:
-    """dst[F, P] = src[P, F]^T on TensorE (transpose mode: bf16 in -> bf16 PSUM out)."""
-    p, f = src.shape
-    if dst.shape != (f, p):
-        raise ValueError(f"transpose: dst {dst.shape} is not the transpose of {src.shape}")
-    if tl.execute:
-        _store(dst, src.read().T)
-    cycles = max(p, min(tl.core.matmul_min_cycles, f))
-    return tl.issue("tensor", "transpose", cycles, (src,), (dst,))
+    core = tl.core
+    if not core.quantize_mx_rate:
+        raise ValueError(f"{core.chip} ({core.name}) has no quantize_mx instruction")
+    cycles = max(core.instruction_min_cycles, math.ceil(src.free_size / core.quantize_mx_rate))
+    return tl.issue("vector", "quantize_mx", cycles, (src,), (dst, dst_scale))
 
 
 # ---- scalar / vector / gpsimd -------------------------------------------------------------
@@ -195,9 +128,9 @@ def activation(tl: Timeline, dst: Tile, src: Tile, func: str = "exp", scale: flo
             x = x + bias.read()
         with np.errstate(over="ignore"):
             y = _FUNCS[func](x).astype(np.float32)
-        _store(dst, y)
+        store(dst, y)
         if reduce is not None:
-            _store(reduce, y.sum(axis=-1, keepdims=True, dtype=np.float32))
+            store(reduce, y.sum(axis=-1, keepdims=True, dtype=np.float32))
     reads = (src,) if bias is None else (src, bias)
     writes = (dst,) if reduce is None else (dst, reduce)
     return tl.issue("scalar", f"activation {func}", cycles, reads, writes)
@@ -220,9 +153,9 @@ def exponential(tl: Timeline, dst: Tile, src: Tile, row_max: Tile, scale: float 
     if tl.execute:
         x = (src.read() - row_max.read()) * np.float32(scale)
         y = np.exp(x.astype(np.float32))
-        _store(dst, y)
+        store(dst, y)
         if reduce is not None:
-            _store(reduce, y.sum(axis=-1, keepdims=True, dtype=np.float32))
+            store(reduce, y.sum(axis=-1, keepdims=True, dtype=np.float32))
     writes = (dst,) if reduce is None else (dst, reduce)
     return tl.issue("vector", "exponential", cycles, (src, row_max), writes)
 
@@ -233,7 +166,7 @@ def tensor_tensor(tl: Timeline, dst: Tile, a: Tile, b: Tile, op: str = "add") ->
     fast = a.memory == "psum" or b.memory == "psum" or _bf16ish(a, b, dst)
     cycles = max(tl.core.instruction_min_cycles, n if fast else 2 * n)
     if tl.execute:
-        _store(dst, _BINOPS[op](a.read(), b.read()))
+        store(dst, _BINOPS[op](a.read(), b.read()))
     return tl.issue("vector", f"tensor_tensor {op}", cycles, (a, b), (dst,))
 
 
@@ -249,7 +182,7 @@ def tensor_scalar(tl: Timeline, dst: Tile, src: Tile, op: str, scalar, engine: s
         y = _BINOPS[op](src.read(), val(scalar))
         if op2 is not None:
             y = _BINOPS[op2](y, val(scalar2))
-        _store(dst, y)
+        store(dst, y)
     reads += [s for s in (scalar, scalar2) if isinstance(s, Tile)]
     return tl.issue(engine, f"tensor_scalar {op}", cycles, reads, (dst,))
 
@@ -260,7 +193,7 @@ def tensor_reduce(tl: Timeline, dst: Tile, src: Tile, op: str = "max") -> float:
     cycles = n // 2 if (src.dtype == "bf16" and op in ("add", "max")) else n
     if tl.execute:
         f = np.max if op == "max" else np.sum
-        _store(dst, f(src.read(), axis=-1, keepdims=True))
+        store(dst, f(src.read(), axis=-1, keepdims=True))
     return tl.issue("vector", f"tensor_reduce {op}", cycles, (src,), (dst,))
 
 
@@ -272,7 +205,7 @@ def copy(tl: Timeline, dst: Tile, src: Tile, engine: str = "vector") -> float:
         tl, dst, src)
     cycles = max(tl.core.instruction_min_cycles, math.ceil(src.free_size / perf))
     if tl.execute:
-        _store(dst, src.read())
+        store(dst, src.read())
     return tl.issue(engine, "copy", cycles, (src,), (dst,))
 
 
@@ -282,4 +215,4 @@ def affine_select(tl: Timeline, dst: Tile, offset: int, fill: float = -np.inf) -
     if tl.execute:
         keep = np.arange(f)[None, :] <= np.arange(p)[:, None] + offset
         dst.write(np.where(keep, np.float32(0), np.float32(fill)))
-    return tl.issue("gpsimd", "affine_select", GPSIMD_START + f, (), (dst,))
+    return tl.issue("gpsimd", "affine_select", tl.core.gpsimd_start_cycles + f, (), (dst,))

@@ -8,19 +8,21 @@ the provenance. Errors are collected as ``file:line: row.field: problem``.
 
 from __future__ import annotations
 
-import difflib
+import functools
 import math
 import re
 from dataclasses import dataclass
 
-from trnkb.schema import VALUE_KINDS, Field, Table
-from trnkb.specfile import LineDict
+from trnkb import attributes, derive, specfile
+from trnkb.schema import VALUE_KINDS, Field, Table, value_problem
+from trnkb.specfile import LineDict, show
 from trnkb.units import DIMENSIONS, QuantityError, format_unit, parse, ureg
 
-VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier"}
+VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier", "density",
+              "direction"}
 FACT_COLUMNS = [
     "table", "id", "field", "value", "magnitude", "unit", "canonical_unit", "source", "locator",
-    "kind", "preferred", "note", "qualifier", "file", "line",
+    "kind", "preferred", "note", "qualifier", "file", "line", "density", "direction", "derivation",
 ]
 _LEADING_NUMBER = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*")
 
@@ -31,15 +33,15 @@ class Ctx:
 
     file: str
     errors: list[str]
+    declarations: list | None = None  # derived-value declarations found (trnkb.derive)
 
     def err(self, line: int, where: str, msg: str) -> None:
         self.errors.append(f"{self.file}:{line}: {where}: {msg}")
 
 
 def suggest(name: str, options: list[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest option, or ``""``."""
-    close = difflib.get_close_matches(name, options, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    """`` (did you mean 'x'?)`` for the closest option (case ignored), or ``""``."""
+    return specfile.suggest(name, options)
 
 
 def written_unit(raw) -> str:
@@ -47,16 +49,27 @@ def written_unit(raw) -> str:
     return "" if isinstance(raw, (int, float)) else _LEADING_NUMBER.sub("", str(raw)).strip()
 
 
+@functools.lru_cache(maxsize=64)
+def _dimensionality(want: str):
+    return ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality
+
+
+@functools.lru_cache(maxsize=256)
+def _unit(text: str):
+    """A field's display unit, parsed once (pint's unit parser is slow)."""
+    return ureg.parse_units(text) if text else ureg.dimensionless
+
+
 def parse_value(f: Field, raw, ctx: Ctx, line: int, where: str):
     """Return (value, magnitude_in_display_unit, unit_as_written, canonical_unit) or None
     after recording an error."""
     if f.kind in ("text", "ref"):
         if not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
-            ctx.err(line, where, f"expected text, got {raw!r}")
+            ctx.err(line, where, f"expected text, got {show(raw)}")
             return None
         return str(raw), math.nan, "", ""
     if isinstance(raw, bool) or raw is None:
-        ctx.err(line, where, f"expected a number, got {raw!r}")
+        ctx.err(line, where, f"expected a number, got {show(raw)}")
         return None
     if f.kind == "quantity" and isinstance(raw, (int, float)):
         ctx.err(line, where, f"a quantity written as a bare number ({raw}); write it with its "
@@ -68,18 +81,22 @@ def parse_value(f: Field, raw, ctx: Ctx, line: int, where: str):
         ctx.err(line, where, str(e))
         return None
     want = DIMENSIONS[f.dim] if f.kind == "quantity" else ""
-    want_dim = ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality
-    if q.dimensionality != want_dim:
+    if q.dimensionality != _dimensionality(want):
         got = str(q.dimensionality) if not q.dimensionless else "dimensionless"
-        ctx.err(line, where, f"wrong dimension: {raw!r} is {got}, expected {want or 'a plain count'}"
-                             f" (e.g. {f.unit or 'a number'})")
+        ctx.err(line, where, f"wrong dimension: {raw!r} is {got}, expected "
+                             f"{want or 'a plain count'} (e.g. {f.unit or 'a number'})")
         return None
-    mag = q.to(f.unit).magnitude if f.unit else q.to("").magnitude
+    problem = value_problem(f, q)  # counts: plain whole numbers; quantities: unit family
+    if problem:
+        ctx.err(line, where, problem)
+        return None
+    mag = q.m_as(_unit(f.unit))
     if mag < 0:
         ctx.err(line, where, f"negative value {raw!r}")
         return None
     if f.lo is not None and not (f.lo <= mag <= f.hi):
-        ctx.err(line, where, f"implausible value {raw!r}: expected {f.lo:g} to {f.hi:g} {f.unit}".rstrip())
+        ctx.err(line, where,
+                f"implausible value {raw!r}: expected {f.lo:g} to {f.hi:g} {f.unit}".rstrip())
         return None
     return q, float(mag), written_unit(raw), format_unit(q.units)
 
@@ -95,21 +112,36 @@ def parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx: 
         return []
     if f.kind == "label":
         if not isinstance(raw, str):
-            ctx.err(line, where, f"expected plain text, got {raw!r}")
+            ctx.err(line, where, f"expected plain text, got {show(raw)}")
         elif f.choices and raw not in f.choices:
             ctx.err(line, where, f"{raw!r} is not one of {', '.join(f.choices)}")
         return []  # labels are columns, not facts
     blocks = raw if isinstance(raw, list) else [raw]
+    if not blocks:
+        ctx.err(line, where, "empty list of values; give at least one {value, source, ...}")
     facts = []
     for block in blocks:
         bline = block.line if isinstance(block, LineDict) else line
         if not isinstance(block, LineDict):
-            ctx.err(bline, where, "expected {value, source, locator, kind}; a value needs its source "
-                                  f"(got {block!r})")
+            ctx.err(bline, where, "expected {value, source, locator, kind}; a value needs its "
+                                  f"source (got {show(block)})")
+            continue
+        if "derive" in block:  # a derived value: declared here, computed at load
+            decl, errs = derive.parse_declaration(table.name, row_id, fname, block, ctx.file,
+                                                  bline, source_ids)
+            ctx.errors.extend(errs)
+            if decl is not None and ctx.declarations is not None:
+                ctx.declarations.append(decl)
             continue
         for key in block:
             if key not in VALUE_KEYS:
-                ctx.err(bline, where, f"unknown key {key!r}{suggest(key, sorted(VALUE_KEYS))}")
+                ctx.err(bline, where, f"unknown key {show(key)}{suggest(key, sorted(VALUE_KEYS))}")
+        if block.get("kind") == "derived":
+            ctx.err(bline, where, "a derived value is declared (derive: FORMULA, inputs: ...), "
+                                  "never typed; see docs/spec-format.md")
+        for problem in attributes.check(table.name, fname, block.get("density"),
+                                        block.get("direction")):
+            ctx.err(bline, where, problem)
         if "value" not in block:
             ctx.err(bline, where, "missing value")
             continue
@@ -130,16 +162,16 @@ def parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx: 
         if parsed is None:
             continue
         value, mag, unit, canonical = parsed
+        density, direction = attributes.resolve(table.name, fname, block.get("density"),
+                                                block.get("direction"))
         facts.append({
             "table": table.name, "id": row_id, "field": fname, "value": value,
             "magnitude": mag, "unit": unit, "canonical_unit": canonical, "source": src,
             "locator": str(block.get("locator", "")), "kind": kind,
             "preferred": bool(block.get("preferred", False)),
-            "note": str(block.get("note", "") or ""), "qualifier": str(block.get("qualifier", "") or ""),
-            "file": ctx.file, "line": bline,
+            "note": str(block.get("note", "") or ""),
+            "qualifier": str(block.get("qualifier", "") or ""),
+            "file": ctx.file, "line": bline, "density": density, "direction": direction,
+            "derivation": "", "override": bool(block.get("preferred", False)),
         })
-    if len(facts) == 1:
-        facts[0]["preferred"] = True
-    elif len(facts) > 1 and sum(x["preferred"] for x in facts) != 1:
-        ctx.err(line, where, f"{len(facts)} values: mark exactly one 'preferred: true'")
-    return facts
+    return facts  # which value is preferred is decided by rule at load (trnkb.prefer)

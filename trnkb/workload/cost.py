@@ -15,7 +15,10 @@ from __future__ import annotations
 
 from trnkb.workload.ranges import Input, assumption
 
-__all__ = ["COST_ASSUMPTIONS", "HOURS_PER_YEAR", "facility_watts", "usd_per_chip_hour"]
+__all__ = ["COST_ASSUMPTIONS", "HOURS_PER_YEAR", "PRICING", "cost_inputs", "facility_watts",
+           "usd_per_chip_hour"]
+
+PRICING = ("tco", "cloud")
 
 HOURS_PER_YEAR = 8766.0  # 365.25 days
 
@@ -30,6 +33,19 @@ COST_ASSUMPTIONS: dict[str, Input] = {
     "opex_fraction": assumption("opex_fraction", 0.03, 0.05, 0.08, "",
                                 "yearly operations and maintenance as a fraction of capex"),
 }
+
+
+def cost_inputs(system, pricing: str = "tco") -> dict[str, Input]:
+    """The cost inputs of a result: the TCO assumptions, plus the system's sourced cloud
+    price per chip-hour when ``pricing`` is ``cloud`` (refused when the KB has none)."""
+    if pricing not in PRICING:
+        raise ValueError(f"pricing must be one of {', '.join(PRICING)}, not {pricing!r}")
+    if pricing == "tco":
+        return dict(COST_ASSUMPTIONS)
+    if system.cloud_price is None:
+        raise ValueError(f"the knowledge base has no cloud price for {system.chip} (prices table); "
+                         "use pricing tco")
+    return {**COST_ASSUMPTIONS, "cloud_price": system.cloud_price}
 
 
 def usd_per_chip_hour(v: dict[str, float]) -> float:

@@ -118,6 +118,27 @@ def _pue(kb, rack: str) -> Input:
     return Input("pue", a, (a + d) / 2, d, "", "sourced x assumption", basis)
 
 
+def _cloud_price(kb, chip: str) -> Input | None:
+    """Per chip-hour price range over the ``prices`` rows of ``chip`` (price / chips per instance)."""
+    if "prices" not in kb.tables:
+        return None
+    t = kb.table("prices")
+    rows = [r for r in t["id"] if kb.get(r, "chip") == chip]
+    vals, srcs = [], []
+    for r in rows:
+        n = kb.get(r, "chips_per_instance")
+        price = kb.get(r, "price")
+        if n is None or price is None:
+            continue
+        vals.append(float(price.to("USD/hour").magnitude) / float(n.magnitude))
+        srcs.append(kb.provenance(r, "price")["source"])
+    if not vals:
+        return None
+    return Input("cloud_price", min(vals), vals[0], max(vals), "USD/h", "sourced",
+                 "prices: " + ", ".join(f"{r} ({s})" for r, s in zip(rows, srcs, strict=False)),
+                 tuple(dict.fromkeys(srcs)))
+
+
 def _torus_dims(topology: str, domain: int) -> tuple[tuple[int, ...], int]:
     if "2d" in topology.lower():
         side = round(math.sqrt(domain))
@@ -175,7 +196,7 @@ def system(kb, rack_id: str, generation: str | None = None) -> System:
                   chips_per_rack=per_rack, peak=peak, hbm_capacity=hbm_c, hbm_bandwidth=hbm_b,
                   chip_power=power, pue=_pue(kb, rid), capex=capex, network=net, scaleup_input=up,
                   scaleout_input=out, generation=fab.spec.generation if fab is not None else None,
-                  notes=notes)
+                  notes=notes, cloud_price=_cloud_price(kb, chip))
 
 
 ASSUMED_CAPEX_BASIS = "placeholder assumption (no public source); set your own with capex_per_chip"

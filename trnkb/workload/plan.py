@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 from trnkb.workload.models import Model
 
-__all__ = ["MEMORY_RECIPES", "RECOMPUTE", "Plan", "memory_per_chip", "training_state_bytes"]
+__all__ = ["MEMORY_RECIPES", "RECOMPUTE", "Plan", "memory_per_chip", "min_chips", "training_state_bytes"]
 
 # bytes per parameter: (weights, gradients, optimizer states, basis)
 MEMORY_RECIPES = {
@@ -55,6 +55,7 @@ class Plan:
     recompute: str = "selective"
     microbatch: int = 1
     checkpoints_per_layer: int = 1
+    vpp: int = 1  # virtual pipeline stages per chip (interleaved 1F1B)
 
     @property
     def chips(self) -> int:
@@ -63,11 +64,12 @@ class Plan:
     @property
     def label(self) -> str:
         return (f"dp={self.dp},tp={self.tp},pp={self.pp},ep={self.ep},cp={self.cp},zero={self.zero},"
-                f"recompute={self.recompute},mb={self.microbatch}")
+                f"recompute={self.recompute},mb={self.microbatch}"
+                + (f",vpp={self.vpp}" if self.vpp > 1 else ""))
 
     _KEYS = {"dp": "dp", "tp": "tp", "pp": "pp", "ep": "ep", "cp": "cp", "zero": "zero",
              "mb": "microbatch", "microbatch": "microbatch", "recompute": "recompute",
-             "ckpt": "checkpoints_per_layer"}
+             "ckpt": "checkpoints_per_layer", "vpp": "vpp"}
 
     @classmethod
     def parse(cls, text: str, chips: int | None = None) -> Plan:
@@ -102,8 +104,8 @@ class Plan:
             out.append(f"dp x tp x pp x cp = {self.chips}, not {chips} chips")
         if self.zero not in (0, 1, 2, 3):
             out.append("zero must be 0, 1, 2 or 3")
-        if self.pp > model.layers:
-            out.append(f"pp={self.pp} exceeds the {model.layers} layers")
+        if self.pp * self.vpp > model.layers:
+            out.append(f"pp x vpp = {self.pp * self.vpp} exceeds the {model.layers} layers")
         if model.attention_heads % self.tp:
             out.append(f"tp={self.tp} does not divide {model.attention_heads} attention heads")
         if self.ep > 1 and (not model.moe or model.experts % self.ep or (self.dp * self.cp) % self.ep):
@@ -171,3 +173,21 @@ def training_state_bytes(model: Model, recipe: str, tokens: float, recompute: st
     out = {"weights": n * w, "gradients": n * g, "optimizer": n * o, "activations": act}
     out["total"] = sum(out.values())
     return out
+
+
+def min_chips(model: Model, recipe: str, seq_len: int, usable_bytes: float) -> float:
+    """Fewest chips whose HBM holds the training state: weights, gradients and optimizer fully
+    sharded (ZeRO-3), full recomputation, one sequence per data-parallel rank, tensor
+    parallelism 1 to 64 to split that sequence's activations. ``inf`` if nothing fits."""
+    w, g, o, _ = MEMORY_RECIPES[recipe]
+    states = model.total_params * (w + g + o)
+    best = math.inf
+    tp = 1
+    while tp <= 64:
+        one = memory_per_chip(model, Plan(tp=tp, zero=3, recompute="full"), recipe, seq_len, 1)
+        per_chip_fixed = one["activations"] + one["logits"]
+        if usable_bytes > per_chip_fixed:
+            n = math.ceil(states / (usable_bytes - per_chip_fixed))
+            best = min(best, math.ceil(n / tp) * tp)
+        tp *= 2
+    return float(best)

@@ -86,6 +86,19 @@ class Ranged:
     def quantity(self, which: str = "mid"):
         return Q_(getattr(self, which), self.unit)
 
+    @property
+    def central(self):
+        """The central value as a pint quantity."""
+        return self.quantity("mid")
+
+    @property
+    def low(self):
+        return self.quantity("lo")
+
+    @property
+    def high(self):
+        return self.quantity("hi")
+
     def to_dict(self, top: int = 3) -> dict:
         return {"central": _json(self.mid), "low": _json(self.lo), "high": _json(self.hi),
                 "unit": self.unit,

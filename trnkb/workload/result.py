@@ -48,11 +48,25 @@ class WorkloadResult:
         notes = list(system.notes)
         if system.network.fabric is None:
             notes.append(f"scale-up: {system.network.scaleup_basis}")
+        extra = {"model_sources": dict(model.sources), "scaleup": system.network.scaleup_basis}
+        if system.generation:
+            extra["switch_generation"] = system.generation
         return cls(kind, model.id, system.id, chips, precision, ranged, central, dict(inputs), plan,
-                   settings or {}, notes)
+                   settings or {}, notes, extra)
+
+    # names other modules use for our metrics (the claims registry's measured evidence)
+    ALIASES = {"tokens_per_second_per_chip": "tokens_per_s_per_chip", "mfu": "achieved_mfu",
+               "tokens_per_second": "tokens_per_s"}
 
     def __getitem__(self, metric: str) -> Ranged:
-        return self.metrics[metric]
+        return self.metrics[self.ALIASES.get(metric, metric)]
+
+    def __getattr__(self, name: str) -> Ranged:
+        metrics = self.__dict__.get("metrics") or {}
+        key = self.ALIASES.get(name, name)
+        if key in metrics:
+            return metrics[key]
+        raise AttributeError(name)
 
     def to_dict(self) -> dict:
         """JSON-ready: central, low, high and the inputs that move each metric; every input's basis."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 
-from trnkb.workload.cost import COST_ASSUMPTIONS, facility_watts, usd_per_chip_hour
+from trnkb.workload.cost import cost_inputs, facility_watts, usd_per_chip_hour
 from trnkb.workload.models import WEIGHT_BYTES, Model
 from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.result import WorkloadResult, check_positive
@@ -44,7 +44,7 @@ SERVE_ASSUMPTIONS = {
 }
 SERVE_METRICS = {"ttft": "s", "tpot": "s", "tokens_per_s_per_chip": "1/s",
                  "decode_tokens_per_s_per_chip": "1/s", "tokens_per_s_system": "1/s",
-                 "tokens_per_s_per_mw": "1/s/MW", "usd_per_million_tokens": "USD",
+                 "tokens_per_s_per_mw": "1/s/MW", "tokens_per_usd": "1/USD", "usd_per_million_tokens": "USD",
                  "max_batch": "", "kv_bytes_per_token": "B"}
 _COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "step_latency", "hop_latency",
                                             "scaleout_latency")}
@@ -98,11 +98,12 @@ def _step(model, system, chips, tp, dp, batch, ctx, v, wb, kvb, decode: bool, to
 def serve(model: Model, system: System, chips: int, batch: int, input_len: int, output_len: int,
           precision: str = "bf16", *, kv_precision: str | None = None, compute_precision: str | None = None,
           tp: int | None = None, prefill_batch: int = 1, assumptions: dict[str, Input] | None = None,
-          curve: bool = True) -> WorkloadResult:
+          curve: bool = True, pricing: str = "tco") -> WorkloadResult:
     """Serve ``model`` on one replica of ``chips`` chips of ``system`` (see the module docstring).
 
     ``precision`` is the weight format; ``kv_precision`` defaults to it; ``compute_precision``
     (whose peak FLOP/s is used) defaults to it too, falling back to bf16 if the chip has none.
+    ``pricing`` is ``tco`` or ``cloud`` (see :func:`trnkb.workload.cost.cost_inputs`).
     """
     check_positive(chips=chips, batch=batch, input_len=input_len, output_len=output_len,
                    prefill_batch=prefill_batch)
@@ -115,7 +116,8 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
     if cp not in system.peak:
         cp = "bf16" if compute_precision is None else cp
     tp, dp = layout(model, chips, tp)
-    inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **COST_ASSUMPTIONS, **(assumptions or {})}
+    inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **cost_inputs(system, pricing),
+              **(assumptions or {})}
     ctx = input_len + output_len / 2
     final_ctx = input_len + output_len
     p = model.params()
@@ -139,7 +141,8 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
         fw = facility_watts(v)
         out["tokens_per_s_per_mw"] = out["tokens_per_s_per_chip"] / fw * 1e6
         out["usd_per_chip_hour"] = usd_per_chip_hour(v)
-        out["usd_per_million_tokens"] = out["usd_per_chip_hour"] / (out["tokens_per_s_per_chip"] * 3600) * 1e6
+        out["tokens_per_usd"] = out["tokens_per_s_per_chip"] * 3600 / out["usd_per_chip_hour"]
+        out["usd_per_million_tokens"] = 1e6 / out["tokens_per_usd"]
         out["max_batch"] = max_batch(v)
         out["fits"] = 1.0 if batch <= out["max_batch"] else 0.0
         out["weights_per_chip"] = weights_chip
@@ -149,14 +152,15 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
     res = WorkloadResult.build("serve", model, system, chips, precision, inputs, run, SERVE_METRICS,
                                settings={"batch": batch, "input_len": input_len, "output_len": output_len,
                                          "kv_precision": kv_precision or precision, "compute_precision": cp,
-                                         "tp": tp, "attention_dp": dp, "prefill_batch": prefill_batch})
+                                         "tp": tp, "attention_dp": dp, "prefill_batch": prefill_batch,
+                                         "pricing": pricing})
     if not res.breakdown["fits"]:
         res.notes.append(f"batch {batch} exceeds the KV-cache capacity: at most "
                          f"{int(res.breakdown['max_batch'])} sequences of {final_ctx} tokens fit")
     if curve:
         res.extra["curve"] = throughput_latency(model, system, chips, input_len, output_len, precision,
                                                 kv_precision=kv_precision, compute_precision=compute_precision,
-                                                tp=tp, assumptions=assumptions,
+                                                tp=tp, assumptions=assumptions, pricing=pricing,
                                                 limit=int(res.breakdown["max_batch"]))
     return res
 

@@ -8,9 +8,10 @@ Step time (seconds) is composed, per chip, of named parts:
   0.45, range 0.35-0.55; the Llama 3 paper measured 38-43% end to end on 16K H100, the
   scaling book uses 40%); bubbles and exposed communication come on top, so the achieved
   MFU the result reports is lower.
-* ``bubble``: ``(pp - 1) / n_micro`` of the compute (1F1B schedule).
+* ``bubble``: ``(pp - 1) / (n_micro x vpp)`` of the compute (1F1B schedule, interleaved over
+  ``vpp`` virtual stages per chip).
 * communication, each over :class:`~trnkb.workload.collectives.Network`: data-parallel
-  gradient reduction (all-reduce, or reduce-scatter under ZeRO >= 2) and weight all-gathers
+  gradient reduction (all-reduce without ZeRO, reduce-scatter with it) and weight all-gathers
   (after the optimizer step; per microbatch forward and backward under ZeRO-3); tensor
   parallel, 4 all-reduces per layer per microbatch (6 with full recomputation) of the
   microbatch activations; expert parallel, 4 all-to-alls per MoE layer per microbatch of
@@ -29,7 +30,7 @@ from __future__ import annotations
 import math
 
 from trnkb.workload.models import Model
-from trnkb.workload.plan import MEMORY_RECIPES, Plan, memory_per_chip
+from trnkb.workload.plan import MEMORY_RECIPES, Plan, memory_per_chip, min_chips
 from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.system import System
 
@@ -88,7 +89,7 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     traffic = 3 * n_micro * local_w + 2 * (mem["weights"] + mem["gradients"] + mem["optimizer"]) \
         + 2 * mem["activations"] * max(n_micro / min(plan.pp, max(n_micro, 1)), 1)
     compute = max(compute, traffic / v["hbm_bandwidth"])
-    bubble = compute * (plan.pp - 1) / max(n_micro, 1)
+    bubble = compute * (plan.pp - 1) / (max(n_micro, 1) * plan.vpp)
 
     net = system.network
     kw = {"efficiency": v["collective_efficiency"], "step_latency": v["step_latency"],
@@ -100,11 +101,13 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     expert_local = p["routed_experts"] / (plan.ep * plan.tp * plan.pp)
     grad_bytes = g if g else 2.0
     data = plan.dp * plan.cp
-    red = "reduce-scatter" if plan.zero >= 2 else "all-reduce"
+    # ZeRO >= 1 reduce-scatters gradients to their optimizer shard, then all-gathers the updated
+    # weights (once per step; per microbatch forward and backward under ZeRO-3); ZeRO-0 all-reduces
+    red = "reduce-scatter" if plan.zero >= 1 else "all-reduce"
     t_dp = net.time(red, dense_local * grad_bytes, data, plan.tp, **kw)
     if plan.ep > 1 or model.moe:
         t_dp += net.time(red, expert_local * grad_bytes, max(data // plan.ep, 1), plan.tp * plan.ep, **kw)
-    gathers = 2 * n_micro if plan.zero >= 3 else (1 if plan.zero >= 1 else 0)
+    gathers = 2 * max(n_micro, 1) if plan.zero >= 3 else (1 if plan.zero >= 1 else 0)
     t_dp += gathers * (net.time("all-gather", dense_local * weight_bytes, data, plan.tp, **kw)
                        + net.time("all-gather", expert_local * weight_bytes, max(data // plan.ep, 1),
                                   plan.tp * plan.ep, **kw))
@@ -155,8 +158,9 @@ def nan_if_missing(inputs: dict[str, Input]) -> list[str]:
 
 # -- the public entry point ---------------------------------------------------------------
 
-TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": "B",
-                 "tokens_per_s": "1/s", "usd_per_chip_hour": "USD/h", "cost_usd": "USD",
+TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": "B", "min_chips": "",
+                 "tokens_per_s": "1/s", "tokens_per_s_per_chip": "1/s", "tokens_per_s_per_mw": "1/s/MW",
+                 "tokens_per_usd": "1/USD", "usd_per_chip_hour": "USD/h", "cost_usd": "USD",
                  "energy_mwh": "MWh", "facility_mw": "MW"}
 
 
@@ -164,22 +168,23 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
           tokens: float = 15e12, precision: str = "bf16", *, seq_len: int = 8192,
           batch_tokens: float = 4 * 2**20, recipe: str = "bf16-adam",
           assumptions: dict[str, Input] | None = None, include_attention: bool = True,
-          flops_per_token: float | None = None):
+          flops_per_token: float | None = None, pricing: str = "tco"):
     """Train ``model`` on ``chips`` chips of ``system`` for ``tokens`` tokens.
 
     ``plan`` is a :class:`Plan`, its text form (``"tp=4,pp=2"``, dp fills the chips) or
     None for the fastest plan that fits (:func:`trnkb.workload.search.plans`).
     ``assumptions`` overrides any input by name (e.g. ``{"mfu": user_value("mfu", 0.4, "")}``).
+    ``pricing`` is ``tco`` (the TCO model) or ``cloud`` (the KB's public price per chip-hour).
     Returns a :class:`~trnkb.workload.result.WorkloadResult` whose metrics are ranges.
     """
-    from trnkb.workload.cost import COST_ASSUMPTIONS, facility_watts, usd_per_chip_hour
+    from trnkb.workload.cost import cost_inputs, facility_watts, usd_per_chip_hour
     from trnkb.workload.result import WorkloadResult, check_positive
     from trnkb.workload.search import plans as search_plans
 
     check_positive(chips=chips, tokens=tokens, seq_len=seq_len, batch_tokens=batch_tokens)
     if recipe not in MEMORY_RECIPES:
         raise ValueError(f"unknown memory recipe {recipe!r}; choose from {', '.join(MEMORY_RECIPES)}")
-    inputs = {**central_values(system, precision), **COST_ASSUMPTIONS, **(assumptions or {})}
+    inputs = {**central_values(system, precision), **cost_inputs(system, pricing), **(assumptions or {})}
     weight_bytes = MEMORY_RECIPES[recipe][0] if recipe != "fp8-adam" else 1.0
     if plan is None:
         found = search_plans(model, system, chips, tokens, precision, seq_len=seq_len,
@@ -198,15 +203,20 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
                            recipe=recipe, weight_bytes=weight_bytes, include_attention=include_attention,
                            budget=tokens, flops_per_token=flops_per_token)
         hours = s["days"] * 24
+        s["min_chips"] = min_chips(model, recipe, seq_len, v["hbm_capacity"] * v["usable_hbm"])
         s["tokens_per_s"] = batch_tokens / s["step_time"]
+        s["tokens_per_s_per_chip"] = s["tokens_per_s"] / chips
         s["usd_per_chip_hour"] = usd_per_chip_hour(v)
+        s["tokens_per_usd"] = s["tokens_per_s_per_chip"] * 3600 / s["usd_per_chip_hour"]
         s["cost_usd"] = s["usd_per_chip_hour"] * chips * hours
         s["facility_mw"] = facility_watts(v) * chips / 1e6
+        s["tokens_per_s_per_mw"] = s["tokens_per_s"] / s["facility_mw"]
         s["energy_mwh"] = s["facility_mw"] * hours
         return s
 
     result = WorkloadResult.build("train", model, system, chips, precision, inputs, run, TRAIN_METRICS,
                                   plan=plan, settings={"tokens": tokens, "seq_len": seq_len,
                                                        "batch_tokens": batch_tokens, "recipe": recipe,
-                                                       "include_attention": include_attention})
+                                                       "include_attention": include_attention,
+                                                       "pricing": pricing})
     return result

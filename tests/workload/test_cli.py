@@ -1,0 +1,55 @@
+"""`trnkb workload` answers for every system in the seeds, with JSON ranges and sources."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from trnkb.cli import app
+
+runner = CliRunner()
+
+SEED_SYSTEMS = ["trn3-nl32x2-switched", "trn3-nl72x2-switched", "trn2-nl16-2d-torus", "trn2-nl32x2-3d-torus",
+                "gb200-nvl72", "gb300-nvl72", "mi355x-8", "mi450x-ualoe72", "tpu-v7-pod"]
+
+
+@pytest.mark.parametrize("system", SEED_SYSTEMS)
+def test_train_and_serve_answer_with_ranges(system):
+    res = runner.invoke(app, ["workload", "train", "--model", "llama-3.1-70b", "--system", system,
+                              "--chips", "1024", "--tokens", "15e12", "--precision", "fp8",
+                              "--plan", "tp=8,zero=3", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    days = out["metrics"]["days"]
+    assert days["low"] <= days["central"] <= days["high"]
+    assert out["inputs"]["peak_flops"]["sources"]
+    res = runner.invoke(app, ["workload", "serve", "--model", "deepseek-v3", "--system", system,
+                              "--chips", "64", "--batch", "64", "--input-len", "2048", "--output-len", "512",
+                              "--precision", "fp8", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["metrics"]["tpot"]["central"] > 0 and out["curve"]
+    assert out["inputs"]["hbm_bandwidth"]["kind"] == "sourced"
+
+
+def test_plans_lists_plans_fastest_first():
+    res = runner.invoke(app, ["workload", "plans", "--model", "llama-3.1-8b", "--system", "gb300-nvl72",
+                              "--chips", "64", "--top", "3", "--json"])
+    assert res.exit_code == 0, res.output
+    days = [p["days"] for p in json.loads(res.stdout)["plans"]]
+    assert len(days) == 3 and days == sorted(days)
+
+
+@pytest.mark.parametrize("args", [
+    ["train", "--model", "nope", "--system", "gb300-nvl72", "--chips", "8"],
+    ["train", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--chips", "8", "--tokens", "banana"],
+    ["train", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--chips", "8", "--plan", "tp=3"],
+    ["serve", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--batch", "-1"],
+    ["serve", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--set", "mfu"],
+    ["plans", "--model", "llama-3.1-8b", "--system", "nowhere", "--chips", "8"],
+])
+def test_bad_arguments_get_one_line_and_exit_1(args):
+    res = runner.invoke(app, ["workload", *args])
+    assert res.exit_code == 1
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in res.output

@@ -1,0 +1,141 @@
+"""Comparison views of workloads across systems: ranged tables and range charts (notebook 10).
+
+:func:`perf_per_tco` trains and serves one dense and one MoE model on each system and
+returns a long table (one row per system x model x task x metric, with central, low and high
+values and the inputs that move each most); :func:`range_chart` draws one metric as a dot at
+the central value and a bar from low to high.
+"""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import pandas as pd
+
+from trnkb.charts import WIDTH, caption
+from trnkb.workload import fromkb
+from trnkb.workload.serving import serve
+from trnkb.workload.training import train
+
+__all__ = ["MODELS", "SYSTEMS", "headline", "perf_per_tco", "range_chart", "summary"]
+
+SYSTEMS = ("trn3-nl72x2-switched", "gb300-nvl72", "mi355x-8", "mi450x-ualoe72", "tpu-v7-pod")
+MODELS = {"dense": "llama-3-1-405b", "moe": "deepseek-v3"}
+
+_METRICS = (  # (column, unit, metric of the result, scale by chips per rack)
+    ("tokens_per_s_per_chip", "tokens/s", "tokens_per_s_per_chip", False),
+    ("tokens_per_s_per_rack", "tokens/s", "tokens_per_s_per_chip", True),
+    ("tokens_per_s_per_mw", "tokens/s per MW of facility power", "tokens_per_s_per_mw", False),
+    ("tokens_per_usd", "tokens per USD", "tokens_per_usd", False),
+)
+
+
+def _row(res, task, kind, system, metric, unit, r, scale=1.0) -> dict:
+    return {"system": system.id, "chip": system.chip, "model": res.model, "kind": kind, "task": task,
+            "metric": metric, "unit": unit, "central": r.mid * scale, "low": r.lo * scale,
+            "high": r.hi * scale, "moved_most_by": ", ".join(d[0] for d in r.drivers[:3])}
+
+
+def _rows(res, task: str, kind: str, system) -> list[dict]:
+    """Per chip, per rack, per MW and per dollar figures of one result, plus days or TPOT."""
+    rack = system.chips_per_rack or math.nan
+    out = [_row(res, task, kind, system, col, unit, res[name], rack if per_rack else 1.0)
+           for col, unit, name, per_rack in _METRICS]
+    if task == "train":
+        out.append(_row(res, task, kind, system, "days", "days", res["days"]))
+    else:
+        out.append(_row(res, task, kind, system, "tpot_ms", "ms", res["tpot"], 1e3))
+    return out
+
+
+def perf_per_tco(kb, systems=SYSTEMS, models=MODELS, *, train_chips: int = 4096, tokens: float = 15e12,
+                 serve_chips: int = 16, batch: int = 128, input_len: int = 2048, output_len: int = 512,
+                 precision: str = "fp8") -> pd.DataFrame:
+    """Long table of training and serving figures per system and model (see the module docstring).
+
+    Training uses the fastest plan that fits; serving one replica of ``serve_chips`` chips.
+    """
+    rows, notes = [], {}
+    for sid in systems:
+        s = fromkb.system(kb, sid)
+        for kind, mid in models.items():
+            m = fromkb.model(kb, mid)
+            tr = train(m, s, train_chips, None, tokens, precision)
+            rows += _rows(tr, "train", kind, s)
+            sv = serve(m, s, serve_chips, batch, input_len, output_len, precision, curve=False)
+            rows += _rows(sv, "serve", kind, s)
+            notes[sid] = sorted(set(tr.notes) | set(sv.notes))
+    df = pd.DataFrame(rows)
+    df.attrs["notes"] = notes
+    df.attrs["settings"] = {"train_chips": train_chips, "tokens": tokens, "serve_chips": serve_chips,
+                            "batch": batch, "input_len": input_len, "output_len": output_len,
+                            "precision": precision}
+    return df
+
+
+def range_chart(df: pd.DataFrame, task: str, metric: str, *, title: str, value_title: str,
+                sources=(), note: str = "", log: bool = False) -> alt.Chart:
+    """Dots at the central value, bars from low to high, one row per system, colour per model."""
+    d = df[(df["task"] == task) & (df["metric"] == metric)].dropna(subset=["central"])
+    d = d[["system", "model", "central", "low", "high"]].reset_index(drop=True)
+    scale = alt.Scale(type="log") if log else alt.Scale(zero=False)
+    x = alt.X("central:Q", title=value_title, scale=scale)
+    y = alt.Y("system:N", title=None, sort=list(dict.fromkeys(d["system"])))
+    color = alt.Color("model:N", title="model")
+    off = alt.YOffset("model:N")
+    bars = alt.Chart(d).mark_rule(strokeWidth=3, opacity=0.6).encode(
+        x=alt.X("low:Q", title=value_title, scale=scale), x2="high:Q", y=y, yOffset=off, color=color)
+    dots = alt.Chart(d).mark_point(filled=True, size=60).encode(x=x, y=y, yOffset=off, color=color)
+    lines = caption(sources, note)
+    return (bars + dots).properties(width=WIDTH, title=alt.TitleParams(title, subtitle=lines, anchor="start"))
+
+
+def _fmt(x: float) -> str:
+    return f"{x:,.3g}" if abs(x) < 1000 else f"{x:,.0f}"
+
+
+def _best(df, task, kind, metric, highest=True):
+    d = df[(df["task"] == task) & (df["kind"] == kind) & (df["metric"] == metric)].dropna(subset=["central"])
+    d = d.sort_values("central", ascending=not highest)
+    return d.iloc[0], d.iloc[1]
+
+
+def _overlap(a, b) -> bool:
+    return a["low"] <= b["high"] and b["low"] <= a["high"]
+
+
+def headline(df: pd.DataFrame) -> list[str]:
+    """Three sentences answering the notebook's question from the table, numbers computed."""
+    st = df.attrs["settings"]
+    out = []
+    first, second = _best(df, "train", "dense", "days", highest=False)
+    moe, _ = _best(df, "train", "moe", "days", highest=False)
+    out.append(f"On {st['train_chips']:,} chips in {st['precision']}, {first['system']} trains the dense "
+               f"{first['model']} on {st['tokens']:.3g} tokens fastest, in {_fmt(first['central'])} days "
+               f"({_fmt(first['low'])} to {_fmt(first['high'])}) against {_fmt(second['central'])} for "
+               f"{second['system']}, and {moe['system']} trains the MoE {moe['model']} fastest "
+               f"({_fmt(moe['central'])} days).")
+    mw, mw2 = _best(df, "serve", "moe", "tokens_per_s_per_mw")
+    usd, usd2 = _best(df, "serve", "moe", "tokens_per_usd")
+    out.append(f"Serving {mw['model']} ({st['serve_chips']} chips, batch {st['batch']}), {mw['system']} leads "
+               f"per megawatt with {_fmt(mw['central'])} tokens/s/MW (next {mw2['system']}, "
+               f"{_fmt(mw2['central'])}; ranges {'overlap' if _overlap(mw, mw2) else 'do not overlap'}) and "
+               f"{usd['system']} per dollar with {_fmt(usd['central'])} tokens/USD (next {usd2['system']}, "
+               f"{_fmt(usd2['central'])}; ranges {'overlap' if _overlap(usd, usd2) else 'do not overlap'}).")
+    assumed = sorted({n.split(":")[0] for notes in df.attrs["notes"].values() for n in notes
+                      if "power per chip is an assumption" in n})
+    drivers = df[df["metric"] == "tokens_per_usd"]["moved_most_by"].str.split(", ").explode().value_counts()
+    out.append(f"Per-dollar figures rest on placeholder capex assumptions and the per-MW figures of "
+               f"{', '.join(assumed) or 'no chip'} on assumed power, so treat those rankings as provisional; "
+               f"the inputs that move the per-dollar results most are {', '.join(drivers.index[:3])}.")
+    return out
+
+
+def summary(df: pd.DataFrame, task: str) -> pd.DataFrame:
+    """Wide table of one task: ``central (low to high)`` per system x model and metric."""
+    d = df[df["task"] == task].copy()
+    d["value"] = [f"{_fmt(c)} ({_fmt(lo)} to {_fmt(hi)})" if math.isfinite(c) else "n/a"
+                  for c, lo, hi in zip(d["central"], d["low"], d["high"], strict=True)]
+    return d.pivot_table(index=["system", "model"], columns="metric", values="value", aggfunc="first",
+                         sort=False)
