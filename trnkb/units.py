@@ -65,6 +65,7 @@ pint.set_application_registry(ureg)
 
 Q_ = ureg.Quantity
 Quantity = ureg.Quantity
+_DIMENSIONLESS = ureg.dimensionless  # one Unit: ``ureg.dimensionless`` parses on every access
 
 
 import pint_pandas  # noqa: E402  (after the registry exists)
@@ -111,7 +112,7 @@ def parse(text: str | int | float) -> pint.Quantity:
     if isinstance(text, (int, float)):
         if not math.isfinite(text):
             raise QuantityError(f"{text!r} is not a finite number")
-        return Q_(text, "")
+        return Q_(text, _DIMENSIONLESS)
     s = str(text)
     if len(s) > MAX_TEXT:
         raise QuantityError(f"quantity text longer than {MAX_TEXT} characters")
@@ -123,7 +124,7 @@ def parse(text: str | int | float) -> pint.Quantity:
     if isinstance(value, float) and not math.isfinite(value):
         raise QuantityError(f"{s!r} is not a finite number")
     if not unit:
-        return Q_(value, "")
+        return Q_(value, _DIMENSIONLESS)
     if re.search(r"\d", re.sub(r"\*\*\s*-?\d+", "", unit)):
         # digits only as exponents (``m**2``): no numbers multiplied or divided in
         raise QuantityError(f"{s!r}: the unit {unit!r} contains arithmetic; write one "
@@ -146,10 +147,14 @@ def has_dimension(q: pint.Quantity, dim: str) -> bool:
     return q.dimensionality == target
 
 
+_BINARY = ("kibi", "mebi", "gibi", "tebi", "pebi", "Ki", "Mi", "Gi", "Ti", "Pi")
+
+
+@functools.lru_cache(maxsize=1024)
 def is_binary_prefixed(unit: pint.Unit | str) -> bool:
     """True when the unit string uses a binary prefix (KiB, MiB, GiB, TiB...)."""
-    binary = ("kibi", "mebi", "gibi", "tebi", "pebi", "Ki", "Mi", "Gi", "Ti", "Pi")
-    return any(p in str(unit) for p in binary)
+    text = str(unit)  # pint formats a Unit on every str(): once here, then cached
+    return any(p in text for p in _BINARY)
 
 
 # --------------------------------------------------------------------------- formatting
