@@ -68,20 +68,21 @@ _KEY: list[bytes] = []
 def read_yaml_cached(path: Path):
     """:func:`trnkb.specfile.read_yaml`, from the cache when this exact content was parsed
     before by this exact parser."""
-    from trnkb.specfile import read_yaml
+    from trnkb.specfile import display_path, parse_yaml, read_bytes
 
     folder = cache_dir("specs")
+    name = display_path(Path(path))
+    raw = read_bytes(Path(path), name)  # refuses directories, pipes, huge files: never blocks
     if folder is None:
-        return read_yaml(path)
+        return parse_yaml(raw, name)
     if not _KEY:
         _KEY.append(_code_key())
-    raw = Path(path).read_bytes()
     entry = folder / (hashlib.sha256(_KEY[0] + raw).hexdigest() + ".pickle")
     try:
         return _TreeUnpickler(io.BytesIO(entry.read_bytes())).load()
     except Exception:  # absent, truncated or foreign: parse
         pass
-    tree = read_yaml(path)  # raises SpecError: never cached
+    tree = parse_yaml(raw, name)  # raises SpecError: never cached
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
