@@ -185,9 +185,12 @@ def _frame(df: pd.DataFrame) -> pd.DataFrame:
 def _columns_html(df: pd.DataFrame, cols: list[str], kb_names: Mapping[str, str],
                   sources_page: str, percent: Iterable[str], sig: int) -> str:
     pct = set(percent)
-    head = "".join(f'<th scope="col" title="{html.escape(c)}">{html.escape(kb_names[c])}</th>'
-                   if c in kb_names else f'<th scope="col">{html.escape(header(c))}</th>'
-                   for c in cols)
+    def label(c: str) -> str:  # an id column shown as names is headed "name"
+        if c in kb_names:
+            return f'<th scope="col" title="{html.escape(c)}">{html.escape(kb_names[c])}</th>'
+        named = c == "id" and kb_names and any(v in kb_names for v in df[c].dropna())
+        return f'<th scope="col">{"name" if named else html.escape(header(c))}</th>'
+    head = "".join(label(c) for c in cols)
     body = []
     for _, row in df[cols].iterrows():
         cells = []
