@@ -29,7 +29,7 @@ import pint
 
 from trnkb.units import format_number, format_unit
 
-__all__ = ["MAX_COLUMNS", "MISSING", "Table", "fmt_cell", "header", "names", "short_name", "source_links",
+__all__ = ["MAX_COLUMNS", "MISSING", "Table", "fmt_cell", "header", "labels", "names", "short_name", "source_links",
            "table"]
 
 MAX_COLUMNS = 8
@@ -101,6 +101,18 @@ def names(kb, short: bool = True) -> dict[str, str]:
             out.update({i: short_name(n) if short else str(n)
                         for i, n in zip(df["id"], df["name"], strict=True) if not _is_missing(n)})
     return out
+
+
+def labels(ids, kb) -> list[str]:
+    """Chart labels for ``ids``: each row's display name, made unique by its id where two
+    rows share a name (``"... backup switch trays (trn3-nl32x2-switched-pex90144-x8)"``)."""
+    ids = [str(i) for i in ids]
+    known = names(kb)
+    first = {i: known.get(i, i) for i in dict.fromkeys(ids)}
+    count: dict[str, int] = {}
+    for n in first.values():
+        count[n] = count.get(n, 0) + 1
+    return [first[i] if count[first[i]] == 1 else f"{first[i]} ({i})" for i in ids]
 
 
 def source_links(value, page: str = SOURCES_PAGE) -> str:
