@@ -85,9 +85,19 @@ def _print(res) -> None:
 
 
 def _fail(e: Exception) -> None:
+    from trnkb.specfile import _one_line
+
     msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-    print(f"error: {msg}", file=sys.stderr)
+    print(_one_line(f"error: {msg}"), file=sys.stderr)
     raise typer.Exit(1) from None
+
+
+def _positive(**sizes: int | None) -> None:
+    """Chips, lengths, batch and TP degree are whole numbers of at least 1 (robust, issue 10)."""
+    from trnkb.cli.validate import positive_int
+
+    for name, value in sizes.items():
+        positive_int(value, "--" + name.replace("_", "-"))
 
 
 def register(app: typer.Typer) -> None:
@@ -109,6 +119,7 @@ def register(app: typer.Typer) -> None:
         """Time, cost and energy to train MODEL on CHIPS chips of SYSTEM for TOKENS tokens."""
         from trnkb import workload as W
         try:
+            _positive(chips=chips, seq_len=seq_len)
             m, s = _objects(specs, model, system, switch_gen)
             res = W.train(m, s, chips, plan, _number(tokens, "--tokens"), precision, seq_len=seq_len,
                           batch_tokens=_number(batch_tokens, "--batch-tokens"), recipe=recipe,
@@ -130,6 +141,7 @@ def register(app: typer.Typer) -> None:
         """TTFT, TPOT, tokens/s per chip, per MW and per dollar serving MODEL on one replica."""
         from trnkb import workload as W
         try:
+            _positive(chips=chips, batch=batch, input_len=input_len, output_len=output_len, tp=tp)
             m, s = _objects(specs, model, system, switch_gen)
             res = W.serve(m, s, chips, batch, input_len, output_len, precision, kv_precision=kv_precision,
                           tp=tp, assumptions=_overrides(set_), pricing=pricing)
@@ -157,6 +169,7 @@ def register(app: typer.Typer) -> None:
         try:
             if top < 1:
                 raise ValueError("--top must be at least 1")
+            _positive(chips=chips, seq_len=seq_len)
             m, s = _objects(specs, model, system, switch_gen)
             rows = W.plans(m, s, chips, _number(tokens, "--tokens"), precision, seq_len=seq_len,
                            assumptions=_overrides(set_), top=top)
