@@ -68,6 +68,7 @@ def test_refuses_an_ancestor_of_the_current_directory(victim, monkeypatch):
 
 def test_refuses_the_home_directory(victim, monkeypatch):
     monkeypatch.setenv("HOME", str(victim))
+    monkeypatch.setenv("TRNKB_NO_CACHE", "1")  # the KB loader's cache would live in HOME
     (victim / ".trnkb-site").write_text("")
     refused(victim, match="home directory")
 
