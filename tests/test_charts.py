@@ -7,6 +7,7 @@ import pytest
 import vl_convert as vlc
 
 import trnkb
+import trnkb.units  # noqa: F401  (registers the pint[...] dtypes)
 from trnkb import charts
 
 
