@@ -220,7 +220,7 @@ def main(
     """Build the static site into OUT (only ever clearing directories it created)."""
     try:
         index = build(out, specs=specs, notebooks=notebooks, strict=strict, progress=True)
-    except (outdir.UnsafeOutput, SpecError, RuntimeError) as e:
+    except (outdir.UnsafeOutput, SpecError, RuntimeError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise typer.Exit(1) from None
     print(f"site: {index}")
