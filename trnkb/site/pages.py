@@ -117,9 +117,11 @@ def bibliography(kb: KnowledgeBase) -> str:
             f'<td class="num">{int(cited.get(s.id, 0)):,}</td></tr>')
     head = "".join(f'<th scope="col">{h}</th>' for h in
                    ("source id", "title", "publisher", "date", "kind", "URL", "values", "claims"))
+    widths = (15, 25, 13, 9, 7, 23, 4, 4)  # percent of the page; URLs wrap inside theirs
+    cols = "".join(f'<col style="width:{w}%">' for w in widths)
     table = (f'<div class="trnkb-tables"><div class="trnkb-table-wrap"><table class="trnkb-table '
-             f'trnkb-sources"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
-             "</table></div></div>")
+             f'trnkb-sources"><colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead>'
+             f'<tbody>{"".join(rows)}</tbody></table></div></div>')
     return ("# Sources\n\nEvery source the knowledge base cites (`specs/sources.yaml`), "
             f"{len(rows)} in all. Every source id on this site links to its row here. "
             "`values` counts the spec values that cite the source and `claims` the published "
