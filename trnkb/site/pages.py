@@ -162,7 +162,8 @@ def _why(row) -> str:
 def claims_page(kb: KnowledgeBase) -> str:
     """MyST page: every claim of ``specs/claims.yaml``, contradicted first, then unverifiable,
     then supported, each with its statement in full and the reason for its verdict."""
-    df = claims.claims_table(claims.validate_claims(kb))
+    claim_list = claims.validate_claims(kb)
+    df = claims.claims_table(claim_list)
     df = df.assign(why=[_why(r) for r in df.itertuples(index=False)])
     counts = df["verdict"].value_counts()
     order = ("contradicted", "unverifiable", "supported")
@@ -182,6 +183,10 @@ def claims_page(kb: KnowledgeBase) -> str:
                     _block(display.table(sub, sources_page=HERE, max_columns=7,
                                          max_rows=10**6 if verdict == "contradicted" else 25,
                                          summary=f"{len(sub)} {verdict} claims").html)]
+    # what was and was not checked: seed coverage, verdicts over time, other tools
+    from trnkb.claims.views import page_sections
+
+    out.append(page_sections(kb, claim_list))
     return "\n".join(out)
 
 
