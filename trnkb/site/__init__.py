@@ -44,6 +44,14 @@ __all__ = ["build", "external_resources", "pages"]
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def shipped(name: str) -> Path:
+    """``docs`` or ``notebooks``: packaged in the wheel (``trnkb/_site/NAME``), else the checkout's."""
+    packaged = Path(__file__).resolve().parents[1] / "_site" / name
+    return packaged if packaged.is_dir() else REPO / name
+
+
 # Docstring markup slips in the API reference are printed but do not fail the build;
 # everything else (broken cross-references, bad notebooks, bad generated pages) does.
 DOWNLOAD_FORMATS = ("csv", "parquet", "json")
@@ -138,8 +146,8 @@ def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> N
         index.write_text(text.replace(landing.MARKER, landing.landing(kb, nbs, src)), encoding="utf-8")
 
 
-def build(out: str | Path = "build/site", docs: str | Path = REPO / "docs",
-          notebooks: str | Path | None = REPO / "notebooks", specs: str | Path | None = None,
+def build(out: str | Path = "build/site", docs: str | Path = shipped("docs"),
+          notebooks: str | Path | None = shipped("notebooks"), specs: str | Path | None = None,
           strict: bool = True, progress: bool = False) -> Path:
     """Build the site into ``out`` and return the path of its ``index.html``.
 
@@ -214,7 +222,7 @@ def build(out: str | Path = "build/site", docs: str | Path = REPO / "docs",
 def main(
     out: Annotated[Path, typer.Argument(help="Output directory.")] = Path("build/site"),
     specs: Annotated[Path | None, typer.Option(help="Spec directory (default: shipped).")] = None,
-    notebooks: Annotated[Path, typer.Option(help="Executed notebooks.")] = REPO / "notebooks",
+    notebooks: Annotated[Path, typer.Option(help="Executed notebooks.")] = shipped("notebooks"),
     strict: Annotated[bool, typer.Option(help="Fail on Sphinx warnings.")] = True,
 ) -> None:
     """Build the static site into OUT (only ever clearing directories it created)."""
