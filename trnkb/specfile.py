@@ -209,7 +209,11 @@ def read_yaml(path: Path):
     UTF-8 with or without a byte-order mark; LF or CRLF line ends.
     """
     name = display_path(path)
-    raw = read_bytes(path, name)
+    return parse_yaml(read_bytes(path, name), name)
+
+
+def parse_yaml(raw: bytes, name: str):
+    """Parse the bytes of one YAML file called ``name`` (as :func:`read_yaml`)."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import re
 from importlib import resources
 
@@ -43,18 +42,10 @@ class QuantityError(ValueError):
 
 def _cache_folder():
     """pint's own disk cache of parsed definitions (keyed by the files' content hash), in
-    trnkb's user cache directory; None (parse every time) when it cannot be written or
-    ``TRNKB_NO_CACHE`` is set."""
-    if os.environ.get("TRNKB_NO_CACHE"):
-        return None
-    try:
-        import platformdirs
+    trnkb's user cache directory (:func:`trnkb.cache.cache_dir`); None parses every time."""
+    from trnkb.cache import cache_dir
 
-        folder = platformdirs.user_cache_path("trnkb", appauthor=False) / f"pint-{pint.__version__}"
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder if os.access(folder, os.W_OK) else None
-    except Exception:  # no home, read-only file system...: no cache
-        return None
+    return cache_dir(f"pint-{pint.__version__}")
 
 
 def _make_registry() -> pint.UnitRegistry:
@@ -244,7 +235,7 @@ def is_binary_prefixed(unit: pint.Unit | str) -> bool:
 
 # --------------------------------------------------------------------------- formatting
 
-_SYMBOL_OVERRIDES = {"lane": "lane", "lanes": "lane"}
+_SYMBOL_OVERRIDES = {"lane": "lane", "lanes": "lane", "year": "year"}  # pint: "lanes", "a"
 
 
 def _to_unit(unit) -> pint.Unit:

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-import pint
 
 from trnkb.calc.derivation import quantity_json
 from trnkb.claims.operations import ClaimError, evaluate, literal, unit_of

@@ -37,7 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("kbcmds", "Write every table, facts, sources and conflicts plus a Frictionless "
                          "datapackage.json."),
     "calc": ("calc", "Run a derived calculator: trnkb calc NAME --param value ..."),
-    "check": ("check", "Compare every KB value that can also be computed with its derived value."),
+    "check": ("check", "Compare every derived value with the reported values of the same field."),
     "claims": ("claims", "Published statements tested against the knowledge base, with their verdicts."),
     "topology": ("topology", "Scale-up fabric model: switch counts, hops, bandwidths and worked paths."),
     "engine": ("engine", "Run GEMM and attention on a modelled NeuronCore (time and numerics)."),

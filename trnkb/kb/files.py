@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from trnkb.cache import read_yaml_cached as read_yaml
 from trnkb.kb.values import Ctx, parse_field
 from trnkb.schema import ID_PATTERN, SOURCE_FIELDS, SOURCE_KINDS, Table, date_problem
-from trnkb.specfile import LineDict, display_path, item_line, read_yaml, show
+from trnkb.specfile import LineDict, display_path, item_line, show
 
 SEED_PATTERN = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
 

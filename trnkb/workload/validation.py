@@ -95,7 +95,7 @@ CASES = [
     Case("TPU v5e 4x2", "LLaMA-3-70B", "decode step, batch 32, 8192 tokens, int8", 0.017, "s", "scaling-book",
          "part 8, 'theoretically our step time is about 17ms'", "worked example",
          lambda kb: _book_decode(kb, "tpot"),
-         "KB HBM 819 GB/s vs the book's 8.1e11; KV 163,840 B/token vs its rounded 160e3"),
+         "KB HBM 800 GiB/s (859 GB/s, Google's current page) vs the book's 8.1e11; KV 163,840 B/token vs its rounded 160e3"),
     Case("TPU v5e 4x2", "LLaMA-3-70B", "decode tokens/s per chip", 235, "1/s", "scaling-book",
          "part 8, '235 tokens / sec / chip'", "worked example",
          lambda kb: _book_decode(kb, "decode_tokens_per_s_per_chip")),
