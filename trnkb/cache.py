@@ -44,7 +44,8 @@ def cache_dir(name: str) -> Path | None:
 class _TreeUnpickler(pickle.Unpickler):
     """Only the classes of a YAML parse tree; anything else is refused."""
 
-    ALLOWED = {("trnkb.specfile", "LineDict"), ("datetime", "date"), ("datetime", "datetime"),
+    ALLOWED = {("trnkb.specfile", "LineDict"), ("trnkb.specfile", "LineList"),
+               ("datetime", "date"), ("datetime", "datetime"),
                ("datetime", "timezone"), ("datetime", "timedelta"), ("builtins", "set")}
 
     def find_class(self, module: str, name: str):
