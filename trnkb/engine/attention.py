@@ -21,8 +21,10 @@ the kernel, and computes the float64 reference and the explanations.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-import pint
+from numpy.typing import NDArray
 
 from trnkb.engine.attention_kernel import (
     Progress,
@@ -34,6 +36,7 @@ from trnkb.engine.model import NeuronCore
 from trnkb.engine.numerics import error_stats, round_to
 from trnkb.engine.result import Result
 from trnkb.engine.timeline import Timeline
+from trnkb.qtypes import Quantity
 
 __all__ = [
     "MAX_HEAD_DIM",
@@ -50,7 +53,7 @@ __all__ = [
 MAX_HEAD_DIM = 512  # PV output [128, d] in fp32 must fit one PSUM bank (2 KiB per partition)
 
 
-def _check(seq_q, seq_kv, head_dim, heads, heads_kv):
+def _check(seq_q: int, seq_kv: int, head_dim: int, heads: int, heads_kv: int) -> None:
     for name, v in (("seq_q", seq_q), ("seq_kv", seq_kv), ("heads", heads)):
         if not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name}={v!r} must be an integer >= 1")
@@ -107,8 +110,11 @@ def attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, heads: i
     rows = group * seq_q if fold else seq_q
     evict = choose_evict_engine(core, seq_kv, head_dim, exp_engine)
     tl = Timeline(core, execute)
-    q64 = k64 = v64 = None
-    args = (None, None, None)
+    q64: NDArray[Any] | None = None
+    k64: NDArray[Any] | None = None
+    v64: NDArray[Any] | None = None
+    args: tuple[NDArray[Any] | None, NDArray[Any] | None, NDArray[Any] | None] = (None, None,
+                                                                                 None)
     if execute:
         rng = np.random.default_rng(seed)
         shape_q, shape_kv = (heads, seq_q, head_dim), (heads_kv, seq_kv, head_dim)
@@ -141,11 +147,13 @@ def attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, heads: i
         if causal and seq_q > seq_kv:
             out[:, : seq_q - seq_kv] = 0.0  # no visible key (see the module docstring)
         res.output = out
+        assert q64 is not None and k64 is not None and v64 is not None
         res.error = error_stats(reference_attention(q64, k64, v64, causal), out)
     return res
 
 
-def reference_attention(q, k, v, causal=False) -> np.ndarray:
+def reference_attention(q: NDArray[Any], k: NDArray[Any], v: NDArray[Any],
+                        causal: bool = False) -> NDArray[np.float64]:
     """float64 softmax(q k^T / sqrt(d)) v for q (heads, seq_q, d) and k, v (heads_kv, seq_kv, d).
 
     GQA: query head h uses KV head h // (heads / heads_kv). Causal is bottom-right
@@ -163,8 +171,9 @@ def reference_attention(q, k, v, causal=False) -> np.ndarray:
     m = np.where(np.isfinite(m), m, 0.0)
     p = np.exp(s - m)
     den = p.sum(axis=-1, keepdims=True)
-    return np.divide(p @ v, den, out=np.zeros_like(q @ np.zeros((q.shape[-1], v.shape[-1]))),
-                     where=den > 0)
+    out: NDArray[np.float64] = np.divide(
+        p @ v, den, out=np.zeros_like(q @ np.zeros((q.shape[-1], v.shape[-1]))), where=den > 0)
+    return out
 
 
 def explain_attention(res: Result, core: NeuronCore) -> str:
@@ -180,12 +189,13 @@ def explain_attention(res: Result, core: NeuronCore) -> str:
             f"{busy['vector']:.1f} us, ScalarE {busy['scalar']:.1f} us, DMA {busy['dma']:.1f} us")
 
 
-def _exp_rate(res: Result, core: NeuronCore) -> pint.Quantity:
+def _exp_rate(res: Result, core: NeuronCore) -> Quantity:
     """Exponentials per second on the engine the kernel used for exp."""
     rate = core.partitions * core.scalar_clock
     if res.params["exp_engine"] == "vector":
         rate = rate * core.vector_exp_speedup
-    return rate.to("GHz")
+    q: Quantity = rate.to("GHz")
+    return q
 
 
 def compare_attention(old: Result, old_core: NeuronCore, new: Result, new_core: NeuronCore) -> str:
@@ -194,8 +204,9 @@ def compare_attention(old: Result, old_core: NeuronCore, new: Result, new_core: 
     Names what bounds each run (its critical path) and traces the change to the modelled
     differences between the cores: the VectorE clock and where the exponential runs.
     """
-    def busy(res, engine):
-        return res.busy[engine].to("us").magnitude
+    def busy(res: Result, engine: str) -> float:
+        us: float = res.busy[engine].to("us").magnitude
+        return us
 
     engines = ("tensor", "vector", "scalar", "dma")
     b_old, b_new = old.bound_by, new.bound_by

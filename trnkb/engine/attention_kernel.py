@@ -9,21 +9,29 @@ evacuates P^T from PSUM by a one-tile-row trial.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Hashable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import NDArray
 
 from trnkb.engine import isa
-from trnkb.engine.timeline import Timeline
+from trnkb.engine.model import NeuronCore
+from trnkb.engine.timeline import Pool, Tile, Timeline
 
 __all__ = ["Progress", "attention_program", "choose_evict_engine", "drain"]
 
 Progress = Callable[[int, int], None] | None
+Program = Generator[None, None, Tile]  # yields per query tile, returns the output in HBM
+T = TypeVar("T")
 
 
-def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, exp_engine,
-                      evict_engine, q=None, k=None, v=None, progress: Progress = None,
-                      head_range=None, q_tiles=None):
+def attention_program(tl: Timeline, seq_q: int, seq_kv: int, d: int, heads: int, heads_kv: int,
+                      causal: bool, exp_engine: str, evict_engine: str,
+                      q: NDArray[Any] | None = None, k: NDArray[Any] | None = None,
+                      v: NDArray[Any] | None = None, progress: Progress = None,
+                      head_range: Sequence[int] | None = None,
+                      q_tiles: Sequence[int] | None = None) -> Program:
     """Issue the flash-attention forward; yields after each query tile; returns the output.
 
     ``head_range`` / ``q_tiles``: the heads and query-tile starts this core computes
@@ -58,15 +66,15 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
     ptps = tl.psum_pool("P^T (transposed)", (P, math.ceil(Bk / P), Bq), "bf16", 2)
     pvps = tl.psum_pool("PV", (Bq, d), "fp32", 2)
     mpool = tl.sbuf_pool("causal masks", (Bq, Bk), "fp32", 4) if causal else None
-    mask: dict = {}
+    mask: dict[Hashable, Tile] = {}
     heads_sel = range(heads) if head_range is None else head_range
     group = heads // heads_kv
     tiles = range(0, seq_q, Bq) if q_tiles is None else q_tiles
     total = len(heads_sel) * len(tiles)
     done = 0
-    kv_loaded: dict = {}
+    kv_loaded: dict[int, list[tuple[Tile, Tile]]] = {}
 
-    def load_kv(hk, c):
+    def load_kv(hk: int, c: int) -> tuple[Tile, Tile]:
         """DMA key chunk ``c`` of KV head ``hk`` (K^T columns and V rows) into new tiles."""
         j0 = c * Bk
         w = min(Bk, seq_kv - j0)
@@ -105,10 +113,12 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
             qview = Q.view((slice(h * d, (h + 1) * d), slice(i0, i0 + bq)), (d, bq), key=(h, i0))
             isa.dma(tl, qt if bq == Bq else qt.view((slice(None), slice(None), slice(0, bq)),
                                                     (dp, dc, bq), key="part"), qview)
-            m_old = l_run = pending = None
-            cur = None
+            m_old: Tile | None = None
+            l_run: Tile | None = None
+            pending: Callable[[], Tile] | None = None
+            cur: tuple[int, Tile, Tile] | None = None
 
-            def kv_at(j0, hk=hk):
+            def kv_at(j0: int, hk: int = hk) -> tuple[Tile, Tile]:
                 """(K^T chunk, V chunk) holding key j0: resident, or streamed in now."""
                 nonlocal cur
                 c = j0 // Bk
@@ -118,7 +128,8 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
                     cur = (c, *load_kv(hk, c))
                 return cur[1], cur[2]
 
-            def scores(j0, qt=qt, bq=bq, last=last):
+            def scores(j0: int, qt: Tile = qt, bq: int = bq,
+                       last: int = last) -> tuple[Tile, Tile, int]:
                 kt, _ = kv_at(j0)
                 w = min(Bk, last - j0)
                 t = spool.tile()
@@ -140,6 +151,7 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
                     if mk not in mask:
                         if len(mask) >= 4:
                             mask.clear()
+                        assert mpool is not None
                         mt = mpool.tile()
                         mask[mk] = mt if (w, bq) == (Bk, Bq) else mt.view(
                             (slice(0, bq), slice(0, w)), (bq, w), key=mk)
@@ -187,6 +199,7 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
                                                      key="part")
                 pending = _rescale(tl, stat, accv, pvv, lj, l_run, m_old, negb, scale, bq)
                 m_old = m_new
+            assert pending is not None  # the tile sees at least one key
             l_run = pending()
             accv = acc if bq == Bq else acc.view((slice(0, bq), slice(None)), (bq, d), key="part")
             isa.tensor_scalar(tl, o_v, accv, "divide", l_run)
@@ -198,23 +211,25 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
     return Out
 
 
-def _rows(t, bq):
+def _rows(t: Tile, bq: int) -> Tile:
     """A [P, 1] stats tile restricted to the first ``bq`` rows."""
     if t.shape[0] == bq:
         return t
     return t.view((slice(0, bq), slice(None)), (bq, 1), key=("rows", bq))
 
 
-def _rescale(tl, stat, acc, pv, lj, l_run, m_old, negb, scale, bq):
+def _rescale(tl: Timeline, stat: Pool, acc: Tile, pv: Tile, lj: Tile, l_run: Tile | None,
+             m_old: Tile | None, negb: Tile, scale: float, bq: int) -> Callable[[], Tile]:
     """The online-softmax update of one key tile, as a deferred step returning the new sum.
 
     First tile: acc = PV, l = l_j. Later tiles: alpha = exp((m_old - m_new) / sqrt(d)),
     l = l * alpha + l_j, acc = acc * alpha + PV.
     """
-    def step():
+    def step() -> Tile:
         if m_old is None:
             isa.copy(tl, acc, pv)
             return lj
+        assert l_run is not None
         alpha, l_new = _rows(stat.tile(), bq), _rows(stat.tile(), bq)
         isa.activation(tl, alpha, m_old, "exp", scale=scale, bias=negb)
         isa.tensor_scalar(tl, l_new, l_run, "multiply", alpha, op2="add", scalar2=lj)
@@ -224,22 +239,23 @@ def _rescale(tl, stat, acc, pv, lj, l_run, m_old, negb, scale, bq):
     return step
 
 
-def drain(gen):
+def drain(gen: Generator[None, None, T]) -> T:
     """Run a program generator to its end and return its return value."""
     with np.errstate(invalid="ignore"):  # rows with no visible key: -inf - -inf
         while True:
             try:
                 next(gen)
             except StopIteration as stop:
-                return stop.value
+                value: T = stop.value
+                return value
 
 
-def choose_evict_engine(core, seq_kv, head_dim, exp_engine) -> str:
+def choose_evict_engine(core: NeuronCore, seq_kv: int, head_dim: int, exp_engine: str) -> str:
     """VectorE or ScalarE for the P^T evacuation: whichever finishes a one-tile-row trial sooner."""
-    trial = {}
+    trial: dict[str, float] = {}
     for eng in ("vector", "scalar"):
         t = Timeline(core, execute=False)
         drain(attention_program(t, core.partitions, min(seq_kv, 4096), head_dim, 1, 1, False,
                                  exp_engine, eng))
         trial[eng] = t.now
-    return min(trial, key=trial.get)
+    return min(trial, key=lambda e: trial[e])

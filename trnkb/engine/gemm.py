@@ -31,6 +31,7 @@ from __future__ import annotations
 from trnkb.engine.gemm_kernel import Progress, gemm_program
 from trnkb.engine.gemm_plan import MAX_STEPS, TUNE_STEPS, GemmPlan, plan_gemm
 from trnkb.engine.gemm_reference import (
+    Operand,
     FP8_MAX,
     MX_BLOCK,
     MX_DTYPES,
@@ -41,6 +42,7 @@ from trnkb.engine.gemm_reference import (
 )
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.numerics import error_stats
+from trnkb.engine.result import Result
 from trnkb.engine.timeline import Timeline
 
 __all__ = [
@@ -49,6 +51,7 @@ __all__ = [
     "MX_BLOCK",
     "MX_DTYPES",
     "NUMERIC_CHUNK",
+    "Operand",
     "TUNE_STEPS",
     "GemmPlan",
     "Progress",
@@ -63,9 +66,9 @@ __all__ = [
 ]
 
 def gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16", execute: bool = True,
-         a=None, b=None, seed: int = 0, weight_dtype: str | None = None,
+         a: Operand = None, b: Operand = None, seed: int = 0, weight_dtype: str | None = None,
          quantize_activations: bool | None = None, orientation: str = "auto",
-         progress: Progress = None, reference: bool = True):
+         progress: Progress = None, reference: bool = True) -> Result:
     """C[m, n] = A[m, k] @ B[k, n] on one NeuronCore: timed, and computed when ``execute``.
 
     Parameters
@@ -99,6 +102,7 @@ def gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16", execute:
                     params={"m": m, "k": k, "n": n, "weight_dtype": weight_dtype})
     res.notes += gemm_notes(core, plan, dtype)
     if execute:
+        assert aq is not None and bq is not None and a64 is not None and b64 is not None
         out = gemm_numerics(aq, bq, plan.k_step, scale)
         res.output = out
         if reference:

@@ -11,12 +11,12 @@ evacuation is issued after this block's first group, so TensorE does not wait fo
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from trnkb.engine import isa
 from trnkb.engine.gemm_reference import MX_BLOCK, MX_DTYPES
-from trnkb.engine.timeline import ITEMSIZE, Timeline
+from trnkb.engine.timeline import ITEMSIZE, Pool, Tile, Timeline
 
 __all__ = ["Progress", "gemm_program"]
 
@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from trnkb.engine.gemm_plan import GemmPlan
 
 Progress = Callable[[int, int], None] | None
+# a loaded group: (tile, scale tile, one region per column tile or None)
+Loaded = tuple[Tile, Tile | None, list[Tile] | None]
+Tiles = list[tuple[int, int]]  # (offset, size) per tile along one axis
 
 
 def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
@@ -42,7 +45,7 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
     Mv = tl.hbm("moving", (K, N), "bf16" if q_mv else plan.mov_dtype)
     C = tl.hbm("C^T" if plan.swapped else "C", (R, N), "bf16")
 
-    def shape(kp, width):
+    def shape(kp: int, width: int) -> tuple[int, ...]:
         return (kp, pack, width) if pack > 1 else (kp, width)
 
     s_pool = tl.sbuf_pool("stationary tiles", shape(P, G * Mb), plan.stat_dtype, plan.bufs)
@@ -65,7 +68,8 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
         out_pool = tl.sbuf_pool("C tiles", (TM, TN), "bf16", 2 * plan.tm * plan.tn)
     acc_pool = tl.psum_pool("accumulators", (TM, TN), "fp32", 2 * plan.tm * plan.tn)
 
-    def load(pool, src, k0, kk, c0, widths, quantize, scale_pool, scale_src):
+    def load(pool: Pool, src: Tile, k0: int, kk: int, c0: int, widths: Sequence[int],
+             quantize: bool, scale_pool: Pool | None, scale_src: Tile | None) -> Loaded:
         """DMA one group (rows k0:k0+kk, the column tiles ``widths`` from c0) into a new tile.
 
         Returns (tile, scale tile, region views): with one K step per group each column
@@ -76,14 +80,15 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
         sc = None
         if scale_pool is not None:
             sc = scale_pool.tile()
-        parts = [(0, total, None)]
+        parts: list[tuple[int, int, int | None]] = [(0, total, None)]
         item = ITEMSIZE["bf16" if quantize else pool.dtype] * pack
         if G == 1 and len(widths) > 1 and min(widths) * item >= tl.dma_min_payload:
             parts, o = [], 0
-            for i, w in enumerate(widths):
-                parts.append((o, w, i))
+            for j, w in enumerate(widths):
+                parts.append((o, w, j))
                 o += w
         if scale_pool is not None and not quantize:  # scales first: every region needs them
+            assert sc is not None and scale_src is not None
             isa.dma(tl, sc, scale_src, nbytes=math.ceil(kk / MX_BLOCK) * total)
         regions = []
         raw = raw_pool.tile() if quantize else None
@@ -93,6 +98,7 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
             dst = t if i is None else t.view(idx, shape(kp, w), key=("r", i), disjoint=True)
             nbytes = kk * w * ITEMSIZE[src.dtype]  # inputs are read-only: no region needed
             if quantize:
+                assert raw is not None and sc is not None
                 rd = raw if i is None else raw.view(idx, shape(kp, w), key=("r", i), disjoint=True)
                 isa.dma(tl, rd, src, nbytes)
                 isa.quantize_mx(tl, dst, sc, rd)
@@ -104,14 +110,15 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
     SS = tl.hbm("stationary scales", (math.ceil(K / MX_BLOCK), R), "e8m0") if mx else None
     MS = tl.hbm("moving scales", (math.ceil(K / MX_BLOCK), N), "e8m0") if mx else None
     blocks = [(r0, c0) for c0 in range(0, N, Nb) for r0 in range(0, R, Mb)]
-    slab: list = []
+    slab: list[Loaded] = []
     evict = ("vector", "scalar")
     dt = "bf16" if not mx else ("mxfp4" if "mxfp4" in (plan.stat_dtype, plan.mov_dtype)
                                 else "mxfp8")
     if plan.in_dtype == "fp8":
         dt = "fp8"
 
-    def evacuate(accs, tiles_m, tiles_n, r0, c0):
+    def evacuate(accs: dict[tuple[int, int], Tile], tiles_m: Tiles, tiles_n: Tiles, r0: int,
+                 c0: int) -> None:
         blk = out_pool.tile() if plan.block_store else None
         for (i, j), acc in accs.items():
             (oi, h), (oj, w) = tiles_m[i], tiles_n[j]
@@ -128,7 +135,7 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
             cost = {e: tl._free[e] + (1.0 if e == "scalar" and tl.core.scalar_lanes
                                       <= tl.core.partitions else 0.5) * TN / tl.clock_hz[e]
                     for e in evict}
-            eng = min(evict, key=cost.get)  # the evacuation engine that finishes first
+            eng = min(evict, key=lambda e: cost[e])  # the evacuation engine that finishes first
             a = acc if (h, w) == (TM, TN) else acc.view(None, (h, w), key="edge")
             o = ot if (h, w) == (TM, TN) else ot.view(None, (h, w), key="edge")
             if plan.in_dtype == "fp8":
@@ -142,7 +149,8 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
             isa.dma(tl, C.view((slice(r0, r0 + mb), slice(c0, c0 + nb)), (mb, nb), key=(r0, c0)),
                     blk, nbytes=mb * nb * ITEMSIZE["bf16"])
 
-    pending = None  # the previous block's evacuation, issued after this block's first group
+    pending: tuple[dict[tuple[int, int], Tile], Tiles, Tiles, int, int] | None = None
+    # pending: the previous block's evacuation, issued after this block's first group
     for bi, (r0, c0) in enumerate(blocks):
         mb, nb = min(Mb, R - r0), min(Nb, N - c0)
         tiles_m = [(i * TM, min(TM, mb - i * TM)) for i in range(math.ceil(mb / TM))]
@@ -163,8 +171,12 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
             st_parts = st_regions or [st] * len(wm)
             mv_parts = mv_regions or [mv] * len(wn)
             grid = [[accs[i, j] for j in range(len(wn))] for i in range(len(wm))]
+            scale_tiles: tuple[Tile, ...] = ()
+            if mx:
+                assert sts is not None and mvs is not None
+                scale_tiles = (sts, mvs)
             isa.matmul_block(tl, grid, st_parts, mv_parts, math.ceil(kk / K0), wm, wn, kp, dt,
-                             (sts, mvs) if mx else (), accumulate=g > 0)
+                             scale_tiles, accumulate=g > 0)
             if g == 0 and pending is not None:
                 evacuate(*pending)
                 pending = None

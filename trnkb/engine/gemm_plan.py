@@ -69,7 +69,7 @@ class GemmPlan:
                 + (f"; {self.quantize} operand quantized to MX on VectorE" if self.quantize else ""))
 
 
-def _tensor_cycles(core, rows, cols, steps) -> float:
+def _tensor_cycles(core: NeuronCore, rows: int, cols: int, steps: int) -> float:
     """TensorE cycles of a rows x cols output over ``steps`` K steps (full tiles' cost)."""
     tm, tn = min(core.pe_cols, rows), min(core.tile_cols, cols)
     mm = max(min(core.matmul_min_cycles, tm), tn)
@@ -123,10 +123,11 @@ def _plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
     if mx and quantize_activations:
         quant = "moving" if swapped else "stationary"
     part = core.sbuf_capacity.to("B").magnitude / core.partitions
+    assert core.dma_min_payload is not None, f"{core.name}: no dma_min_payload"
     payload = core.dma_min_payload.to("B").magnitude
     rate = core.dma_rate.to("B/s").magnitude
     t_tensor = _tensor_cycles(core, rows, cols, steps) / core.tensor_clock.to("Hz").magnitude
-    cands = []
+    cands: list[tuple[tuple[float, float], GemmPlan]] = []
     for tm, tn in ((4, 1), (2, 2), (1, 4), (2, 1), (1, 2), (1, 1)):
         tm_ = min(tm, math.ceil(rows / core.pe_cols))
         tn_ = min(tn, math.ceil(cols / core.tile_cols))
@@ -166,7 +167,7 @@ def _plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
     if not tune or len(cands) == 1:
         return cands[0][1]
     # small problems: simulate the candidates and keep the fastest (as kernels are tuned)
-    timed = []
+    timed: list[tuple[float, int, GemmPlan]] = []
     for _, plan in cands[:4]:
         for bufs in sorted({plan.bufs, 6, 8}):
             trial = replace(plan, bufs=bufs)

@@ -9,25 +9,30 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from trnkb.engine.numerics import (
     ELEMENTS,
+    ElementFormat,
     MXTensor,
     decode_element,
     quantize_mx,
     round_to,
 )
 
-__all__ = ["FP8_MAX", "MX_BLOCK", "MX_DTYPES", "NUMERIC_CHUNK", "gemm_inputs", "gemm_numerics", "mx_values"]
+__all__ = ["FP8_MAX", "MX_BLOCK", "MX_DTYPES", "NUMERIC_CHUNK", "Operand", "gemm_inputs", "gemm_numerics", "mx_values"]
 
 MX_BLOCK = 32  # elements per MX scale along K (OCP MX v1.0)
 MX_DTYPES = ("mxfp8", "mxfp4")
 FP8_MAX = ELEMENTS["e4m3"].max  # OCP E4M3 largest finite value (448)
 
+Operand = NDArray[Any] | MXTensor | None  # an input: values, an MX tensor, or None (random)
 
-def _pad_k(x: np.ndarray, k_to: int) -> np.ndarray:
+
+def _pad_k(x: NDArray[Any], k_to: int) -> NDArray[Any]:
     """Zero-pad the last axis to ``k_to`` (MX blocks of 32; zeros change no block's amax)."""
     if x.shape[-1] == k_to:
         return x
@@ -37,13 +42,13 @@ def _pad_k(x: np.ndarray, k_to: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=16)
-def _lut32(element) -> np.ndarray:
+def _lut32(element: ElementFormat) -> NDArray[np.float32]:
     """Every code of an element format (2**bits of them) decoded to float32 (exact)."""
     return decode_element(np.arange(2 ** element.bits, dtype=np.uint8),
                           element).astype(np.float32)
 
 
-def mx_values(q: MXTensor) -> np.ndarray:
+def mx_values(q: MXTensor) -> NDArray[np.float32]:
     """The values of an MX tensor in float32: element x 2**(scale - 127), NaN for scale 0xFF.
 
     Exact in float32 (a power-of-two multiple of an element) unless the scale exceeds
@@ -54,11 +59,13 @@ def mx_values(q: MXTensor) -> np.ndarray:
     f = np.ldexp(np.float32(1.0), s - 127).astype(np.float32)
     f = np.where(s == 255, np.float32(np.nan), f)
     blocks = vals.reshape(*q.scales.shape, q.block)
-    return (blocks * f[..., None]).reshape(q.codes.shape)
+    out: NDArray[np.float32] = (blocks * f[..., None]).reshape(q.codes.shape)
+    return out
 
 
-def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed, fast: bool = False,
-                on_chip_quantize: bool = False):
+def gemm_inputs(m: int, k: int, n: int, dtype: str, weight_dtype: str | None, a: Operand,
+                b: Operand, seed: int | None, fast: bool = False, on_chip_quantize: bool = False
+                ) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any], NDArray[Any], float]:
     """The inputs as float64 references and as the values TensorE multiplies.
 
     Returns ``(a64, b64, aq, bq, scale)``: bf16-rounded, fp8 per-tensor scaled
@@ -81,8 +88,11 @@ def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed, fast: bool = False,
     if b is None:
         b = rng.standard_normal((k, n))
     # float64 only for the reference; the engine's own inputs are rounded from float32
-    a64 = a.dequantize()[:, :k] if a_mx else np.asarray(a, np.float32 if fast else np.float64)
-    b64 = b.dequantize()[:, :k].T if b_mx else np.asarray(b, np.float32 if fast else np.float64)
+    ref_dt = np.float32 if fast else np.float64
+    a64: NDArray[Any] = (a.dequantize()[:, :k] if isinstance(a, MXTensor)
+                         else np.asarray(a, ref_dt))
+    b64: NDArray[Any] = (b.dequantize()[:, :k].T if isinstance(b, MXTensor)
+                         else np.asarray(b, ref_dt))
     if a64.shape != (m, k) or b64.shape != (k, n):
         raise ValueError(f"a must be {(m, k)} and b {(k, n)}; got {a64.shape} and {b64.shape}")
     scale = 1.0
@@ -95,8 +105,8 @@ def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed, fast: bool = False,
         scale = float(np.float32(sa * sb))
     else:
         mode = "trn3" if on_chip_quantize and dtype == "mxfp8" else "floor"
-        aq = mx_values(a if a_mx else quantize_mx(_pad_k(a64, kp), dtype, scale_mode=mode))
-        bt = mx_values(b if b_mx else quantize_mx(_pad_k(np.ascontiguousarray(b64.T), kp),
+        aq = mx_values(a if isinstance(a, MXTensor) else quantize_mx(_pad_k(a64, kp), dtype, scale_mode=mode))
+        bt = mx_values(b if isinstance(b, MXTensor) else quantize_mx(_pad_k(np.ascontiguousarray(b64.T), kp),
                                                   weight_dtype or dtype))
         aq, bq = aq[:, :k], bt[:, :k].T
     return a64, b64, aq, bq, scale

@@ -13,11 +13,19 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
+from trnkb.qtypes import Quantity
 from trnkb.units import Q_
+
+if TYPE_CHECKING:
+    from trnkb.engine.model import NeuronCore
+
+__all__ = ["ENGINES", "STALL_KIND", "Result", "critical_path"]
 
 ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma")
 STALL_KIND = {"dma": "dma latency", "tensor": "tensor fill/drain"}
@@ -44,21 +52,23 @@ class Result:
     kernel: str
     chip: str
     dtype: str
-    seconds: object
-    busy: dict
-    cycles: dict
-    flops: object
-    peak: object
-    bytes: dict
-    records: dict
-    output: np.ndarray | None = None
-    error: dict | None = None
+    seconds: Quantity
+    busy: dict[str, Quantity]
+    cycles: dict[str, int]
+    flops: Quantity
+    peak: Quantity
+    bytes: dict[str, Quantity]
+    records: dict[str, Any]
+    output: NDArray[Any] | None = None
+    error: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
-    params: dict = field(default_factory=dict)
-    chip_figures: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    chip_figures: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_records(cls, kernel, core, dtype, flops, busy, bytes, records, cores=1, **kw):
+    def from_records(cls, kernel: str, core: NeuronCore, dtype: str, flops: float,
+                     busy: dict[str, float], bytes: dict[str, float], records: dict[str, Any],
+                     cores: int = 1, **kw: Any) -> Result:
         start = records["start"]
         end = start + records["dur"] * records["count"]
         done = end + records["lat"]
@@ -72,9 +82,10 @@ class Result:
 
     # ---- figures ----------------------------------------------------------------
     @property
-    def achieved(self):
+    def achieved(self) -> Quantity:
         """Achieved FLOP/s: flops / makespan."""
-        return (self.flops / self.seconds).to("TFLOPS")
+        q: Quantity = (self.flops / self.seconds).to("TFLOPS")
+        return q
 
     @property
     def utilization(self) -> float:
@@ -87,17 +98,17 @@ class Result:
         return max(self.busy, key=lambda e: self.busy[e].magnitude)
 
     @cached_property
-    def _path(self):
+    def _path(self) -> tuple[dict[str, float], dict[str, float]]:
         return critical_path(self.records)
 
     @property
-    def critical(self) -> dict:
+    def critical(self) -> dict[str, float]:
         """Seconds of the critical path spent on each engine (in a chip run, a transfer
         queued behind another core's on the shared HBM link counts as that core's dma)."""
         return self._path[0]
 
     @property
-    def stalls(self) -> dict:
+    def stalls(self) -> dict[str, float]:
         """Seconds of the critical path spent in fixed latencies (DMA, TensorE pipeline)."""
         return self._path[1]
 
@@ -105,7 +116,7 @@ class Result:
     def bound_by(self) -> str:
         """The engine the makespan waits on most: the largest share of the critical path."""
         crit = self.critical
-        return max(crit, key=crit.get) if crit else self.busiest
+        return max(crit, key=lambda e: crit[e]) if crit else self.busiest
 
     @property
     def timeline(self) -> pd.DataFrame:
@@ -124,7 +135,7 @@ class Result:
             "start": start, "end": start + r["dur"][idx],
             "nbytes": np.where(r["count"][idx] == 1, r["nbytes"][idx], 0.0)})
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain numbers in SI units (s, FLOP, FLOP/s, bytes) for JSON."""
         out = {
             "kernel": self.kernel, "chip": self.chip, "dtype": self.dtype, **self.params,
@@ -149,11 +160,7 @@ class Result:
         return out
 
 
-def _close(a, b) -> bool:
-    return abs(a - b) <= 1e-12 * max(1.0, abs(a), abs(b)) * 1e3
-
-
-def critical_path(r: dict) -> tuple[dict, dict]:
+def critical_path(r: dict[str, Any]) -> tuple[dict[str, float], dict[str, float]]:
     """(seconds per engine on the critical path, seconds of latency stalls on it)."""
     n = len(r["start"])
     if n == 0:
@@ -177,7 +184,7 @@ def critical_path(r: dict) -> tuple[dict, dict]:
     esorted = end[eorder]
     runs = np.flatnonzero(count > 1)
 
-    def find(sorted_, order_, s, exclude_lane):
+    def find(sorted_: NDArray[Any], order_: NDArray[Any], s: float, exclude_lane: int) -> int:
         k = np.searchsorted(sorted_, s - tol)
         best = -1
         while k < n and sorted_[k] <= s + tol:
@@ -187,8 +194,8 @@ def critical_path(r: dict) -> tuple[dict, dict]:
             k += 1
         return best
 
-    crit: dict = defaultdict(float)
-    stalls: dict = defaultdict(float)
+    crit: defaultdict[str, float] = defaultdict(float)
+    stalls: defaultdict[str, float] = defaultdict(float)
     i = int(np.argmax(done))
     name = ENGINES[eng[i]]
     if lat[i] > 0:
