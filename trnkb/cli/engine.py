@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -45,7 +46,7 @@ TimelineOut = Annotated[Path | None, typer.Option(
 
 
 @contextmanager
-def _progress(enabled: bool, what: str):
+def _progress(enabled: bool, what: str) -> Iterator[Callable[[int, int], None] | None]:
     """A rich progress bar on stderr; yields a ``progress(done, total)`` callback."""
     if not enabled:
         yield None
@@ -82,11 +83,11 @@ def _print(res: Result, as_json: bool) -> None:
     for key, v in res.chip_figures.items():
         if isinstance(v, float):
             t.add_row(key.replace("_", " "), f"{v:,.4g}")
-    for e, v in res.busy.items():
+    for e, q in res.busy.items():
         cyc = (f" ({d['cycles'][e]:,} cycles{' per core' if n > 1 else ''})"
                if e in d["cycles"] else "")
         t.add_row(f"busy {e}" + (" (sum over cores)" if n > 1 else ""),
-                  f"{v.to('us').magnitude:,.1f} µs{cyc}")
+                  f"{q.to('us').magnitude:,.1f} µs{cyc}")
     for level, b in res.bytes.items():
         t.add_row(f"bytes {level}", f"{b.to('MB').magnitude:,.2f} MB")
     if res.error is not None:
@@ -129,17 +130,17 @@ def register(app: typer.Typer) -> None:
                  as_json: Json = False) -> None:
         """C = A @ B on NeuronCores: critical path, busy time, FLOP/s vs peak, error vs float64."""
         gemm_args(m, k, n, execute, seed)
-        dtype, weight_dtype = dtype.value, weight_dtype.value if weight_dtype else None
+        dt, wdt = dtype.value, weight_dtype.value if weight_dtype else None
         kb = trnkb.load(specs)
         core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
         _cores(core, cores)
         if cores > 1:
-            res = chip_gemm(core, m, k, n, dtype=dtype, cores=cores, execute=execute, seed=seed,
-                            weight_dtype=weight_dtype, quantize_activations=quantize_activations)
+            res = chip_gemm(core, m, k, n, dtype=dt, cores=cores, execute=execute, seed=seed,
+                            weight_dtype=wdt, quantize_activations=quantize_activations)
         else:
             with _progress(not as_json, "gemm") as cb:
-                res = gemm(core, m, k, n, dtype=dtype, execute=execute, seed=seed,
-                           weight_dtype=weight_dtype, quantize_activations=quantize_activations,
+                res = gemm(core, m, k, n, dtype=dt, execute=execute, seed=seed,
+                           weight_dtype=wdt, quantize_activations=quantize_activations,
                            progress=cb)
         _finish(res, as_json, timeline)
 
@@ -164,17 +165,17 @@ def register(app: typer.Typer) -> None:
         With --cores > 1 the run is cost only (shards over heads or query tiles)."""
         attention_args(seq, seq_kv, head_dim, heads, execute, seed)
         positive_int(heads_kv, "--heads-kv", heads)
-        exp_engine = exp_engine.value if exp_engine else None
+        exp = exp_engine.value if exp_engine else None
         kb = trnkb.load(specs)
         core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
         _cores(core, cores)
         if cores > 1:
             res = chip_attention(core, seq, seq_kv or seq, head_dim, heads=heads, causal=causal,
-                                 cores=cores, heads_kv=heads_kv, exp_engine=exp_engine)
+                                 cores=cores, heads_kv=heads_kv, exp_engine=exp)
         else:
             with _progress(not as_json, "attention") as cb:
                 res = attention(core, seq, seq_kv or seq, head_dim, heads=heads, causal=causal,
-                                execute=execute, seed=seed, exp_engine=exp_engine,
+                                execute=execute, seed=seed, exp_engine=exp,
                                 heads_kv=heads_kv, progress=cb)
         _finish(res, as_json, timeline)
 

@@ -31,11 +31,11 @@ from __future__ import annotations
 from trnkb.engine.gemm_kernel import Progress, gemm_program
 from trnkb.engine.gemm_plan import MAX_STEPS, TUNE_STEPS, GemmPlan, plan_gemm
 from trnkb.engine.gemm_reference import (
-    Operand,
     FP8_MAX,
     MX_BLOCK,
     MX_DTYPES,
     NUMERIC_CHUNK,
+    Operand,
     gemm_inputs,
     gemm_numerics,
     mx_values,
