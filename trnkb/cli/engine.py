@@ -19,6 +19,8 @@ from trnkb.cli.validate import attention_args, chip_with_core, gemm_args, positi
 from trnkb.engine import NeuronCore, Result, attention, chip_attention, chip_gemm, gemm
 from trnkb.engine.profile import write_chrome_trace
 
+__all__ = ["Dtype", "ExpEngine", "register"]
+
 err = Console(stderr=True)
 
 

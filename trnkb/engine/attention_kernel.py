@@ -144,7 +144,7 @@ def attention_program(tl: Timeline, seq_q: int, seq_kv: int, d: int, heads: int,
 
             s_next = scores(0)
             for j0 in range(0, last, Bk):
-                s_full, s, w = s_next
+                _, s, w = s_next
                 if causal and j0 + w - 1 > i0 + off:
                     moff = i0 + off - j0
                     mk = (moff, w, bq)

@@ -21,6 +21,18 @@ from trnkb.engine.numerics import round_to
 if TYPE_CHECKING:
     from trnkb.engine.timeline import Timeline
 
+__all__ = [
+    "ITEMSIZE",
+    "Pool",
+    "Slot",
+    "Tile",
+    "mark_read",
+    "mark_write",
+    "read_ready",
+    "store",
+    "write_ready",
+]
+
 _FLOAT = {"fp32", "bf16", "fp8"}
 
 # Bytes per element of the dtypes tiles carry (MX scales are separate uint8 tiles).

@@ -17,6 +17,8 @@ from trnkb.qtypes import Quantity
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
+__all__ = ["PACK_FIELD", "NeuronCore"]
+
 # TensorE K elements per PE per cycle: dtype -> NeuronCore field holding the packing.
 PACK_FIELD = {"bf16": None, "fp8": "fp8_pack", "mxfp8": "mx_pack", "mxfp4": "mx_pack"}
 

@@ -140,7 +140,6 @@ def matmuls(tl: Timeline, items: Sequence[tuple[Tile, Tile, Tile]], accumulate: 
     t_free = tl._free["tensor"]
     loaded, ls_end, mm_start = tl.loaded, tl.ls_end, tl.mm_start
     run_start = None
-    n_run = 0
     end = t_free
     pending: list[tuple[tuple[Tile, ...], tuple[Tile, ...]]] = []  # items of the current back-to-back run
     for (dst, st, mv), (s, rs, rm, rd) in zip(items, ready, strict=True):
@@ -165,7 +164,6 @@ def matmuls(tl: Timeline, items: Sequence[tuple[Tile, Tile, Tile]], accumulate: 
         pending.append((reads, (dst,)))
         mm_start = t
         end = t + mm
-        n_run += 1
     assert run_start is not None  # items is not empty
     tl.issue_run("tensor", op, mm_c, run_start, pending, lat, accumulate)
     tl.loaded, tl.ls_end, tl.mm_start = loaded, ls_end, mm_start
