@@ -5,7 +5,9 @@ finishes last and walk to whatever its start waited for (the previous instructio
 its engine, or the instruction whose result it read, or the DMA it queued behind),
 until time 0. Time on the path is split by engine (``critical``); the fixed latencies
 on it (DMA completion, TensorE fill and drain) are ``stalls``. ``bound_by`` is the
-engine with the most time on the path, which can differ from the busiest engine.
+engine with the most time on the path, which can differ from the busiest engine. In a
+chip run, the time a transfer waited for the chip's shared HBM link (other cores'
+transfers) is on the path as ``hbm``.
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ class Result:
     bytes : moved per level: ``hbm`` (DMA to/from HBM), ``sbuf`` and ``psum``.
     records : dict of arrays, one row per instruction or run of equal instructions
         (``engine`` index into ENGINES, ``op``, ``start``, ``dur`` each, ``count``,
-        ``lat`` (latency after the end), ``nbytes`` (DMA), ``core``).
+        ``lat`` (latency after the end), ``nbytes`` (DMA), ``hbm_wait`` (DMA: the delay
+        the chip's shared HBM link added), ``core``).
     """
 
     kernel: str
@@ -103,8 +106,8 @@ class Result:
 
     @property
     def critical(self) -> dict[str, float]:
-        """Seconds of the critical path spent on each engine (in a chip run, a transfer
-        queued behind another core's on the shared HBM link counts as that core's dma)."""
+        """Seconds of the critical path spent on each engine; in a chip run, ``hbm`` is the
+        time a transfer on the path waited for other cores' use of the shared HBM link."""
         return self._path[0]
 
     @property
@@ -183,6 +186,7 @@ def critical_path(r: dict[str, Any]) -> tuple[dict[str, float], dict[str, float]
     eorder = np.argsort(end, kind="stable")
     esorted = end[eorder]
     runs = np.flatnonzero(count > 1)
+    hbm_wait = r["hbm_wait"] if "hbm_wait" in r else np.zeros(n)
 
     def find(sorted_: NDArray[Any], order_: NDArray[Any], s: float, exclude_lane: int) -> int:
         k = np.searchsorted(sorted_, s - tol)
@@ -206,6 +210,9 @@ def critical_path(r: dict[str, Any]) -> tuple[dict[str, float], dict[str, float]
         h = int(head[i])
         crit[ENGINES[eng[i]]] += float(end[i] - start[h])
         s = float(start[h])
+        if hbm_wait[h] > 0:  # queued behind other cores on the shared HBM link
+            crit["hbm"] += float(hbm_wait[h])
+            s -= float(hbm_wait[h])
         if s <= tol:
             break
         j = find(dsorted, dorder, s, -1)

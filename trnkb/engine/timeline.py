@@ -19,7 +19,8 @@ instruction streams run):
   and are not ordered among themselves: a transfer takes the earliest gap in the
   link's schedule after its operands are ready, and its data is ready
   ``dma_fixed_latency`` after the transfer ends. In a chip run (:mod:`trnkb.engine.chip`)
-  every transfer also needs a gap on the chip's one HBM link, shared by all cores.
+  every transfer also needs a gap on the chip's one HBM link, shared by all cores; the
+  delay that link adds (other cores' transfers) is recorded per transfer (``hbm_wait``).
 
 Buffers are allocated from pools with SBUF/PSUM capacity enforced per partition; a
 tiling that does not fit raises ``ValueError`` naming the pool and the bytes.
@@ -143,6 +144,7 @@ class Timeline:
         self._count: list[int] = []
         self._lat: list[float] = []
         self._nbytes: list[float] = []
+        self._hbm_wait: list[float] = []  # DMA: delay caused by other cores on the HBM link
         self.bytes: dict[str, float] = {"hbm": 0, "sbuf": 0, "psum": 0}
         self._sbuf_used = 0  # bytes per partition
         self._psum_banks_used = 0
@@ -224,7 +226,7 @@ class Timeline:
 
     # ---- issuing -------------------------------------------------------------------
     def _record(self, eng: str, op: str, start: float, dur: float, count: int = 1,
-                lat: float = 0.0, nbytes: float = 0.0) -> None:
+                lat: float = 0.0, nbytes: float = 0.0, hbm_wait: float = 0.0) -> None:
         self._eng.append(_EID[eng])
         self._op.append(op)
         self._start.append(start)
@@ -232,6 +234,7 @@ class Timeline:
         self._count.append(count)
         self._lat.append(lat)
         self._nbytes.append(nbytes)
+        self._hbm_wait.append(hbm_wait)
 
     def issue(self, engine: str, op: str, cycles: float, reads: Operands, writes: Operands,
               not_before: float = 0.0,
@@ -311,6 +314,7 @@ class Timeline:
         rate = self.link.rate * min(parts, engines) / engines
         dur = charged / rate
         t = self.link.find(ready, dur)
+        t_own = t  # the start the core's own DMA link allows
         h = self.hbm_link
         if h is not None:
             hdur = nbytes / h.rate
@@ -329,7 +333,7 @@ class Timeline:
         for w in writes:
             mark_write(w.slot, end, done, "dma")
         self.bytes["hbm"] += nbytes
-        self._record("dma", op, t, dur, 1, self.dma_latency, nbytes)
+        self._record("dma", op, t, dur, 1, self.dma_latency, nbytes, t - t_own)
         return done
 
     # ---- result --------------------------------------------------------------------
@@ -343,5 +347,5 @@ class Timeline:
         return {"engine": np.asarray(self._eng, np.int8), "op": self._op,
                 "start": np.asarray(self._start), "dur": np.asarray(self._dur),
                 "count": np.asarray(self._count, np.int64), "lat": np.asarray(self._lat),
-                "nbytes": np.asarray(self._nbytes),
+                "nbytes": np.asarray(self._nbytes), "hbm_wait": np.asarray(self._hbm_wait),
                 "core": np.full(len(self._eng), self.core_id, np.int16)}
