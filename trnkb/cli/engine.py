@@ -122,7 +122,8 @@ def register(app: typer.Typer) -> None:
                  m: Annotated[int, typer.Option("--m", help="Rows of A and C.")] = 4096,
                  k: Annotated[int, typer.Option("--k", help="Contraction size.")] = 4096,
                  n: Annotated[int, typer.Option("--n", help="Columns of B and C.")] = 4096,
-                 dtype: Annotated[Dtype, typer.Option(help="bf16, fp8, mxfp8 or mxfp4.")] = Dtype.bf16,
+                 dtype: Annotated[Dtype, typer.Option(
+                     help="bf16, fp8, mxfp8 or mxfp4.")] = Dtype.bf16,
                  weight_dtype: Annotated[Dtype | None, typer.Option(
                      help="mxfp4 with --dtype mxfp8: 4-bit weights (W4A8).")] = None,
                  quantize_activations: Annotated[bool, typer.Option(

@@ -1,10 +1,10 @@
 """Flash-attention forward on a NeuronCore: any sequence lengths, GQA/MQA, causal, long KV.
 
 Per 128-query tile and key tile of up to 512 (1024 on Trainium3): S = QK^T on TensorE
-(fp32 PSUM; a head_dim above 128 contracts in passes of 128); the row max on VectorE; P = exp((S - m) / sqrt(d)) with its
-row sum on ScalarE (``activation``) or, where the core has it, the VectorE
-``exponential`` (Trainium3); P transposed on TensorE and evacuated to SBUF; PV on
-TensorE; the running sum and output rescaled by exp(m_old - m_new) (online softmax).
+(fp32 PSUM; a head_dim above 128 contracts in passes of 128); the row max on VectorE;
+P = exp((S - m) / sqrt(d)) with its row sum on ScalarE (``activation``) or, where the core
+has it, the VectorE ``exponential`` (Trainium3); P transposed on TensorE and evacuated to
+SBUF; PV on TensorE; the running sum and output rescaled by exp(m_old - m_new) (online softmax).
 
 K and V of one KV head stay resident in SBUF when they fit (loaded once, shared by the
 query heads of a GQA group); otherwise they stream through SBUF one key chunk at a time
@@ -182,7 +182,8 @@ def explain_attention(res: Result, core: NeuronCore) -> str:
     bound = res.bound_by
     crit = res.critical.get(bound, 0.0) * 1e6
     where = res.params["exp_engine"]
-    return (f"{core.chip}: bound by {bound} ({crit:.1f} us of the {res.seconds.to('us').magnitude:.1f} us "
+    total = res.seconds.to("us").magnitude
+    return (f"{core.chip}: bound by {bound} ({crit:.1f} us of the {total:.1f} us "
             f"critical path; busiest {res.busiest}); exp on {where} at "
             f"{_exp_rate(res, core).magnitude:.0f} G exp/s, VectorE clock "
             f"{core.vector_clock:~P}, busy: TensorE {busy['tensor']:.1f} us, VectorE "

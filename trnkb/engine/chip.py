@@ -94,7 +94,8 @@ def _chip_link(core: NeuronCore) -> Link:
     return Link(core.hbm_bandwidth.to("B/s").magnitude)
 
 
-def chip_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16", cores: int | None = None,
+def chip_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
+              cores: int | None = None,
               execute: bool = False, a: Operand = None, b: Operand = None, seed: int = 0,
               weight_dtype: str | None = None, quantize_activations: bool | None = None,
               max_groups: int | None = None) -> Result:

@@ -61,12 +61,14 @@ class GemmPlan:
         return math.ceil(self.k / self.k_step)
 
     def describe(self) -> str:
-        return (f"{'C^T = B^T A^T (B stationary)' if self.swapped else 'C = A B (A^T stationary)'}; "
+        side = "C^T = B^T A^T (B stationary)" if self.swapped else "C = A B (A^T stationary)"
+        return (f"{side}; "
                 f"blocks of {self.tm}x{self.tn} tiles of {self.tile_m}x{self.tile_n}, "
                 f"K step {self.k_step}, {self.group} step(s) per DMA, {self.bufs} buffers, "
                 f"{'resident' if self.resident else 'streamed'} moving slab"
                 + ("; one store per block" if self.block_store else "")
-                + (f"; {self.quantize} operand quantized to MX on VectorE" if self.quantize else ""))
+                + (f"; {self.quantize} operand quantized to MX on VectorE"
+                   if self.quantize else ""))
 
 
 def _tensor_cycles(core: NeuronCore, rows: int, cols: int, steps: int) -> float:

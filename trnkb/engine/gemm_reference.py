@@ -23,7 +23,8 @@ from trnkb.engine.numerics import (
     round_to,
 )
 
-__all__ = ["FP8_MAX", "MX_BLOCK", "MX_DTYPES", "NUMERIC_CHUNK", "Operand", "gemm_inputs", "gemm_numerics", "mx_values"]
+__all__ = ["FP8_MAX", "MX_BLOCK", "MX_DTYPES", "NUMERIC_CHUNK", "Operand", "gemm_inputs",
+           "gemm_numerics", "mx_values"]
 
 MX_BLOCK = 32  # elements per MX scale along K (OCP MX v1.0)
 MX_DTYPES = ("mxfp8", "mxfp4")
@@ -105,9 +106,11 @@ def gemm_inputs(m: int, k: int, n: int, dtype: str, weight_dtype: str | None, a:
         scale = float(np.float32(sa * sb))
     else:
         mode = "trn3" if on_chip_quantize and dtype == "mxfp8" else "floor"
-        aq = mx_values(a if isinstance(a, MXTensor) else quantize_mx(_pad_k(a64, kp), dtype, scale_mode=mode))
-        bt = mx_values(b if isinstance(b, MXTensor) else quantize_mx(_pad_k(np.ascontiguousarray(b64.T), kp),
-                                                  weight_dtype or dtype))
+        aq = mx_values(a if isinstance(a, MXTensor)
+                       else quantize_mx(_pad_k(a64, kp), dtype, scale_mode=mode))
+        bt = mx_values(b if isinstance(b, MXTensor)
+                       else quantize_mx(_pad_k(np.ascontiguousarray(b64.T), kp),
+                                        weight_dtype or dtype))
         aq, bq = aq[:, :k], bt[:, :k].T
     return a64, b64, aq, bq, scale
 

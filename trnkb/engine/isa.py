@@ -138,7 +138,8 @@ def quantize_mx(tl: Timeline, dst: Tile, dst_scale: Tile, src: Tile) -> float:
 
 
 # ---- scalar / vector / gpsimd -------------------------------------------------------------
-_FUNCS: dict[str, Callable[[NDArray[np.float32]], NDArray[Any]]] = {"exp": np.exp, "copy": lambda x: x, "identity": lambda x: x}
+_FUNCS: dict[str, Callable[[NDArray[np.float32]], NDArray[Any]]] = {
+    "exp": np.exp, "copy": lambda x: x, "identity": lambda x: x}
 _BINOPS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "max": np.maximum,
            "divide": np.divide}
 

@@ -124,7 +124,8 @@ def layer_time(core: NeuronCore, tokens: int, hidden: int, heads: int, heads_kv:
     s, bound = _attention_core_time(core, tokens, per_core, kv_core, head_dim, causal)
     af = attention_flops(tokens, tokens, head_dim, heads, causal)
     parts["attention"] = {"seconds": s, "flops": af, "bound_by": bound,
-                          "utilization": af / s / core.peak_flops("bf16", cores).to("FLOPS").magnitude}
+                          "utilization": af / s / core.peak_flops("bf16", cores).to(
+                              "FLOPS").magnitude}
     total += s
     flops += af
     notes = [f"{cores} cores; GEMMs sharded over the cores in one simulation each; attention "
@@ -134,7 +135,8 @@ def layer_time(core: NeuronCore, tokens: int, hidden: int, heads: int, heads_kv:
                      peak=core.peak_flops(dtype, cores), parts=parts, notes=notes)
 
 
-def model_layer_time(kb: KnowledgeBase, model: str, chip: str, tokens: int, cores: int | None = None,
+def model_layer_time(kb: KnowledgeBase, model: str, chip: str, tokens: int,
+                     cores: int | None = None,
                      dtype: str = "bf16", causal: bool = True) -> LayerTime:
     """:func:`layer_time` for a dense model of specs/models.yaml on a chip's NeuronCores.
 

@@ -64,7 +64,8 @@ class NeuronCore:
     quantize_mx_rate: int = 0  # 0: no VectorE quantize_mx (activations must arrive in MX)
     gpsimd_start_cycles: int = 0
     hbm_bandwidth: Quantity | None = None  # per chip, shared by its cores
-    published_peaks: tuple[tuple[str, Quantity], ...] = ()  # ((dtype, chip peak from AWS's chip table), ...)
+    # ((dtype, chip peak from AWS's chip table), ...)
+    published_peaks: tuple[tuple[str, Quantity], ...] = ()
 
     # ---- construction ----------------------------------------------------------------
     @classmethod
@@ -153,7 +154,8 @@ class NeuronCore:
         return p
 
     def peak_flops(self, dtype: str = "bf16", cores: int = 1) -> Quantity:
-        """Dense peak of ``cores`` cores from the FLOPs calculator (:func:`trnkb.calc.flops.peak_flops`):
+        """Dense peak of ``cores`` cores from the FLOPs calculator
+        (:func:`trnkb.calc.flops.peak_flops`):
         cores x pe_rows x pe_cols x pack(dtype) x 2 FLOP x tensor_clock (TFLOP/s)."""
         from trnkb.calc.flops import peak_flops
 

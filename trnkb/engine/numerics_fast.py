@@ -5,8 +5,9 @@ even, saturating) depends only on its sign, exponent, top 6 mantissa bits and wh
 lower bit is set (the sticky bit): the round bit is mantissa bit 19 or higher.
 :func:`lut_key` folds the 16 low bits into bit 16 and keeps bits 16..31: a 16-bit key. A
 64 KiB table per format, filled once from ``ml_dtypes`` casts of one representative value
-per key, then maps keys to element codes with one gather. No Python loop runs per element; :func:`quantize_blocks` walks the input
-in chunks of ~64 KiB so every temporary stays in the CPU cache.
+per key, then maps keys to element codes with one gather. No Python loop runs per element;
+:func:`quantize_blocks` walks the input in chunks of ~64 KiB so every temporary stays in the
+CPU cache.
 
 Block maxima use a shift tree on the flat chunk (max of element i and i+16, then +8,
 then +4: contiguous SIMD passes), then three short strided passes over the 4 partial

@@ -73,7 +73,8 @@ def _acc_ready(s: Slot) -> float:
     return s.wend if s.weng == "tensor" and s.wend < r and s.parent is None else r
 
 
-def matmuls(tl: Timeline, items: Sequence[tuple[Tile, Tile, Tile]], accumulate: bool = False, dtype: str = "bf16",
+def matmuls(tl: Timeline, items: Sequence[tuple[Tile, Tile, Tile]], accumulate: bool = False,
+            dtype: str = "bf16",
             scales: tuple[Tile, Tile] | None = None, chain: bool = False) -> float:
     """A run of matmuls issued back to back: ``items`` = [(dst, stationary, moving), ...].
 
@@ -141,7 +142,8 @@ def matmuls(tl: Timeline, items: Sequence[tuple[Tile, Tile, Tile]], accumulate: 
     loaded, ls_end, mm_start = tl.loaded, tl.ls_end, tl.mm_start
     run_start = None
     end = t_free
-    pending: list[tuple[tuple[Tile, ...], tuple[Tile, ...]]] = []  # items of the current back-to-back run
+    # items of the current back-to-back run
+    pending: list[tuple[tuple[Tile, ...], tuple[Tile, ...]]] = []
     for (dst, st, mv), (s, rs, rm, rd) in zip(items, ready, strict=True):
         if s is not loaded:
             ls_start = max(rs, ls_end, mm_start)

@@ -126,7 +126,8 @@ class Timeline:
         self.core = core
         self.core_id = core_id
         self.execute = execute
-        self.clock_hz: dict[str, float] = {e: core.clock(e).to("Hz").magnitude for e in COMPUTE_ENGINES}
+        self.clock_hz: dict[str, float] = {e: core.clock(e).to("Hz").magnitude
+                                           for e in COMPUTE_ENGINES}
         rate = core.dma_rate if hbm is None else core.dma_bandwidth
         self.link = Link(rate.to("B/s").magnitude)
         self.hbm_link = hbm
@@ -294,7 +295,8 @@ class Timeline:
 
     def transfer(self, op: str, nbytes: float, partitions: int, reads: Operands,
                  writes: Operands) -> float:
-        """Schedule one DMA transfer of ``nbytes`` over ``partitions``; return when its data is ready.
+        """Schedule one DMA transfer of ``nbytes`` over ``partitions``; return when its data is
+        ready.
 
         Charged time = partitions x max(nbytes / partitions, dma_min_payload) / rate, where
         rate = the core's DMA rate x min(partitions, dma_engines) / dma_engines (a transfer

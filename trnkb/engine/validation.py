@@ -32,7 +32,8 @@ class Case:
     published_us: float
     kind: str  # "threshold (p99 <=)", "threshold (p1 <= 1.05 x)", "measured"
     chip: str | None = None  # the chip the engine runs (stated device, or assumed)
-    call: tuple[Any, ...] | None = None  # ("gemm", m, k, n, dtype) or ("attention", sq, skv, d, heads)
+    # ("gemm", m, k, n, dtype) or ("attention", sq, skv, d, heads)
+    call: tuple[Any, ...] | None = None
     note: str = ""
 
 
