@@ -157,10 +157,13 @@ def round_to(x: np.ndarray, dtype: str) -> np.ndarray:
     x = np.asarray(x, dtype=np.float32)
     if dtype == "fp32":
         return x
+    out: np.ndarray
     if dtype == "bf16":
-        return x.astype(ml_dtypes.bfloat16).astype(np.float32)
+        out = x.astype(ml_dtypes.bfloat16).astype(np.float32)
+        return out
     if dtype == "fp8":
-        return np.clip(x, -448.0, 448.0).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
+        out = np.clip(x, -448.0, 448.0).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
+        return out
     raise ValueError(f"unknown dtype {dtype!r}; expected fp32, bf16 or fp8")
 
 
