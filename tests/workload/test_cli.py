@@ -47,6 +47,10 @@ def test_plans_lists_plans_fastest_first():
     ["serve", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--batch", "-1"],
     ["serve", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--set", "mfu"],
     ["plans", "--model", "llama-3.1-8b", "--system", "nowhere", "--chips", "8"],
+    ["train", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--chips", "abc"],
+    ["serve", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--batch", "1.5"],
+    ["plans", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--chips", "8", "--top", "0"],
+    ["serve", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--pricing", "free"],
 ])
 def test_bad_arguments_get_one_line_and_exit_1(args):
     res = runner.invoke(app, ["workload", *args])

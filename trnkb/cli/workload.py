@@ -22,7 +22,7 @@ from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
 
 ModelOpt = Annotated[str, typer.Option("--model", help="Model id (trnkb list models), e.g. llama-3.1-70b.")]
 SystemOpt = Annotated[str, typer.Option("--system", help="Rack / scale-up domain id (trnkb list racks).")]
-ChipsOpt = Annotated[int, typer.Option("--chips", help="Chips used.")]
+ChipsOpt = Annotated[str, typer.Option("--chips", help="Chips used.")]
 PrecisionOpt = Annotated[str, typer.Option("--precision", help="bf16, fp8, mxfp8, int8, fp4, mxfp4.")]
 GenOpt = Annotated[str | None, typer.Option("--switch-gen", help="Switch generation of the fabric.")]
 PricingOpt = Annotated[str, typer.Option("--pricing", help="tco (the TCO model) or cloud (a sourced "
@@ -38,6 +38,19 @@ def _number(text: str, what: str) -> float:
         raise ValueError(f"{what} must be a number, not {text!r}") from None
     if not math.isfinite(x) or x <= 0:
         raise ValueError(f"{what} must be a positive number, not {text!r}")
+    return x
+
+
+def _int(text: str | None, what: str) -> int | None:
+    """A positive integer option, refused with one line (typer's own errors take three)."""
+    if text is None:
+        return None
+    try:
+        x = int(str(text).replace("_", ""))
+    except ValueError:
+        raise ValueError(f"{what} must be a positive integer, not {text!r}") from None
+    if x <= 0:
+        raise ValueError(f"{what} must be a positive integer, not {text!r}")
     return x
 
 
@@ -101,7 +114,7 @@ def register(app: typer.Typer) -> None:
                   plan: Annotated[str | None, typer.Option("--plan", help="e.g. tp=4,pp=2,zero=1; "
                                                            "default: the fastest plan that fits.")] = None,
                   precision: PrecisionOpt = "bf16",
-                  seq_len: Annotated[int, typer.Option("--seq-len")] = 8192,
+                  seq_len: Annotated[str, typer.Option("--seq-len")] = "8192",
                   batch_tokens: Annotated[str, typer.Option("--batch-tokens")] = "4194304",
                   recipe: Annotated[str, typer.Option("--recipe", help="bf16-adam, fp8-adam, scaling-book")] = "bf16-adam",
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
@@ -110,7 +123,8 @@ def register(app: typer.Typer) -> None:
         from trnkb import workload as W
         try:
             m, s = _objects(specs, model, system, switch_gen)
-            res = W.train(m, s, chips, plan, _number(tokens, "--tokens"), precision, seq_len=seq_len,
+            res = W.train(m, s, _int(chips, "--chips"), plan, _number(tokens, "--tokens"), precision,
+                          seq_len=_int(seq_len, "--seq-len"),
                           batch_tokens=_number(batch_tokens, "--batch-tokens"), recipe=recipe,
                           assumptions=_overrides(set_), pricing=pricing)
         except (KeyError, ValueError) as e:
@@ -118,21 +132,22 @@ def register(app: typer.Typer) -> None:
         print_json(res.to_dict()) if as_json else _print(res)
 
     @wl.command("serve")
-    def serve_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt = 8,
-                  batch: Annotated[int, typer.Option("--batch")] = 64,
-                  input_len: Annotated[int, typer.Option("--input-len")] = 2048,
-                  output_len: Annotated[int, typer.Option("--output-len")] = 512,
+    def serve_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt = "8",
+                  batch: Annotated[str, typer.Option("--batch")] = "64",
+                  input_len: Annotated[str, typer.Option("--input-len")] = "2048",
+                  output_len: Annotated[str, typer.Option("--output-len")] = "512",
                   precision: PrecisionOpt = "bf16",
                   kv_precision: Annotated[str | None, typer.Option("--kv-precision")] = None,
-                  tp: Annotated[int | None, typer.Option("--tp")] = None,
+                  tp: Annotated[str | None, typer.Option("--tp")] = None,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
                   specs: SpecsOpt = None, as_json: JsonOpt = False):
         """TTFT, TPOT, tokens/s per chip, per MW and per dollar serving MODEL on one replica."""
         from trnkb import workload as W
         try:
             m, s = _objects(specs, model, system, switch_gen)
-            res = W.serve(m, s, chips, batch, input_len, output_len, precision, kv_precision=kv_precision,
-                          tp=tp, assumptions=_overrides(set_), pricing=pricing)
+            res = W.serve(m, s, _int(chips, "--chips"), _int(batch, "--batch"), _int(input_len, "--input-len"),
+                          _int(output_len, "--output-len"), precision, kv_precision=kv_precision,
+                          tp=_int(tp, "--tp"), assumptions=_overrides(set_), pricing=pricing)
         except (KeyError, ValueError) as e:
             _fail(e)
         if as_json:
@@ -148,27 +163,26 @@ def register(app: typer.Typer) -> None:
     def plans_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt,
                   tokens: Annotated[str, typer.Option("--tokens")] = "15e12",
                   precision: PrecisionOpt = "bf16",
-                  seq_len: Annotated[int, typer.Option("--seq-len")] = 8192,
-                  top: Annotated[int, typer.Option("--top", help="How many plans to list.")] = 10,
+                  seq_len: Annotated[str, typer.Option("--seq-len")] = "8192",
+                  top: Annotated[str, typer.Option("--top", help="How many plans to list.")] = "10",
                   switch_gen: GenOpt = None, set_: SetOpt = None, specs: SpecsOpt = None,
                   as_json: JsonOpt = False):
         """The parallelism plans that fit, fastest first (central inputs)."""
         from trnkb import workload as W
         try:
-            if top < 1:
-                raise ValueError("--top must be at least 1")
+            n, top_n, seq = _int(chips, "--chips"), _int(top, "--top"), _int(seq_len, "--seq-len")
             m, s = _objects(specs, model, system, switch_gen)
-            rows = W.plans(m, s, chips, _number(tokens, "--tokens"), precision, seq_len=seq_len,
-                           assumptions=_overrides(set_), top=top)
+            rows = W.plans(m, s, n, _number(tokens, "--tokens"), precision, seq_len=seq,
+                           assumptions=_overrides(set_), top=top_n)
         except (KeyError, ValueError) as e:
             _fail(e)
         data = [{"plan": r["plan"].label, "step_time_s": r["step_time"], "days": r["days"],
                  "memory_GB": r["memory"] / 1e9, "achieved_mfu": r["achieved_mfu"]} for r in rows]
         if as_json:
-            print_json({"model": m.id, "system": s.id, "chips": chips, "plans": data})
+            print_json({"model": m.id, "system": s.id, "chips": n, "plans": data})
             return
         if not data:
-            print(f"no plan fits {m.id} on {chips} chips of {s.id}")
+            print(f"no plan fits {m.id} on {n} chips of {s.id}")
         for d in data:
             print(f"{d['days']:9.2f} days  step {d['step_time_s']:8.3f} s  {d['memory_GB']:7.1f} GB/chip  "
                   f"MFU {d['achieved_mfu']:.2f}  {d['plan']}")
