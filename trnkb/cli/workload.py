@@ -117,16 +117,24 @@ def register(app: typer.Typer) -> None:
                   seq_len: Annotated[str, typer.Option("--seq-len")] = "8192",
                   batch_tokens: Annotated[str, typer.Option("--batch-tokens")] = "4194304",
                   recipe: Annotated[str, typer.Option("--recipe", help="bf16-adam, fp8-adam, scaling-book")] = "bf16-adam",
+                  mfu_from_engine: Annotated[bool, typer.Option(
+                      "--mfu-from-engine", help="Trainium: take the MFU from the reference engine's "
+                                                "simulation of one layer.")] = False,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
                   specs: SpecsOpt = None, as_json: JsonOpt = False):
         """Time, cost and energy to train MODEL on CHIPS chips of SYSTEM for TOKENS tokens."""
         from trnkb import workload as W
         try:
             m, s = _objects(specs, model, system, switch_gen)
+            extra = _overrides(set_)
+            if mfu_from_engine:
+                from trnkb.workload.engine_mfu import engine_mfu
+
+                extra = {"mfu": engine_mfu(trnkb.load(specs), m, s.chip, dtype=precision), **extra}
             res = W.train(m, s, _int(chips, "--chips"), plan, _number(tokens, "--tokens"), precision,
                           seq_len=_int(seq_len, "--seq-len"),
                           batch_tokens=_number(batch_tokens, "--batch-tokens"), recipe=recipe,
-                          assumptions=_overrides(set_), pricing=pricing)
+                          assumptions=extra, pricing=pricing)
         except (KeyError, ValueError) as e:
             _fail(e)
         print_json(res.to_dict()) if as_json else _print(res)
