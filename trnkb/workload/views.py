@@ -18,7 +18,7 @@ from trnkb.workload import fromkb
 from trnkb.workload.serving import serve
 from trnkb.workload.training import train
 
-__all__ = ["MODELS", "SYSTEMS", "headline", "perf_per_tco", "range_chart", "summary"]
+__all__ = ["MODELS", "SYSTEMS", "by_switch_generation", "headline", "perf_per_tco", "range_chart", "summary"]
 
 SYSTEMS = ("trn3-nl72x2-switched", "gb300-nvl72", "mi355x-8", "mi450x-ualoe72", "tpu-v7-pod")
 MODELS = {"dense": "llama-3-1-405b", "moe": "deepseek-v3"}
@@ -139,3 +139,23 @@ def summary(df: pd.DataFrame, task: str) -> pd.DataFrame:
                   for c, lo, hi in zip(d["central"], d["low"], d["high"], strict=True)]
     return d.pivot_table(index=["system", "model"], columns="metric", values="value", aggfunc="first",
                          sort=False)
+
+
+def by_switch_generation(kb, system: str = "trn3-nl72x2-switched", model: str = "deepseek-v3", *,
+                         chips: int = 144, batch: int = 256, input_len: int = 2048, output_len: int = 512,
+                         precision: str = "fp8") -> pd.DataFrame:
+    """Serving one model on the whole domain under each switch generation of its fabric:
+    the group's hops and bandwidths (from the fabric graph) and the time per output token."""
+    gens = [g for g in kb.table("fabrics").query("domain == @system")["generation"] if isinstance(g, str)]
+    m = fromkb.model(kb, model)
+    rows = []
+    for g in gens:
+        s = fromkb.system(kb, system, g)
+        gb = s.network.group(chips)
+        r = serve(m, s, chips, batch, input_len, output_len, precision, curve=False)
+        t = r["tpot"]
+        rows.append({"generation": g, "mean_hops": round(gb.mean_hops, 3),
+                     "injection_GBps": gb.injection / 1e9, "bisection_TBps": gb.bisection / 1e12,
+                     "tpot_ms": t.mid * 1e3, "tpot_low_ms": t.lo * 1e3, "tpot_high_ms": t.hi * 1e3,
+                     "comm_ms": r.breakdown["decode_comm"] * 1e3})
+    return pd.DataFrame(rows)
