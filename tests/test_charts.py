@@ -51,3 +51,21 @@ def test_log_scaled_grouped_bars_draw_every_bar_with_length():
     svg = vlc.vegalite_to_svg(chart.to_json())
     bars = re.findall(r'aria-roledescription="bar" d="M[^h]*h([-0-9.]+)', svg)
     assert len(bars) == 3 and all(abs(float(w)) > 0 for w in bars)
+
+
+def test_roofs_turn_at_the_ridge_point():
+    # 1000 TFLOP/s over 4 TB/s: the roof turns at 250 FLOP/byte (hand arithmetic)
+    peaks = pd.DataFrame({"chip": ["x"], "peak": [1000.0], "bw": [4.0]})
+    r = charts.roofs(peaks, "chip", "peak", "bw", 10, 1000)
+    assert list(r["intensity"]) == [10, 250, 1000]
+    assert list(r["attainable"]) == [40, 1000, 1000]
+
+
+def test_roofline_draws_roofs_and_points():
+    pts = pd.DataFrame({"i": [50.0, 500.0], "a": [150.0, 900.0], "chip": ["x", "x"]})
+    peaks = pd.DataFrame({"chip": ["x"], "peak": [1000.0], "bw": [4.0]})
+    spec = charts.roofline(pts, peaks, "i", "a", "chip", peak="peak", bandwidth="bw", x_title="I",
+                           y_title="A", title="t", sources=["s"]).to_dict()
+    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"]
+             for layer in spec["layer"]]
+    assert marks == ["line", "line"]

@@ -96,3 +96,169 @@ def test_ratio_of_calculators_without_eval(kb, tmp_path):
     claims, errors = evaluate_claims(kb, _claims_file(tmp_path, BASE + body))
     assert errors == [] and claims[0].verdict == "supported"
     assert claims[0].computed.magnitude == 16
+
+
+# ---- issue 14: operations table, comparisons, history, coverage, measured, tools ----
+
+import math as _math
+
+import yaml as _yaml
+
+from trnkb.claims.history import changes_since, record_release
+from trnkb.claims.measured import WORKLOAD_MISSING, predicted_range
+from trnkb.units import Q_
+
+
+def _write_claims(tmp_path, entries):
+    p = tmp_path / "claims.yaml"
+    p.write_text(_yaml.safe_dump(entries, sort_keys=False))
+    return p
+
+
+def _one(kb, tmp_path, **entry):
+    base = {"id": "t-claim", "source": "semianalysis-trn3", "locator": "x", "statement": "s",
+            "quantity": "q"}
+    claims, errors = evaluate_claims(kb, _write_claims(tmp_path, [{**base, **entry}]))
+    return claims, errors
+
+
+def test_ratio_of_kb_values_matches_an_independent_division(kb, tmp_path):
+    # 144 GB / 96 GB = 1.5 (seed 004 capacities), computed here by hand
+    claims, errors = _one(kb, tmp_path, compute={"ratio": [{"kb": "trainium3.hbm_capacity"},
+                                                           {"kb": "trainium2.hbm_capacity"}]},
+                          compare="==", claimed=144 / 96)
+    assert not errors and claims[0].verdict == "supported"
+
+
+def test_tolerance_edges_decide_the_verdict(kb, tmp_path):
+    # 2517 / 1299 = 1.9376...; a 5% band around 2 (1.9-2.1) holds it, a 3% band (1.94-2.06) does not
+    expr = {"ratio": [{"kb": "trainium3.dense_mxfp8"}, {"kb": "trainium2.dense_fp8"}]}
+    ok, _ = _one(kb, tmp_path, compute=expr, compare="~", tolerance=0.05, why="w", claimed=2)
+    bad, _ = _one(kb, tmp_path, compute=expr, compare="~", tolerance=0.03, why="w", claimed=2)
+    assert ok[0].verdict == "supported" and bad[0].verdict == "contradicted"
+    assert bad[0].relative_difference == pytest.approx(abs(2517 / 1299 - 2) / 2)
+
+
+def test_tolerance_without_why_is_an_error(kb, tmp_path):
+    _, errors = _one(kb, tmp_path, compute=1, compare="~", tolerance=0.05, claimed=1)
+    assert errors and "why" in errors[0]
+
+
+def test_division_by_zero_is_a_clear_error_not_a_crash(kb, tmp_path):
+    _, errors = _one(kb, tmp_path, compute={"ratio": [1, {"difference": [2, 2]}]},
+                     compare="==", claimed=1)
+    assert len(errors) == 1 and "divides by zero" in errors[0]
+
+
+def test_zero_claimed_value_has_no_relative_difference(kb, tmp_path):
+    claims, _ = _one(kb, tmp_path, compute=3, compare=">", claimed=0)
+    assert claims[0].verdict == "supported" and claims[0].relative_difference is None
+
+
+def test_text_comparisons_on_kb_text(kb, tmp_path):
+    yes, _ = _one(kb, tmp_path, compute={"text": "trainium3.process_node"}, compare="contains",
+                  claimed="n3p")
+    no, _ = _one(kb, tmp_path, compute={"text": "trainium3.process_node"}, compare="is",
+                 claimed="TSMC N5")
+    assert yes[0].verdict == "supported" and no[0].verdict == "contradicted"
+
+
+def test_dtype_operation_reads_ml_dtypes(kb, tmp_path):
+    # OCP MX spec: the E8M0 scale has no mantissa bits; E4M3 has three
+    claims, errors = _one(kb, tmp_path, compute={"difference": [
+        {"dtype": {"name": "float8_e4m3fn", "metric": "mantissa_bits"}},
+        {"dtype": {"name": "float8_e8m0fnu", "metric": "mantissa_bits"}}]},
+        compare="==", claimed=3)
+    assert not errors and claims[0].verdict == "supported"
+
+
+def test_between_and_ordering_comparisons(kb, tmp_path):
+    inside, _ = _one(kb, tmp_path, compute=5, compare="between", claimed=[4, 6])
+    outside, _ = _one(kb, tmp_path, compute=7, compare="between", claimed=[4, 6])
+    ge, _ = _one(kb, tmp_path, compute=6, compare=">=", claimed=6)
+    assert [inside[0].verdict, outside[0].verdict, ge[0].verdict] == \
+        ["supported", "contradicted", "supported"]
+
+
+def test_measured_claim_without_workload_layer_is_unverifiable(kb, tmp_path, monkeypatch):
+    import builtins
+    real = builtins.__import__
+
+    def fake(name, *a, **k):
+        if name == "trnkb.workload":
+            raise ImportError(name)
+        return real(name, *a, **k)
+    monkeypatch.setattr(builtins, "__import__", fake)
+    import importlib
+    monkeypatch.setattr(importlib, "import_module",
+                        lambda n, *a: fake(n) if n == "trnkb.workload" else real(n))
+    claims, errors = _one(kb, tmp_path, kind="measured", claimed="100 / s",
+                          measured={"system": "x"},
+                          workload={"call": "serve", "args": {}, "metric": "tps"})
+    assert not errors and claims[0].verdict == "unverifiable"
+    assert claims[0].reason == WORKLOAD_MISSING
+
+
+def test_predicted_range_reads_the_documented_shapes():
+    unit = Q_(1, "1/s")
+    assert predicted_range({"m": (Q_(3, "1/s"), Q_(1, "1/s"))}, "m", unit)[0].magnitude == 1
+    assert predicted_range({"m": {"low": 2, "high": 5}}, "m", Q_(1, ""))[1].magnitude == 5
+    with pytest.raises(ValueError):
+        predicted_range({"m": Q_(1, "GB")}, "m", unit)
+
+
+def test_history_lists_what_moved(kb, tmp_path):
+    from trnkb.claims.core import Claim
+
+    def c(i, v):
+        return Claim(i, "s", "l", "st", "q", "==", None, None, v)
+    path = tmp_path / "history.yaml"
+    record_release("1.0", [c("a", "supported"), c("b", "contradicted"), c("gone", "supported")],
+                   path)
+    moved = changes_since("1.0", [c("a", "supported"), c("b", "supported"), c("new", "unverifiable")],
+                          path)
+    assert {(m.id, m.before, m.after) for m in moved} == {
+        ("b", "contradicted", "supported"), ("new", "(new)", "unverifiable"),
+        ("gone", "supported", "(removed)")}
+    with pytest.raises(KeyError):
+        changes_since("0.9", [], path)
+
+
+def test_release_0_1_0_is_recorded_for_every_original_claim(kb):
+    from trnkb.claims.history import history_path, read_history
+    rel = {r["version"]: r for r in read_history(history_path(kb))}
+    assert len(rel["0.1.0"]["verdicts"]) == 122  # the registry at commit cc65f25
+
+
+def test_every_seed_section_with_statements_has_claims(kb, claims):
+    from trnkb.claims.coverage import NO_SECTION, coverage_path, coverage_table
+    df = coverage_table(list(claims.values()), coverage_path(kb))
+    assert NO_SECTION not in set(df.section)
+    assert not df[(df.statements > 0) & (df.claims == 0)].shape[0]
+    assert len(claims) > 200
+
+
+def test_tool_diagnosis_finds_gib_vs_gb(kb, claims):
+    from trnkb.claims.diagnose import diagnose
+    # GenZ types H100 memory as 80 and multiplies by 1024 MB: 80 GiB = 85.9 GB vs 80 GB
+    c = claims["genz-h100-gpu-memory-size"]
+    assert c.verdict == "contradicted"
+    assert c.claimed.to("GB").magnitude / 80 == pytest.approx(2**30 / 1e9)
+    assert "GiB" in diagnose(c, kb)
+
+
+def test_tool_claims_cover_four_tools(claims):
+    tools = {c.tool.get("name") for c in claims.values() if c.kind == "tool"}
+    assert tools == {"mlsysim", "scaling-book", "llm-viewer", "genz"}
+
+
+def test_audit_mlsysim_runs_when_installed(kb):
+    pytest.importorskip("mlsysim", reason="optional extra [audit] not installed: "
+                        "pip install 'trnkb[audit]' to run the MLSys·im audit")
+    from trnkb.claims.audit import audit_mlsysim
+    version, rows = audit_mlsysim(kb)
+    assert rows and version
+    tr2 = next(r for r in rows if r.key == "Trainium2:compute.peak_flops")
+    # AWS: Trainium2 dense BF16 is 667 TFLOP/s; MLSys·im 0.3.0 ships 380
+    assert not tr2.agrees or tr2.changed
+    assert _math.isclose(tr2.kb_value.to("TFLOPS").magnitude, 667)

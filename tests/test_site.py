@@ -1,6 +1,9 @@
-"""The static site: generated pages, escaping, and no network resources."""
+"""The static site: generated pages, escaping, links, no raw missing values, no network."""
 
+import html
+import re
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 from sitebuild import built_site
@@ -17,7 +20,7 @@ def out() -> Path:
 def test_landing_page_links_every_page(out):
     index = (out / "index.html").read_text()
     for page in ("data-dictionary", "sources", "conflicts", "claims", "api", "spec-format",
-                 "reading-results", "notebooks/01-trainium3-at-a-glance"):
+                 "reading-results", "explorer", "downloads", "notebooks/01-trainium3-at-a-glance"):
         assert f'href="{page}.html"' in index, page
 
 
@@ -26,7 +29,7 @@ def test_data_dictionary_lists_every_table_and_field(out):
     for table in TABLES.values():
         assert f'id="{table.name}"' in text
         for field in table.fields:
-            assert f"<td><p>{field.name}</p></td>" in text, field.name
+            assert f"<td>{html.escape(field.name)}</td>" in text, field.name
 
 
 def test_spec_strings_show_as_text(out):
@@ -50,3 +53,50 @@ def test_external_resources_finds_cdn_scripts_and_css_urls(tmp_path):
     (tmp_path / "s.css").write_text("@font-face{src:url(//fonts.gstatic.com/x.woff2)}")
     assert site.external_resources(tmp_path) == [
         "a.html: https://cdn.jsdelivr.net/npm/vega@6", "s.css: //fonts.gstatic.com/x.woff2"]
+
+
+def test_no_page_shows_a_raw_missing_value(out):
+    # the issue's own check: grep -c -E ">(NaN|<NA>|None)<" build/site/**/*.html
+    bad = {str(p.relative_to(out)): len(re.findall(r">(NaN|<NA>|&lt;NA&gt;|None)<", p.read_text()))
+           for p in out.rglob("*.html")}
+    assert {p: n for p, n in bad.items() if n and p != "api.html"} == {}
+
+
+_HREF = re.compile(r'\bhref="([^"]+)"')
+_ID = re.compile(r'\bid="([^"]+)"')
+
+
+def test_every_local_link_and_anchor_resolves(out):
+    ids: dict[Path, set[str]] = {}
+    broken = []
+    for page in sorted(out.rglob("*.html")):
+        if "_static" in page.parts:
+            continue
+        for href in _HREF.findall(page.read_text()):
+            href = html.unescape(href)
+            parts = urlsplit(href)
+            if parts.scheme or href.startswith(("//", "mailto:", "javascript:")):
+                continue
+            target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            if not target.exists():
+                broken.append(f"{page.relative_to(out)}: {href}")
+            elif parts.fragment and target.suffix == ".html" and "explorer" not in target.name:
+                if target not in ids:
+                    ids[target] = set(_ID.findall(target.read_text()))
+                if unquote(parts.fragment) not in ids[target]:
+                    broken.append(f"{page.relative_to(out)}: {href} (no such anchor)")
+    assert broken == []
+
+
+def test_every_source_has_an_anchor_and_a_full_url(out):
+    text = (out / "sources.html").read_text()
+    for sid in site_kb_source_ids():
+        assert f'id="src-{sid}"' in text, sid
+    shown = re.findall(r'<a href="(https?://[^"]+)">([^<]+)</a>', text)
+    assert shown and all(html.unescape(t) == html.unescape(u) for u, t in shown)
+    assert "https://newsletter.semianalysis.com/p/aws-trainium3-deep-dive-a-potential" in text
+
+
+def site_kb_source_ids() -> list[str]:
+    from trnkb.kb import load
+    return list(load().sources["id"])

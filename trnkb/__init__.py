@@ -1,8 +1,32 @@
-"""trnkb: a sourced, unit-checked knowledge base for AI-accelerator specifications."""
+"""trnkb: a sourced, unit-checked knowledge base for AI-accelerator specifications.
 
-from trnkb.kb import KnowledgeBase, load
-from trnkb.specfile import SpecError
-from trnkb.units import Q_, ureg
+The public names are imported on first use (PEP 562), so ``import trnkb`` and the
+``trnkb --help`` command stay fast; ``trnkb.load()`` imports pandas and pint.
+"""
+
+from __future__ import annotations
+
+import importlib
 
 __all__ = ["KnowledgeBase", "SpecError", "Q_", "load", "ureg"]
 __version__ = "0.1.0"
+
+_LAZY = {
+    "KnowledgeBase": "trnkb.kb",
+    "load": "trnkb.kb",
+    "SpecError": "trnkb.specfile",
+    "Q_": "trnkb.units",
+    "ureg": "trnkb.units",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'trnkb' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

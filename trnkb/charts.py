@@ -18,14 +18,27 @@ from collections.abc import Iterable
 import altair as alt
 import pandas as pd
 
-__all__ = ["VENDOR_COLORS", "bars", "caption", "graph", "grouped_bars", "lines", "metric",
-           "scatter", "strip", "timeline", "vendor_color"]
+__all__ = ["MEDIUM_COLORS", "VENDOR_COLORS", "bars", "caption", "graph", "grouped_bars", "lines",
+           "metric", "roofline", "roofs", "scatter", "strip", "timeline", "vendor_color"]
 
 WIDTH = 480
 # One colour per vendor on every chart of the site (a column named ``vendor`` is always
 # drawn with this map); other categories use Vega's default palette.
 VENDOR_COLORS = {"AWS": "#e8890c", "NVIDIA": "#5a9e1a", "AMD": "#c8102e", "Google": "#3b73d9",
                  "Intel": "#0068b5", "Microsoft": "#7f7f7f", "Meta": "#6e48c9", "Test": "#999999"}
+
+
+# Link media in topology drawings (copper on the board, backplane, cables, torus links).
+MEDIUM_COLORS = {"pcb": "#2ca02c", "backplane": "#ff7f0e", "aec": "#1f77b4", "torus": "#9467bd",
+                 "torus (wrap-around)": "#c5b0d5", "aec (wrap-around)": "#aec7e8",
+                 "nvlink": "#5a9e1a", "cable": "#1f77b4", "optics": "#d62728"}
+
+
+def _medium_scale(media: pd.Series):
+    present = sorted(set(map(str, media)))
+    if not present or not set(present) <= set(MEDIUM_COLORS):
+        return alt.Undefined
+    return alt.Scale(domain=present, range=[MEDIUM_COLORS[m] for m in present])
 
 
 def vendor_color(vendors: Iterable[str], title: str | None = None) -> alt.Color:
@@ -116,7 +129,7 @@ def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title
         enc["color"] = _color(df, color)
     chart = alt.Chart(df).mark_bar().encode(**enc)
     text = alt.Chart(df).mark_text(align="left", dx=3, fontSize=10).encode(
-        y=enc["y"], x=enc["x"], text=alt.Text(f"{value}:Q", format=",.4~g"))
+        y=enc["y"], x=enc["x"], text=alt.Text(f"{value}:Q", format=",.4~r"))
     return _titled(alt.layer(chart, text), title, caption(sources, note))
 
 
@@ -179,6 +192,47 @@ def lines(df: pd.DataFrame, x: str, y: str, series: str | None, *, x_title: str,
     return _titled(chart, title, caption(sources, note))
 
 
+def roofs(peaks: pd.DataFrame, series: str, peak: str, bandwidth: str, x_min: float,
+          x_max: float) -> pd.DataFrame:
+    """The roof of each ``series`` as line points: attainable = min(peak, intensity x bandwidth).
+
+    ``peak`` is in the y unit (e.g. TFLOP/s) and ``bandwidth`` in y unit per x unit (TFLOP/s
+    per FLOP/byte = TB/s). Returns ``series, intensity, attainable`` with the ridge point
+    (peak / bandwidth) as the corner, from ``x_min`` to ``x_max``.
+    """
+    _check(peaks, series, peak, bandwidth)
+    rows = []
+    for s_, p, b in zip(peaks[series], peaks[peak], peaks[bandwidth], strict=True):
+        ridge = float(p) / float(b)
+        for x in sorted({x_min, min(max(ridge, x_min), x_max), x_max}):
+            rows.append({series: s_, "intensity": x, "attainable": min(float(p), x * float(b))})
+    return pd.DataFrame(rows)
+
+
+def roofline(points: pd.DataFrame, peaks: pd.DataFrame, x: str, y: str, series: str, *,
+             peak: str, bandwidth: str, x_title: str, y_title: str, title: str,
+             sources: Iterable[str], note: str = "") -> alt.Chart:
+    """A roofline: each series' roof (dashed: bandwidth slope up to the ridge, then the flat
+    peak) and its measured ``points`` on log-log axes, in the same colour.
+
+    ``points`` has ``x, y, series`` (e.g. intensity and achieved FLOP/s per GEMM size);
+    ``peaks`` has ``series, peak, bandwidth`` per series (see :func:`roofs`).
+    """
+    _check(points, x, y, series)
+    lo, hi = float(points[x].min()) / 2, float(points[x].max()) * 2
+    roof = roofs(peaks, series, peak, bandwidth, lo, hi)
+    log = alt.Scale(type="log")
+    lines_ = alt.Chart(roof).mark_line(strokeDash=[4, 3]).encode(
+        x=alt.X("intensity:Q", title=x_title, scale=log),
+        y=alt.Y("attainable:Q", title=y_title, scale=log),
+        color=alt.Color(f"{series}:N", title=None))
+    dots = alt.Chart(points).mark_line(point=True).encode(
+        x=alt.X(f"{x}:Q", scale=log), y=alt.Y(f"{y}:Q", scale=log),
+        color=alt.Color(f"{series}:N", title=None), order=alt.Order(f"{x}:Q"))
+    return _titled(alt.layer(lines_, dots), title, caption(sources, note or
+                   "Dashed: the roof, min(peak, intensity x bandwidth); dots: achieved."))
+
+
 def timeline(df: pd.DataFrame, lane: str, start: str, end: str, *, time_title: str,
              title: str, sources: Iterable[str], color: str | None = None,
              note: str = "") -> alt.Chart:
@@ -224,18 +278,30 @@ def metric(long: pd.DataFrame, fields: str | list[str], *, title: str, label: st
 def graph(nodes: pd.DataFrame, edges: pd.DataFrame, *, title: str, sources: Iterable[str],
           note: str = "") -> alt.Chart:
     """A network drawing: ``edges`` (``x, y, x2, y2, medium``) as lines coloured by medium,
-    ``nodes`` (``name, kind, x, y``) as points shaped by kind. Axes are hidden: positions
-    are a layout, not a measurement."""
+    ``nodes`` (``name, kind, x, y``) as points shaped by kind, and, when ``nodes`` has a
+    ``rack`` column, each rack's name above its panel. Axes are hidden: positions are a
+    layout, not a measurement."""
     _check(nodes, "x", "y", "kind")
     _check(edges, "x", "y", "x2", "y2", "medium")
     axis = {"axis": None, "scale": alt.Scale(zero=False)}
-    lines_ = alt.Chart(edges).mark_rule(opacity=0.5).encode(
+    lines_ = alt.Chart(edges).mark_rule(opacity=0.35).encode(
         x=alt.X("x:Q", **axis), y=alt.Y("y:Q", **axis), x2="x2:Q", y2="y2:Q",
-        color=alt.Color("medium:N", title="link"))
+        color=alt.Color("medium:N", title="link", scale=_medium_scale(edges["medium"])))
     points = alt.Chart(nodes).mark_point(filled=True, size=30).encode(
         x=alt.X("x:Q", **axis), y=alt.Y("y:Q", **axis),
         shape=alt.Shape("kind:N", title="node"), fill=alt.value("#333"))
-    return _titled(alt.layer(lines_, points).properties(height=WIDTH), title, caption(sources, note))
+    layers = [lines_, points]
+    if "rack" in nodes and nodes["rack"].astype(str).str.len().gt(0).any():
+        top = float(nodes["y"].max()) + 0.8
+        racks = (nodes.groupby("rack", as_index=False)["x"].mean()
+                 .assign(y=top, label=lambda d: "rack " + d["rack"].astype(str)))
+        span = float(nodes["x"].max() - nodes["x"].min()) or 1.0
+        gaps = racks["x"].sort_values().diff().dropna()
+        if len(racks) > 1 and (gaps < 0.25 * span).any():  # racks interleaved: no labels
+            racks = racks.iloc[0:0]
+        layers.append(alt.Chart(racks).mark_text(fontSize=11, fontWeight="bold").encode(
+            x=alt.X("x:Q", **axis), y=alt.Y("y:Q", **axis), text="label:N"))
+    return _titled(alt.layer(*layers).properties(height=WIDTH), title, caption(sources, note))
 
 
 def strip(df: pd.DataFrame, category: str, value: str, *, value_title: str, title: str,

@@ -1,11 +1,17 @@
 """Derived versus reported: every figure the KB both states and can compute.
 
-For each pair the table holds the reported value (with its source), the value a
-calculator derives from other KB rows (with the calculator and the inputs' sources) and
-the relative difference ``|derived - reported| / reported``. Pairs that differ by more
-than :data:`THRESHOLD` are flagged; nothing is dropped.
+For each pair the table holds the reported value (with its source), the derived value
+(with the calculator or declaration and the inputs' sources) and the relative difference
+``|derived - reported| / reported``. Pairs that differ by more than :data:`THRESHOLD` are
+flagged; nothing is dropped. A pair is formed only when both figures count the same thing:
+same density (dense / sparse) and same direction (per direction / bidirectional); a
+bidirectional total is never set against a per-direction figure.
 
 Pairs checked:
+
+* every declared derived value (:mod:`trnkb.derive`) against every reported or estimated
+  value of the same field of the same row (:func:`coverage` counts them: every derived
+  value is examined, and says how many have a reported counterpart);
 
 * HBM capacity = stacks x stack height x die density (``hbm`` rows; and the chip's
   ``hbm_capacity``);
@@ -18,14 +24,17 @@ Pairs checked:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pandas as pd
 
+from trnkb.attributes import comparable
 from trnkb.calc.derivation import Result
 from trnkb.calc.fromkb import call, first
 
 THRESHOLD = 0.02
+_SOURCE_IN_DERIVATION = re.compile(r"\[([a-z0-9-]+)\]")  # "per_chip = 671 TFLOPS [aws-...]"
 COLUMNS = ["check", "id", "field", "reported", "reported_source", "derived", "calculator",
            "derived_sources", "unit", "relative_difference", "flagged", "note"]
 GIB_PER_GB = 2**30 / 1e9
@@ -46,25 +55,38 @@ DOMAIN_FIELDS = {
 }
 
 
-def _row(kb, check: str, row_id: str, field: str, res: Result, unit: str) -> dict:
+def _row(kb, check: str, row_id: str, field: str, res: Result, unit: str,
+         direction: str = "", density: str = "") -> dict | None:
+    """One pair, or None when the reported value does not count the same thing as the
+    derived one (``direction``/``density``: what the derived value is; '' = either)."""
     reported = kb.value(row_id, field)
     prov = kb.provenance(row_id, field)
+    if prov.get("kind") == "derived":
+        return None  # a declared value: compared with its field's reported values below
+    if (direction and prov.get("direction") not in ("", direction)) or (
+            density and prov.get("density") not in ("", density)):
+        return None
+    return _pair(check, row_id, field, reported, prov["source"], res.value,
+                 res.derivation.calculator, ", ".join(res.derivation.sources()), unit)
+
+
+def _pair(check, row_id, field, reported, reported_source, derived, calculator, sources,
+          unit) -> dict:
     rep = reported.to(unit).magnitude if unit else reported.to("").magnitude
-    der = res.value.to(unit).magnitude if unit else res.value.to("").magnitude
+    der = derived.to(unit).magnitude if unit else derived.to("").magnitude
     rel = abs(der - rep) / abs(rep) if rep else float("inf")
     note = ""
     # Only byte quantities can be a GB/GiB mix-up, and only when the 7.4% factor explains
     # the gap to well under the threshold (a 6% FLOP/s gap is not a prefix question).
     is_bytes = "[information]" in str(reported.dimensionality)
-    if rel > THRESHOLD and is_bytes and reported.dimensionality == res.value.dimensionality and any(
+    if rel > THRESHOLD and is_bytes and reported.dimensionality == derived.dimensionality and any(
             abs(der * k - rep) <= 0.005 * abs(rep) for k in (GIB_PER_GB, 1 / GIB_PER_GB)):
         # e.g. 16 x 96 GB against a domain written as 1,536 GiB: same memory, two prefixes
         note = "unit ambiguity: matches if one side's GB are read as GiB"
     return {
         "check": check, "id": row_id, "field": field, "reported": rep,
-        "reported_source": prov["source"], "derived": der,
-        "calculator": res.derivation.calculator,
-        "derived_sources": ", ".join(res.derivation.sources()), "unit": unit,
+        "reported_source": reported_source, "derived": der, "calculator": calculator,
+        "derived_sources": sources, "unit": unit,
         "relative_difference": rel, "flagged": rel > THRESHOLD, "note": note,
     }
 
@@ -110,7 +132,7 @@ def _peak(kb) -> Iterator[dict]:
                 res = call(kb, "peak-flops", cores=cores, rows=f"kb:{cid}.pe_rows",
                            cols=f"kb:{cid}.pe_cols", clock=f"kb:{cid}.tensor_clock",
                            macs_per_pe=f"kb:{cid}.{pack}" if pack else 1)
-                yield _row(kb, "peak-flops", target, field, res, "TFLOPS")
+                yield _row(kb, "peak-flops", target, field, res, "TFLOPS", density="dense")
 
 
 def domain_size_ref(kb, rack_id: str) -> str | None:
@@ -136,9 +158,12 @@ def _domains(kb) -> Iterator[dict]:
                 res = call(kb, "domain-total", chips=size, per_chip=f"kb:{chip}.{cf}")
                 unit = {"domain_hbm_capacity": "TB"}.get(field, "TB/s" if "bandwidth" in field
                                                         else "PFLOPS")
-                row = _row(kb, "domain-total", rid, field, res, unit)
-                row["check"] = f"domain-total ({cf})"
-                yield row
+                direction = kb.attributes(chip, cf)["direction"]
+                row = _row(kb, "domain-total", rid, field, res, unit, direction=direction,
+                           density=kb.attributes(chip, cf)["density"])
+                if row is not None:
+                    row["check"] = f"domain-total ({cf})"
+                    yield row
 
 
 def _lane_rate(kb, budget_id: str) -> str | None:
@@ -164,11 +189,12 @@ def _scaleup(kb) -> Iterator[dict]:
             f"kb:{nid}.active_lanes"
         res = call(kb, "scaleup-bandwidth", lanes=lanes, lane_rate=rate)
         if _has(kb, chip, "scaleup_bandwidth"):
-            yield _row(kb, "scaleup-bandwidth", chip, "scaleup_bandwidth", res, "GB/s")
+            yield _row(kb, "scaleup-bandwidth", chip, "scaleup_bandwidth", res, "GB/s",
+                       direction="per-direction")
         if _has(kb, chip, "scaleup_bandwidth_bidir"):
             bidir = Result(res.derivation.outputs["bidirectional"], res.derivation)
             yield _row(kb, "scaleup-bandwidth (bidir)", chip, "scaleup_bandwidth_bidir",
-                       bidir, "GB/s")
+                       bidir, "GB/s", direction="bidirectional")
 
 
 def _lane_counts(kb) -> Iterator[dict]:
@@ -188,12 +214,82 @@ def _lane_counts(kb) -> Iterator[dict]:
                            Result(res.derivation.outputs[out], res.derivation), "")
 
 
-CHECKS = (_hbm, _peak, _domains, _scaleup, _lane_counts)
+def _declared_pairs(kb) -> Iterator[tuple[dict, dict | None, str]]:
+    """(derived fact, other fact or None, why skipped) for every declared derived value."""
+    facts = kb.facts.to_dict("records")
+    groups: dict[tuple, list[dict]] = {}
+    for f in facts:
+        groups.setdefault((f["id"], f["field"]), []).append(f)
+    for group in groups.values():
+        for d in (f for f in group if f["kind"] == "derived"):
+            others = [f for f in group if f["kind"] != "derived"]
+            if not others:
+                yield d, None, "no reported value of this field"
+            for o in others:
+                yield d, o, "" if comparable(d, o) else (
+                    f"not comparable: {d['density'] or d['direction']} vs "
+                    f"{o['density'] or o['direction']}")
+
+
+def _declared(kb) -> Iterator[dict]:
+    for d, o, why in _declared_pairs(kb):
+        if o is None or why:
+            continue
+        unit = DISPLAY_UNITS.get(str(d["value"].dimensionality), "")
+        calc = d["locator"].removeprefix("derived (").removesuffix(")")
+        sources = ", ".join(dict.fromkeys(_SOURCE_IN_DERIVATION.findall(d["derivation"])))
+        yield _pair(f"declared ({calc})", d["id"], d["field"], o["value"], o["source"],
+                    d["value"], calc, sources, unit or _unit_of(o["value"]))
+
+
+def _unit_of(q) -> str:
+    return "" if q.dimensionless else f"{q.units:~}"
+
+
+#: unit a pair is shown in, by dimensionality
+DISPLAY_UNITS = {"[compute] / [time]": "TFLOPS", "[information]": "GB",
+                 "[information] / [time]": "GB/s", "dimensionless": "", "1 / [time]": "GHz",
+                 "[power]": "W"}
+
+
+def coverage(kb) -> dict:
+    """How completely ``check`` covers the declared derived values.
+
+    ``derived``: declared derived values in the KB; ``checked``: those examined (all);
+    ``with_reported``: those with a reported or estimated value of the same field that
+    counts the same thing (compared); ``without_reported``: those no source also states;
+    ``not_comparable``: pairs skipped because density or direction differ;
+    ``share``: checked / derived.
+    """
+    derived = int((kb.facts["kind"] == "derived").sum())
+    seen, compared, alone, skipped = set(), set(), set(), 0
+    for d, o, why in _declared_pairs(kb):
+        key = (d["id"], d["field"], d["line"])
+        seen.add(key)
+        if o is None:
+            alone.add(key)
+        elif why:
+            skipped += 1
+        else:
+            compared.add(key)
+    return {"derived": derived, "checked": len(seen), "with_reported": len(compared),
+            "without_reported": len(alone), "not_comparable": skipped,
+            "share": len(seen) / derived if derived else 1.0}
+
+
+CHECKS = (_declared, _hbm, _peak, _domains, _scaleup, _lane_counts)
 
 
 def check(kb) -> pd.DataFrame:
     """Every derived-vs-reported pair, worst first (columns: :data:`COLUMNS`)."""
-    rows = [r for fn in CHECKS for r in fn(kb)]
+    rows, seen = [], set()
+    for fn in CHECKS:
+        for r in fn(kb):
+            key = None if r is None else (r["id"], r["field"], r["reported_source"],
+                                          round(r["derived"], 6))
+            if r is not None and key not in seen:  # a calculator check repeating a
+                seen.add(key)                        # declaration adds nothing
+                rows.append(r)
     df = pd.DataFrame(rows, columns=COLUMNS)
     return df.sort_values(["flagged", "relative_difference"], ascending=False,
                           kind="stable").reset_index(drop=True)

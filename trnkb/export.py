@@ -2,36 +2,69 @@
 
 Exported files need nothing of trnkb to read: quantity columns are plain floats in the
 field's unit (named in the descriptor, e.g. ``hbm_bandwidth`` in ``TB/s``), and the long
-``facts`` table keeps every value as written with its source, locator and kind.
+``facts`` table keeps every value with its unit exactly as the source wrote it (``unit``),
+a machine-readable canonical unit (``canonical_unit``, :func:`trnkb.units.format_unit`:
+``Gbit/s``, never ``Gb / s``), its source, locator and kind. Magnitudes keep full
+precision in every format (JSON floats are written with Python's shortest round-trip
+representation).
+
+Writing is safe (:mod:`trnkb.exportfs`): everything is written in a temporary
+directory beside ``out`` and put in place with one rename, so an interrupted export leaves
+the old export or the new one, never a mix; nothing outside ``out`` is written through a
+symlink; files trnkb did not write are left alone.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from trnkb.exportfs import ExportError, atomic_directory
 from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES
+from trnkb.units import format_unit
+
+__all__ = ["FORMATS", "ExportError", "ExportResult", "export", "write_export"]
 
 FORMATS = ("parquet", "csv", "json")
+MEDIATYPES = {"parquet": "application/vnd.apache.parquet", "csv": "text/csv",
+              "json": "application/json"}
 
 _FACT_FIELDS = {
     "table": "Table the value belongs to.",
     "id": "Row id.",
     "field": "Field name (see the table's schema).",
-    "value": "The value as the source writes it, with its unit (e.g. '144 GB').",
+    "value": "The value with its unit as the source writes it (e.g. '144 GB'); full precision.",
     "magnitude": "The value in `display_unit` (empty for text).",
-    "display_unit": "Unit of `magnitude` (the field's standard unit).",
-    "unit": "Unit as written by the source.",
+    "display_unit": "Unit of `magnitude` (the field's standard unit, canonical spelling).",
+    "unit": "Unit exactly as written by the source (empty for counts and text).",
+    "canonical_unit": "The value's unit in trnkb's canonical spelling, which pint reads back "
+                      "unambiguously (bits are `bit`: `Gbit/s`).",
     "source": "Source id (see sources).",
     "locator": "Where in the source.",
-    "kind": "reported, estimate or derived.",
+    "kind": "reported, estimate, derived or measured.",
     "preferred": "True for the value the wide tables use.",
     "note": "Remarks.",
     "qualifier": "What the value is of, when it matters.",
 }
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """The descriptor's path and every file this export wrote (nothing else in ``out``)."""
+
+    descriptor: Path
+    written: tuple[Path, ...]
+
+
+def _number_text(m) -> str:
+    """A magnitude as text that reads back to the identical number (``repr`` of a float
+    is its shortest round-trip form)."""
+    return str(m) if isinstance(m, int) else repr(float(m))
 
 
 def _plain_table(kb: KnowledgeBase, name: str) -> tuple[pd.DataFrame, list[dict]]:
@@ -45,9 +78,11 @@ def _plain_table(kb: KnowledgeBase, name: str) -> tuple[pd.DataFrame, list[dict]
         f = table.field(col)
         s = wide[col]
         if f.kind == "quantity":
-            out[col] = s.pint.to(f.unit).pint.magnitude.astype("float64")
-            fields.append({"name": col, "type": "number", "unit": f.unit,
-                           "description": f"{f.description} Unit: {f.unit}."})
+            unit = format_unit(f.unit)
+            out[col] = pd.to_numeric(pd.Series(s.pint.to(f.unit).pint.magnitude, index=s.index),
+                                     errors="coerce").astype("float64")
+            fields.append({"name": col, "type": "number", "unit": unit,
+                           "description": f"{f.description} Unit: {unit}."})
         elif f.kind == "count":
             integral = str(s.dtype) == "Int64"
             out[col] = s.astype("Int64" if integral else "float64")
@@ -62,9 +97,10 @@ def _plain_table(kb: KnowledgeBase, name: str) -> tuple[pd.DataFrame, list[dict]
 
 def _plain_facts(kb: KnowledgeBase) -> pd.DataFrame:
     facts = kb.facts
-    display = [TABLES[t].field(f).unit for t, f in zip(facts["table"], facts["field"], strict=True)]
+    display = [format_unit(TABLES[t].field(f).unit) if TABLES[t].field(f).unit else ""
+               for t, f in zip(facts["table"], facts["field"], strict=True)]
     written = [
-        v if isinstance(v, str) else (f"{v.magnitude:g} {u}".strip())
+        v if isinstance(v, str) else f"{_number_text(v.magnitude)} {u}".strip()
         for v, u in zip(facts["value"], facts["unit"], strict=True)
     ]
     return pd.DataFrame({
@@ -75,6 +111,7 @@ def _plain_facts(kb: KnowledgeBase) -> pd.DataFrame:
         "magnitude": facts["magnitude"].astype("float64"),
         "display_unit": display,
         "unit": facts["unit"].astype(str),
+        "canonical_unit": facts["canonical_unit"].astype(str),
         "source": facts["source"].astype(str),
         "locator": facts["locator"].astype(str),
         "kind": facts["kind"].astype(str),
@@ -94,37 +131,43 @@ def _frictionless_type(dtype) -> str:
     return "string"
 
 
+def _json_cell(x):
+    if x is None or x is pd.NA:
+        return None
+    if isinstance(x, float):
+        return None if math.isnan(x) else x  # json.dumps writes repr(): full precision
+    if hasattr(x, "item"):  # numpy scalars
+        return _json_cell(x.item())
+    return x
+
+
 def _write(df: pd.DataFrame, path: Path, fmt: str) -> None:
     if fmt == "parquet":
         df.to_parquet(path, index=False)
     elif fmt == "csv":
-        df.to_csv(path, index=False)
+        df.to_csv(path, index=False)  # floats as repr(): full precision
     else:
-        path.write_text(df.to_json(orient="records", indent=1) + "\n", encoding="utf-8")
+        # not DataFrame.to_json: it rounds to 10 significant digits
+        cols = list(df.columns)
+        rows = [{c: _json_cell(v) for c, v in zip(cols, row, strict=True)}
+                for row in df.itertuples(index=False, name=None)]
+        path.write_text(json.dumps(rows, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
+                        encoding="utf-8")
 
 
-def export(kb: KnowledgeBase, out: str | Path, fmt: str = "parquet") -> Path:
-    """Write every table, the facts, sources and conflicts to ``out`` plus ``datapackage.json``.
-
-    Returns the descriptor's path. ``fmt`` is ``parquet``, ``csv`` or ``json``.
-    """
-    if fmt not in FORMATS:
-        raise ValueError(f"format {fmt!r} is not one of {', '.join(FORMATS)}")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    resources = []
+def _build(kb: KnowledgeBase, fmt: str, tmp: Path) -> list[str]:
+    """Write every resource and the descriptor into ``tmp``; return the file names."""
+    resources: list[dict] = []
 
     def add(name: str, df: pd.DataFrame, fields: list[dict], description: str, key=None):
-        path = out / f"{name}.{fmt}"
+        path = tmp / f"{name}.{fmt}"
         _write(df, path, fmt)
-        schema = {"fields": fields}
+        schema: dict = {"fields": fields}
         if key:
             schema["primaryKey"] = key
         resources.append({
-            "name": name, "path": path.name, "format": fmt,
-            "mediatype": {"parquet": "application/vnd.apache.parquet", "csv": "text/csv",
-                          "json": "application/json"}[fmt],
-            "description": description, "schema": schema,
+            "name": name, "type": "table", "path": path.name, "format": fmt,
+            "mediatype": MEDIATYPES[fmt], "description": description, "schema": schema,
         })
 
     for name in kb.tables:
@@ -148,6 +191,28 @@ def export(kb: KnowledgeBase, out: str | Path, fmt: str = "parquet") -> Path:
                       "title": "Creative Commons Attribution 4.0"}],
         "resources": resources,
     }
-    path = out / "datapackage.json"
-    path.write_text(json.dumps(descriptor, indent=2) + "\n", encoding="utf-8")
-    return path
+    (tmp / "datapackage.json").write_text(json.dumps(descriptor, indent=2) + "\n", encoding="utf-8")
+    return [r["path"] for r in resources] + ["datapackage.json"]
+
+
+def write_export(kb: KnowledgeBase, out: str | Path, fmt: str = "parquet") -> ExportResult:
+    """Write every table, the facts, sources and conflicts to ``out`` plus ``datapackage.json``.
+
+    ``fmt`` is ``parquet``, ``csv`` or ``json``. Raises :class:`ExportError` (a
+    ``ValueError``, one line) when ``out`` is a file, lies below a file or cannot be
+    written. Returns the descriptor and exactly the files written (files already in
+    ``out`` that this export did not write are neither counted nor touched).
+    """
+    if fmt not in FORMATS:
+        raise ExportError(f"format {fmt!r} is not one of {', '.join(FORMATS)}")
+    out = Path(out)
+    with atomic_directory(out) as staging:
+        names = _build(kb, fmt, staging.path)
+        staging.commit(names)
+    final = staging.final
+    return ExportResult(final / "datapackage.json", tuple(final / n for n in names))
+
+
+def export(kb: KnowledgeBase, out: str | Path, fmt: str = "parquet") -> Path:
+    """:func:`write_export` returning only the descriptor's path."""
+    return write_export(kb, out, fmt).descriptor

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 from importlib import resources
 
@@ -40,9 +41,31 @@ class QuantityError(ValueError):
     """Text that is not ``<number> <unit>``: unknown unit, arithmetic, nan, no number..."""
 
 
+def _cache_folder():
+    """pint's own disk cache of parsed definitions (keyed by the files' content hash), in
+    trnkb's user cache directory; None (parse every time) when it cannot be written or
+    ``TRNKB_NO_CACHE`` is set."""
+    if os.environ.get("TRNKB_NO_CACHE"):
+        return None
+    try:
+        import platformdirs
+
+        folder = platformdirs.user_cache_path("trnkb", appauthor=False) / f"pint-{pint.__version__}"
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder if os.access(folder, os.W_OK) else None
+    except Exception:  # no home, read-only file system...: no cache
+        return None
+
+
 def _make_registry() -> pint.UnitRegistry:
     path = resources.files("trnkb").joinpath("data", UNITS_FILE)
     with resources.as_file(path) as p:
+        folder = _cache_folder()
+        if folder is not None:
+            try:
+                return pint.UnitRegistry(str(p), cache_folder=folder)
+            except Exception:  # an unreadable cache entry: parse the definitions
+                pass
         return pint.UnitRegistry(str(p))
 
 
@@ -120,19 +143,22 @@ def parse(text: str | int | float) -> pint.Quantity:
         names = ", ".join(map(str, getattr(e, "unit_names", None) or [unit]))
         raise QuantityError(f"unknown unit {names!r} in {s!r}") from None
     except Exception as e:  # pint's expression parser raises assorted errors
-        raise QuantityError(f"cannot read {s!r} as '<number> <unit>' ({type(e).__name__})") from None
+        raise QuantityError(
+            f"cannot read {s!r} as '<number> <unit>' ({type(e).__name__})") from None
     return Q_(value, u)
 
 
 def has_dimension(q: pint.Quantity, dim: str) -> bool:
     """True when ``q`` has the dimensionality named in :data:`DIMENSIONS` (or a raw one)."""
     want = DIMENSIONS.get(dim, dim)
-    return q.dimensionality == (ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality)
+    target = ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality
+    return q.dimensionality == target
 
 
 def is_binary_prefixed(unit: pint.Unit | str) -> bool:
     """True when the unit string uses a binary prefix (KiB, MiB, GiB, TiB...)."""
-    return any(p in str(unit) for p in ("kibi", "mebi", "gibi", "tebi", "pebi", "Ki", "Mi", "Gi", "Ti", "Pi"))
+    binary = ("kibi", "mebi", "gibi", "tebi", "pebi", "Ki", "Mi", "Gi", "Ti", "Pi")
+    return any(p in str(unit) for p in binary)
 
 
 # --------------------------------------------------------------------------- formatting
@@ -204,8 +230,10 @@ def format_number(x, sig: int = 4) -> str:
     The integer part is never replaced by zeros (``123456.7`` is ``123,457``, not
     ``123,500``). NaN is ``nan``; display of missing values (an em dash) is the caller's.
 
-    >>> format_number(2517.0), format_number(4.9), format_number(0.00012346), format_number(128.00000000000003)
-    ('2,517', '4.9', '0.0001235', '128')
+    >>> format_number(2517.0), format_number(4.9), format_number(0.00012346)
+    ('2,517', '4.9', '0.0001235')
+    >>> format_number(128.00000000000003), format_number(123456.7)
+    ('128', '123,457')
     """
     if isinstance(x, pint.Quantity):
         return format_quantity(x, sig)

@@ -115,7 +115,8 @@
         return '<td class="' + cls + '" data-row="' + esc(r.id) + '" data-field="' + c.field +
           '" title="' + esc(tip(cell)) + '">' + esc(text(c, cell)) + badge + "</td>";
       }).join("");
-      return '<tr><th scope="row" title="' + esc(r.id) + '">' + esc(r.name) + "</th>" + tds + "</tr>";
+      return '<tr><th scope="row" title="' + esc(r.full + " (" + r.id + ")") + '">' + esc(r.name) +
+        "</th>" + tds + "</tr>";
     }).join("");
     $("ex-table").innerHTML = head + "<tbody>" + body + "</tbody>";
     $("ex-count").textContent = rows.length + " of " + view.rows.length + " rows";

@@ -1,7 +1,8 @@
-"""CLI contract of `trnkb engine`: JSON keys, cost-only mode, MX refused on Trainium2."""
+"""CLI contract of `trnkb engine`: JSON keys, critical path, cost-only mode, --cores, --timeline."""
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from trnkb.cli import app, main
@@ -17,35 +18,52 @@ def test_engine_gemm_json_has_the_documented_keys():
     r = run("engine", "gemm", "--chip", "trainium3", "--m", "256", "--k", "512", "--n", "512",
             "--dtype", "mxfp8", "--json")
     out = json.loads(r.stdout)
-    for key in ("seconds", "cycles", "flops", "achieved_flops_per_s", "peak_flops_per_s",
-                "utilization", "bytes", "error"):
+    for key in ("seconds", "cycles", "busy_seconds", "bound_by", "busiest_engine",
+                "critical_path_seconds", "stall_seconds", "flops", "achieved_flops_per_s",
+                "peak_flops_per_s", "utilization", "bytes", "error"):
         assert key in out
-    assert set(out["cycles"]) == {"tensor", "vector", "scalar", "gpsimd"}
-    assert set(out["bytes"]) == {"hbm", "sbuf", "psum"}
     assert out["flops"] == 2 * 256 * 512 * 512
-    assert out["achieved_flops_per_s"] <= out["peak_flops_per_s"]
+    # the critical path and its stalls account for the whole makespan
+    total = sum(out["critical_path_seconds"].values()) + sum(out["stall_seconds"].values())
+    assert total == pytest.approx(out["seconds"], rel=1e-6)
 
 
-def test_engine_gemm_no_execute_reports_no_error():
-    r = run("engine", "gemm", "--chip", "trainium2", "--m", "4096", "--k", "4096", "--n",
-            "4096", "--no-execute", "--json")
+def test_engine_gemm_takes_any_shape_and_reports_no_error_without_execute():
+    r = run("engine", "gemm", "--chip", "trainium2", "--m", "100", "--k", "200", "--n", "300",
+            "--no-execute", "--json")
     out = json.loads(r.stdout)
-    assert "error" not in out
-    assert out["utilization"] >= 0.9
+    assert "error" not in out and out["m"] == 100
+
+
+def test_engine_gemm_on_8_cores_reports_chip_figures(tmp_path):
+    trace = tmp_path / "trace.json"
+    r = run("engine", "gemm", "--m", "2048", "--k", "1024", "--n", "2048", "--no-execute",
+            "--cores", "8", "--timeline", str(trace), "--json")
+    out = json.loads(r.stdout)
+    f = out["chip_figures"]
+    assert f["cores"] == 8
+    assert f["derived_chip_peak_flops_per_s"] == pytest.approx(8 * 2 * 128 * 128 * 2.4e9)
+    assert 0 < f["hbm_utilization"] <= 1
+    events = json.loads(trace.read_text())["traceEvents"]
+    assert {e["pid"] for e in events if e["ph"] == "X"} == set(range(8))
 
 
 def test_engine_attention_json_names_the_bounding_engine():
     r = run("engine", "attention", "--chip", "trainium2", "--seq", "512", "--head-dim", "64",
-            "--causal", "--json")
+            "--causal", "--heads", "4", "--heads-kv", "2", "--json")
     out = json.loads(r.stdout)
-    assert out["bound_by"] in out["cycles"] or out["bound_by"] == "dma"
+    assert out["bound_by"] in out["busy_seconds"]
     assert f"bound by {out['bound_by']}" in out["notes"][0]
     assert out["error"]["rel_rms"] < 0.01
 
 
 def test_mx_on_trainium2_exits_1_with_a_message(capsys):
-    try:
+    with pytest.raises(SystemExit) as e:
         main(["engine", "gemm", "--chip", "trainium2", "--dtype", "mxfp4", "--no-execute"])
-    except SystemExit as e:
-        assert e.code == 1
+    assert e.value.code == 1
     assert "has no MX matmul" in capsys.readouterr().err
+
+
+def test_more_cores_than_the_chip_has_is_a_usage_error():
+    r = runner.invoke(app, ["engine", "gemm", "--cores", "9", "--no-execute"])
+    assert r.exit_code != 0

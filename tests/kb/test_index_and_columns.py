@@ -96,3 +96,21 @@ def test_plain_columns_work_with_pandas_parquet_and_altair(chips, tmp_path):
 def test_unknown_units_option_is_refused(good_specs):
     with pytest.raises(ValueError, match="units="):
         load(good_specs).table("chips", units="rows")
+
+
+def test_shipped_specs_pass_the_pandera_schemas_too():
+    # the second, independent implementation of the per-value rules (trnkb validate runs it)
+    from trnkb.kb import check_schemas
+
+    assert check_schemas(trnkb.load()) == []
+
+
+def test_pandera_schemas_catch_what_they_check(good_specs):
+    # a value the loader would refuse (1e9 TB/s), put straight into a wide table, is caught
+    from trnkb.kb import check_schemas
+
+    kb = load(good_specs)
+    chips = kb.table("chips")
+    chips["hbm_bandwidth"] = pd.Series(pd.array([1e9], dtype="pint[TB/s][Float64]"))
+    kb._tables["chips"] = chips
+    assert any("hbm_bandwidth" in e for e in check_schemas(kb))

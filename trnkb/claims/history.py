@@ -110,3 +110,26 @@ def history_table(claims: list[Claim], path: Path):
     now = {c.id: c.verdict for c in claims}
     cols["current"] = [now.get(i) for i in ids]
     return pd.DataFrame(cols, index=pd.Index(ids, name="id"))
+
+
+def changes_markdown(claims: list[Claim], path: Path) -> str:
+    """Markdown for the claims page: per recorded release, the claims whose verdict moved
+    since (statements in full)."""
+    rels = read_history(path)
+    out = ["## Verdicts over time", "",
+           "Each claim's verdict is recorded per trnkb release "
+           "(`specs/claims/history.yaml`); a verdict moves when a source, a KB value or a "
+           "calculator changes. `trnkb claims --changed-since VERSION` lists the same.", ""]
+    for r in reversed(rels):
+        moved = changes_since(str(r["version"]), claims, path)
+        kinds = {"(new)": sum(m.before == ADDED for m in moved),
+                 "(removed)": sum(m.after == REMOVED for m in moved)}
+        changed = [m for m in moved if m.before != ADDED and m.after != REMOVED]
+        out += [f"### Since {r['version']}", "",
+                f"{len(changed)} verdict(s) changed, {kinds['(new)']} claim(s) added, "
+                f"{kinds['(removed)']} removed.", ""]
+        if changed:
+            out += ["| claim | before | now | statement |", "|---|---|---|---|"]
+            out += [f"| `{m.id}` | {m.before} | {m.after} | {m.statement} |" for m in changed]
+            out.append("")
+    return "\n".join(out) + "\n"

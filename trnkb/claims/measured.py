@@ -17,15 +17,21 @@ The verdict is ``supported`` when the measurement falls in the predicted range,
 is imported lazily: when it is not installed the claim is ``unverifiable`` with the
 reason "workload layer not available", never an error.
 
-The result of ``call`` may give the metric as an attribute or a key; its value may be a
-Quantity, a ``(low, high)`` pair, or an object or mapping with ``low``/``high`` (and
-``central``). That is the whole contract with the workload layer.
+``args.model`` and ``args.system`` name KB ids (``specs/models.yaml``, ``racks.yaml``); they
+are built with ``trnkb.workload.model(kb, id)`` / ``system(kb, id[, generation])``.
+``per_chips: N`` divides a system-wide metric by N (training reports tokens/s for the
+whole system). The result may give the metric by key or attribute; its value may be a
+Quantity, a ``(low, high)`` pair, or an object or mapping with ``low``/``high`` (or
+``lo``/``hi`` and a ``unit`` string, as :class:`trnkb.workload.Ranged`). That is the whole
+contract with the workload layer.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import json
+import weakref
 
 import pint
 
@@ -41,7 +47,27 @@ WORKLOAD_MISSING = "workload layer not available (trnkb.workload is not part of 
 def _get(obj, name):
     if isinstance(obj, dict):
         return obj[name]
-    return getattr(obj, name)
+    try:
+        return obj[name]
+    except (TypeError, KeyError, IndexError):
+        return getattr(obj, name)
+
+
+def _end(value, which: str):
+    """``low``/``high`` of a range object or mapping (also ``lo``/``hi``), with its unit."""
+    for name in (which, which[:2] if which == "high" else "lo"):
+        try:
+            v = _get(value, name)
+        except (KeyError, AttributeError, TypeError):
+            continue
+        unit = None
+        try:
+            unit = _get(value, "unit")
+        except (KeyError, AttributeError, TypeError):
+            pass
+        return Q_(v, unit or "") if isinstance(unit, str) and not isinstance(v, pint.Quantity) \
+            else v
+    raise KeyError(which)
 
 
 def _as_quantity(v, unit) -> pint.Quantity:
@@ -64,11 +90,27 @@ def predicted_range(result, metric: str, unit: pint.Quantity) -> tuple[pint.Quan
         lo = hi = value
     else:
         try:
-            lo, hi = _get(value, "low"), _get(value, "high")
+            lo, hi = _end(value, "low"), _end(value, "high")
         except (KeyError, AttributeError, TypeError):
             raise ValueError(f"{metric!r} is neither a quantity nor a range") from None
     lo, hi = sorted((_as_quantity(lo, unit), _as_quantity(hi, unit)), key=lambda q: q.magnitude)
     return lo, hi
+
+
+# Workload answers per KB object and question: a question asked twice (two metrics of
+# one run) or by several views in one process (site build) is computed once.
+_ANSWERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _cached_call(module, spec: dict, kb, where: str):
+    key = json.dumps([spec.get("call"), spec.get("args") or {}], sort_keys=True, default=str)
+    try:
+        memo = _ANSWERS.setdefault(kb, {})
+    except TypeError:  # an object that cannot be weakly referenced: no cache
+        return _call(module, spec, kb, where)
+    if key not in memo:
+        memo[key] = _call(module, spec, kb, where)
+    return memo[key]
 
 
 def _call(module, spec: dict, kb, where: str):
@@ -80,14 +122,19 @@ def _call(module, spec: dict, kb, where: str):
     if fn is None:
         raise LookupError(f"trnkb.workload has no {call}()")
     args = dict(spec.get("args") or {})
-    # ids in a claim become the plain objects the workload layer takes (built from the KB)
-    fromkb = importlib.import_module("trnkb.workload.fromkb")
-    for name, build in (("model", fromkb.model), ("system", fromkb.system)):
-        if isinstance(args.get(name), str):
-            args[name] = build(kb, args[name])
+    # model and system are named by KB id; the workload layer builds them from the KB
+    if isinstance(args.get("model"), str) and hasattr(module, "model"):
+        args["model"] = module.model(kb, args["model"])
+    if isinstance(args.get("system"), str) and hasattr(module, "system"):
+        gen = args.pop("generation", None)
+        args["system"] = module.system(kb, args["system"], gen) if gen else \
+            module.system(kb, args["system"])
     try:
-        if "kb" in inspect.signature(fn).parameters and "kb" not in args:
+        params = inspect.signature(fn).parameters
+        if "kb" in params and "kb" not in args:
             args["kb"] = kb
+        if "curve" in params and "curve" not in args:
+            args["curve"] = False
     except (TypeError, ValueError):
         pass
     return fn(**args)
@@ -108,8 +155,10 @@ def evaluate_measured(item, kb, claimed: pint.Quantity, where: str):
     except ImportError:
         return None, "unverifiable", WORKLOAD_MISSING, []
     try:
-        result = _call(module, spec, kb, where)
-        lo, hi = predicted_range(result, str(spec["metric"]), claimed)
+        result = _cached_call(module, spec, kb, where)
+        per = float(spec.get("per_chips", 1) or 1)
+        lo, hi = predicted_range(result, str(spec["metric"]), claimed * per)
+        lo, hi = lo / per, hi / per
     except ClaimError:
         raise
     except (LookupError, ValueError, TypeError, ArithmeticError, AttributeError) as e:

@@ -3,6 +3,13 @@
 Each topic lives in its own module under ``trnkb.cli`` and exposes ``register(app)``;
 this module only assembles them and turns expected errors into a one-line message and
 exit code 1 (never a traceback).
+
+Topics are imported lazily: ``trnkb --help`` lists the commands from :data:`COMMANDS`
+(name -> topic module and one-line help) without importing any topic, and a command's
+module is imported only when that command runs (or its own ``--help`` is asked for), so
+``trnkb --help`` and ``trnkb calc --list`` do not pay for pandas, the knowledge base or the
+engine. A topic in :data:`TOPICS` that is missing from :data:`COMMANDS` still works: it is
+imported eagerly (tests/cli/test_lazy_cli.py checks the table against the modules).
 """
 
 from __future__ import annotations
@@ -12,17 +19,93 @@ import importlib.util
 import sys
 
 import typer
+import typer.main
+from typer.core import TyperGroup
 
-from trnkb.specfile import SpecError
+# Order is the order of `trnkb --help`.
+TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "workload", "diff", "audit")
+
+# command -> (topic module, one-line help shown by `trnkb --help`)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate": ("kbcmds", "Load and check every spec file (and claim); exit 1 listing every problem."),
+    "list": ("kbcmds", "List the tables, or the rows of one table."),
+    "show": ("kbcmds", "Every field of one row with its value, unit and source."),
+    "compare": ("kbcmds", "Side-by-side values of rows of one table (every field any of them has; "
+                          "missing shown as missing)."),
+    "sources": ("kbcmds", "The bibliography, with how many values cite each source."),
+    "conflicts": ("kbcmds", "Values that disagree between sources (never silently dropped)."),
+    "export": ("kbcmds", "Write every table, facts, sources and conflicts plus a Frictionless "
+                         "datapackage.json."),
+    "calc": ("calc", "Run a derived calculator: trnkb calc NAME --param value ..."),
+    "check": ("check", "Compare every KB value that can also be computed with its derived value."),
+    "claims": ("claims", "Published statements tested against the knowledge base, with their verdicts."),
+    "topology": ("topology", "Scale-up fabric model: switch counts, hops, bandwidths and worked paths."),
+    "engine": ("engine", "Run GEMM and attention on a modelled NeuronCore (time and numerics)."),
+    "workload": ("workload", "Train and serve models on systems: time, chips, tokens/s, cost, with ranges."),
+    "diff": ("diff", "List what changed between two versions of the knowledge base."),
+    "audit": ("audit", "Compare another tool's hardware constants with the knowledge base."),
+}
+
+HELP = "Sourced, unit-checked AI-accelerator specifications: show, compare, validate, export."
+
+
+def _topic_commands(topic: str) -> dict:
+    """Import one topic and return its click commands by name."""
+    sub = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, add_completion=False)
+    importlib.import_module(f"trnkb.cli.{topic}").register(sub)
+    return dict(typer.main.get_group(sub).commands)
+
+
+class LazyGroup(TyperGroup):
+    """A command group that imports a topic module only when one of its commands is used."""
+
+    def _eager_topics(self) -> None:
+        listed = {t for t, _ in COMMANDS.values()}
+        for topic in TOPICS:
+            if topic not in listed and topic not in getattr(self, "_loaded", set()) \
+                    and importlib.util.find_spec(f"trnkb.cli.{topic}") is not None:
+                self._load(topic)
+
+    def _load(self, topic: str) -> None:
+        self._loaded = getattr(self, "_loaded", set()) | {topic}
+        for name, cmd in _topic_commands(topic).items():
+            self.commands.setdefault(name, cmd)
+
+    def list_commands(self, ctx) -> list[str]:
+        self._eager_topics()
+        names = [n for n, (t, _) in COMMANDS.items() if t in TOPICS]
+        return names + [n for n in self.commands if n not in names]
+
+    def get_command(self, ctx, cmd_name: str):
+        if cmd_name not in self.commands:
+            if cmd_name in COMMANDS and COMMANDS[cmd_name][0] in TOPICS:
+                self._load(COMMANDS[cmd_name][0])
+            else:
+                self._eager_topics()
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx, formatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.commands:
+                rows.append((name, self.commands[name].get_short_help_str(formatter.width - 6)))
+            else:
+                rows.append((name, COMMANDS[name][1]))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
 
 app = typer.Typer(
     name="trnkb",
-    help="Sourced, unit-checked AI-accelerator specifications: show, compare, validate, export.",
+    cls=LazyGroup,
+    help=HELP,
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
 
 def _version(value: bool) -> None:
     if value:
@@ -40,23 +123,20 @@ def _options(
     """Sourced, unit-checked AI-accelerator specifications: show, compare, validate, export."""
 
 
-# Order is the order of `trnkb --help`.
-TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "workload", "diff")
-
-for _topic in TOPICS:
-    if importlib.util.find_spec(f"trnkb.cli.{_topic}") is not None:
-        importlib.import_module(f"trnkb.cli.{_topic}").register(app)
-
-
 def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, standalone_mode=True)
-    except SpecError as e:
-        for line in e.errors:
-            print(line, file=sys.stderr)
-        print(f"{len(e.errors)} problem(s); nothing loaded.", file=sys.stderr)
-        sys.exit(1)
-    except (KeyError, ValueError) as e:  # bad user input (DiffError is a ValueError): unknown id, bad quantity...
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-        print(f"error: {msg}", file=sys.stderr)
-        sys.exit(1)
+    except Exception as e:
+        from trnkb.specfile import SpecError
+
+        if isinstance(e, SpecError):
+            for line in e.errors:
+                print(line, file=sys.stderr)
+            print(f"{len(e.errors)} problem(s); nothing loaded.", file=sys.stderr)
+            sys.exit(1)
+        # bad user input (DiffError is a ValueError): unknown id, bad quantity...
+        if isinstance(e, (KeyError, ValueError)):
+            msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+            print(f"error: {msg}", file=sys.stderr)
+            sys.exit(1)
+        raise

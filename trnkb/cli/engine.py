@@ -13,7 +13,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import trnkb
-from trnkb.engine import NeuronCore, Result, attention, gemm
+from trnkb.engine import NeuronCore, Result, attention, chip_attention, chip_gemm, gemm
+from trnkb.engine.profile import write_chrome_trace
 
 err = Console(stderr=True)
 
@@ -22,6 +23,10 @@ Json = Annotated[bool, typer.Option("--json", help="Print JSON (no progress bar)
 Execute = Annotated[bool, typer.Option("--execute/--no-execute",
                                        help="Compute numerics too, or cost only.")]
 Specs = Annotated[Path | None, typer.Option("--specs", help="Spec directory (default: shipped).")]
+Cores = Annotated[int, typer.Option("--cores", min=1,
+                                    help="NeuronCores to shard over (1: one core; 8: the chip).")]
+TimelineOut = Annotated[Path | None, typer.Option(
+    "--timeline", help="Write a Chrome trace (JSON; open in ui.perfetto.dev) to this file.")]
 
 
 @contextmanager
@@ -51,7 +56,15 @@ def _print(res: Result, as_json: bool) -> None:
     t.add_row("achieved", f"{res.achieved.to('TFLOPS').magnitude:,.1f} TFLOP/s")
     t.add_row("peak (one core)", f"{res.peak.to('TFLOPS').magnitude:,.1f} TFLOP/s")
     t.add_row("utilization", f"{res.utilization:.1%}")
-    t.add_row("bound by", res.bound_by)
+    t.add_row("bound by (critical path)", res.bound_by)
+    t.add_row("busiest engine", res.busiest)
+    for e, v in res.critical.items():
+        t.add_row(f"critical path {e}", f"{v * 1e6:,.1f} µs")
+    for e, v in res.stalls.items():
+        t.add_row(f"stall {e}", f"{v * 1e6:,.1f} µs")
+    for key, v in res.chip_figures.items():
+        if isinstance(v, float):
+            t.add_row(key.replace("_", " "), f"{v:,.4g}")
     for e, v in res.busy.items():
         cyc = f" ({d['cycles'][e]:,} cycles)" if e in d["cycles"] else ""
         t.add_row(f"busy {e}", f"{v.to('us').magnitude:,.1f} µs{cyc}")
@@ -63,6 +76,19 @@ def _print(res: Result, as_json: bool) -> None:
     Console().print(t)
     for note in res.notes:
         print(note)
+
+
+def _finish(res: Result, as_json: bool, timeline: Path | None) -> None:
+    if timeline is not None:
+        write_chrome_trace(res, timeline)
+        err.print(f"wrote Chrome trace {timeline}")
+    _print(res, as_json)
+
+
+def _cores(core: NeuronCore, cores: int) -> None:
+    if cores > core.cores_per_chip:
+        raise typer.BadParameter(f"{core.chip} has {core.cores_per_chip} NeuronCores; got "
+                                 f"--cores {cores}", param_hint="--cores")
 
 
 def register(app: typer.Typer) -> None:
@@ -77,14 +103,23 @@ def register(app: typer.Typer) -> None:
                  dtype: Annotated[str, typer.Option(help="bf16, fp8, mxfp8 or mxfp4.")] = "bf16",
                  weight_dtype: Annotated[str | None, typer.Option(
                      help="mxfp4 with --dtype mxfp8: 4-bit weights (W4A8).")] = None,
+                 quantize_activations: Annotated[bool, typer.Option(
+                     help="MX: A arrives in BF16 and VectorE quantizes it.")] = False,
                  execute: Execute = True, seed: int = 0, specs: Specs = None,
+                 cores: Cores = 1, timeline: TimelineOut = None,
                  as_json: Json = False) -> None:
-        """C = A @ B on one NeuronCore: time per engine, FLOP/s vs peak, error vs float64."""
+        """C = A @ B on NeuronCores: critical path, busy time, FLOP/s vs peak, error vs float64."""
         core = NeuronCore.from_kb(trnkb.load(specs), chip)
-        with _progress(not as_json, "gemm") as cb:
-            res = gemm(core, m, k, n, dtype=dtype, execute=execute, seed=seed,
-                       weight_dtype=weight_dtype, progress=cb)
-        _print(res, as_json)
+        _cores(core, cores)
+        if cores > 1:
+            res = chip_gemm(core, m, k, n, dtype=dtype, cores=cores, execute=execute, seed=seed,
+                            weight_dtype=weight_dtype, quantize_activations=quantize_activations)
+        else:
+            with _progress(not as_json, "gemm") as cb:
+                res = gemm(core, m, k, n, dtype=dtype, execute=execute, seed=seed,
+                           weight_dtype=weight_dtype, quantize_activations=quantize_activations,
+                           progress=cb)
+        _finish(res, as_json, timeline)
 
     @sub.command("attention")
     def attention_cmd(chip: Chip = "trainium3",
@@ -93,16 +128,28 @@ def register(app: typer.Typer) -> None:
                           help="Key/value length (default: --seq).")] = None,
                       head_dim: Annotated[int, typer.Option(help="Head dimension.")] = 128,
                       heads: int = 1,
-                      causal: Annotated[bool, typer.Option(help="Causal mask.")] = False,
+                      heads_kv: Annotated[int | None, typer.Option(
+                          help="KV heads (GQA/MQA; default --heads).")] = None,
+                      causal: Annotated[bool, typer.Option(
+                          help="Causal mask (bottom-right aligned).")] = False,
                       exp_engine: Annotated[str | None, typer.Option(
                           help="scalar or vector (default: vector where the core has it).")] = None,
                       execute: Execute = True, seed: int = 0, specs: Specs = None,
+                      cores: Cores = 1, timeline: TimelineOut = None,
                       as_json: Json = False) -> None:
-        """Flash-attention forward on one NeuronCore: which engine bounds it, and why."""
+        """Flash-attention forward on NeuronCores: which engine bounds it, and why.
+
+        With --cores > 1 the run is cost only (shards over heads or query tiles)."""
         core = NeuronCore.from_kb(trnkb.load(specs), chip)
-        with _progress(not as_json, "attention") as cb:
-            res = attention(core, seq, seq_kv or seq, head_dim, heads=heads, causal=causal,
-                            execute=execute, seed=seed, exp_engine=exp_engine, progress=cb)
-        _print(res, as_json)
+        _cores(core, cores)
+        if cores > 1:
+            res = chip_attention(core, seq, seq_kv or seq, head_dim, heads=heads, causal=causal,
+                                 cores=cores, heads_kv=heads_kv, exp_engine=exp_engine)
+        else:
+            with _progress(not as_json, "attention") as cb:
+                res = attention(core, seq, seq_kv or seq, head_dim, heads=heads, causal=causal,
+                                execute=execute, seed=seed, exp_engine=exp_engine,
+                                heads_kv=heads_kv, progress=cb)
+        _finish(res, as_json, timeline)
 
     app.add_typer(sub, name="engine")

@@ -6,20 +6,32 @@ import importlib.util
 import json
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pint
 import typer
-from rich.console import Console
-from rich.table import Table as RichTable
 
-import trnkb
-from trnkb.export import FORMATS, export
-from trnkb.kb import KnowledgeBase
-from trnkb.schema import TABLES
-from trnkb.units import format_unit
+if TYPE_CHECKING:  # imported lazily: `trnkb --help` must not load pandas and pint
+    from trnkb.kb import KnowledgeBase
 
-console = Console()
+FORMATS = ("parquet", "csv", "json")  # trnkb.export.FORMATS (a test checks they agree)
+MISSING = "missing"
+
+
+def _console():
+    from rich.console import Console
+
+    return Console()
+
+
+def _rich_table(*columns: str, title: str | None = None):
+    """A rich table whose cells wrap (``fold``) and are never cut with an ellipsis."""
+    from rich.table import Table
+
+    t = Table(title=title)
+    for c in columns:
+        t.add_column(c, overflow="fold")
+    return t
+
 
 SpecsOpt = Annotated[Path | None, typer.Option("--specs", help="Spec directory (default: shipped specs).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -27,6 +39,10 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a t
 
 def value_json(value, fact=None) -> dict:
     """The JSON form of one value: ``{"value", "unit", "source", "kind", ...}``."""
+    import pint
+
+    from trnkb.units import format_unit
+
     if isinstance(value, pint.Quantity):
         mag = value.magnitude
         mag = int(mag) if float(mag).is_integer() and abs(mag) < 2**53 else float(mag)
@@ -47,12 +63,16 @@ def print_json(obj) -> None:
 
 
 def _load(specs: Path | None) -> KnowledgeBase:
+    import trnkb
+
     return trnkb.load(specs)
 
 
 def row_json(kb: KnowledgeBase, row_id: str) -> dict:
     """Every field of one row: labels as text, values with provenance, missing fields
-    marked as such."""
+    marked as such (``"value": null``)."""
+    from trnkb.schema import TABLES
+
     table = kb.table_of(row_id)
     wide = kb.table(table)
     row = wide[wide["id"] == row_id].iloc[0]
@@ -65,10 +85,9 @@ def row_json(kb: KnowledgeBase, row_id: str) -> dict:
     names = [f.name for f in TABLES[table].fields if f.kind != "label"]
     names += sorted(set(facts["field"]) - set(names))
     for name in names:
-        sub = facts[facts["field"] == name].sort_values("preferred", ascending=False)
+        sub = facts[facts["field"] == name].sort_values("preferred", ascending=False, kind="stable")
         if sub.empty:
-            out[name] = {"value": None, "unit": TABLES[table].field(name).unit, "source": None,
-                         "kind": None, "note": "no source in the knowledge base gives this"}
+            out[name] = _missing(kb, table, name)
             continue
         first = sub.iloc[0]
         entry = value_json(first["value"], first)
@@ -78,6 +97,76 @@ def row_json(kb: KnowledgeBase, row_id: str) -> dict:
     return out
 
 
+def _missing(kb: KnowledgeBase, table: str, name: str) -> dict:
+    from trnkb.schema import TABLES
+    from trnkb.units import format_unit
+
+    f = TABLES[table].field(name)
+    unit = f.unit if f is not None else ""
+    return {"value": None, "unit": format_unit(unit) if unit else "", "source": None,
+            "kind": None, "note": "no source in the knowledge base gives this"}
+
+
+def _cell(v: dict, field: str = "") -> str:
+    """One value for people: full precision, thousands separators (not in years),
+    canonical unit."""
+    from trnkb.units import format_number
+
+    if v["value"] is None:
+        return MISSING
+    x = v["value"]
+    if field == "year" or field.endswith("_year"):
+        text = str(x)
+    else:
+        text = format_number(x, sig=15) if isinstance(x, (int, float)) else str(x)
+    return f"{text} {v['unit']}".strip()
+
+
+def _compare_row(kb: KnowledgeBase, table: str, f: str, by_id: dict, ids: list[str]):
+    """(label, cells) of one compared field: quantities in the field's display unit
+    (``dense_bf16 (TFLOP/s)``) so a row reads across; a qualifier is shown with its value."""
+    import pint
+
+    from trnkb.schema import TABLES
+    from trnkb.units import format_number, format_unit
+
+    field = TABLES[table].field(f)
+    unit = field.unit if field is not None and field.kind == "quantity" else ""
+    cells = []
+    for i in ids:
+        v = by_id[i]
+        if v["value"] is None:
+            cells.append(None)
+            continue
+        q = kb.get(i, f)
+        if unit and isinstance(q, pint.Quantity):
+            text = format_number(float(q.to(unit).magnitude), sig=15)
+        else:
+            text = _cell(v, f)
+        if v.get("qualifier"):
+            text += f" ({v['qualifier']})"
+        cells.append(text)
+    return (f"{f} ({format_unit(unit)})" if unit else f), cells
+
+
+def compare_json(kb: KnowledgeBase, ids: list[str]) -> dict:
+    """``{"table", "ids", "fields": {field: {id: value-json}}}`` over the union of the
+    fields any of the rows has (in schema order); a row without the field gets
+    ``{"value": null, ...}``. Raises ``ValueError`` when the ids are from several tables."""
+    where = {i: kb.table_of(i) for i in ids}  # KeyError for an unknown id
+    tables = sorted(set(where.values()))
+    if len(tables) > 1:
+        parts = "; ".join(f"{t}: {', '.join(i for i in ids if where[i] == t)}" for t in tables)
+        raise ValueError(f"compare needs ids of one table, got {parts}")
+    rows = {i: row_json(kb, i) for i in ids}
+    names: list[str] = []
+    for r in rows.values():
+        names += [k for k, v in r.items() if isinstance(v, dict) and k not in names]
+    fields = {f: {i: rows[i].get(f) or _missing(kb, tables[0], f) for i in ids} for f in names
+              if any(rows[i].get(f, {}).get("value") is not None for i in ids)}
+    return {"table": tables[0], "ids": ids, "fields": fields}
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def validate(
@@ -85,7 +174,9 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ):
         """Load and check every spec file (and claim); exit 1 listing every problem."""
-        kb = _load(directory)
+        import trnkb
+
+        kb = trnkb.load(directory, schemas=True)
         n_claims = None
         if importlib.util.find_spec("trnkb.claims") is not None:
             from trnkb.claims import validate_claims
@@ -102,8 +193,8 @@ def register(app: typer.Typer) -> None:
             return
         rows = ", ".join(f"{t} {n}" for t, n in summary["rows"].items())
         claims = f", {n_claims} claims evaluated" if n_claims is not None else ""
-        console.print(f"ok: {summary['facts']} values from {summary['sources']} sources ({rows}); "
-                      f"{summary['conflicts']} conflicts between sources{claims}")
+        _console().print(f"ok: {summary['facts']} values from {summary['sources']} sources ({rows}); "
+                         f"{summary['conflicts']} conflicts between sources{claims}")
 
     @app.command("list")
     def list_(
@@ -112,6 +203,8 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ):
         """List the tables, or the rows of one table."""
+        from trnkb.schema import TABLES
+
         kb = _load(specs)
         if table is None:
             data = [{"table": t, "rows": len(kb.table(t)), "description": TABLES[t].description}
@@ -119,10 +212,10 @@ def register(app: typer.Typer) -> None:
             if as_json:
                 print_json(data)
                 return
-            rt = RichTable("table", "rows", "description")
+            rt = _rich_table("table", "rows", "description")
             for d in data:
                 rt.add_row(d["table"], str(d["rows"]), d["description"])
-            console.print(rt)
+            _console().print(rt)
             return
         if table not in TABLES:
             raise KeyError(f"no table {table!r}; tables are {', '.join(TABLES)}")
@@ -132,12 +225,12 @@ def register(app: typer.Typer) -> None:
             return
         wide = kb.table(table)
         labels = [c for c in ("name", "vendor", "status", "category") if c in wide.columns]
-        rt = RichTable("id", *labels, "values", title=f"{table} ({len(ids)} rows)")
+        rt = _rich_table("id", *labels, "values", title=f"{table} ({len(ids)} rows)")
         counts = kb.facts[kb.facts["table"] == table].groupby("id").size()
         for _, row in wide.iterrows():
             rt.add_row(row["id"], *[str(row[c]) if isinstance(row[c], str) else "" for c in labels],
                        str(counts.get(row["id"], 0)))
-        console.print(rt)
+        _console().print(rt)
 
     @app.command()
     def show(
@@ -151,8 +244,11 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(data)
             return
+        from rich.markup import escape
+
         title = " ".join(str(data.get(k, "")) for k in ("id", "name")).strip()
-        rt = RichTable("field", "value", "source", "kind", "locator", title=f"{title} [{data['table']}]")
+        rt = _rich_table("field", "value", "source", "kind", "locator",
+                         title=escape(f"{title} [{data['table']}]"))
         missing = []
         for name, v in data.items():
             if not isinstance(v, dict):
@@ -160,41 +256,38 @@ def register(app: typer.Typer) -> None:
             if v["value"] is None:
                 missing.append(name)
                 continue
-            shown = f"{v['value']} {v['unit']}".strip()
-            rt.add_row(name, shown, v["source"], v["kind"], v["locator"])
+            rt.add_row(name, escape(_cell(v, name)), v["source"], v["kind"], escape(v["locator"]))
             for alt in v.get("alternatives", []):
-                rt.add_row("", f"[yellow]{alt['value']} {alt['unit']}".strip() + "[/yellow]",
-                           alt["source"], alt["kind"], alt["locator"])
+                rt.add_row("", "[yellow]" + escape(_cell(alt, name)) + "[/yellow]",
+                           alt["source"], alt["kind"], escape(alt["locator"]))
+        console = _console()
         console.print(rt)
         if missing:
             console.print(f"[dim]no source gives: {', '.join(missing)}[/dim]")
 
     @app.command()
     def compare(
-        ids: Annotated[list[str], typer.Argument(metavar="ID...", help="Two or more ids of one table.")],
+        ids: Annotated[list[str], typer.Argument(metavar="ID...", help="Ids of one table (chips, racks...).")],
         specs: SpecsOpt = None,
         as_json: JsonOpt = False,
     ):
-        """Side-by-side values of rows of one table (fields that any of them has)."""
+        """Side-by-side values of rows of one table (every field any of them has; missing shown as missing)."""
         kb = _load(specs)
-        tables = {kb.table_of(i) for i in ids}
-        if len(tables) > 1:
-            raise ValueError(f"ids come from different tables ({', '.join(sorted(tables))})")
-        rows = {i: row_json(kb, i) for i in ids}
-        fields = [f for f in next(iter(rows.values())) if isinstance(next(iter(rows.values()))[f], dict)]
-        fields = [f for f in fields if any(rows[i][f]["value"] is not None for i in ids)]
+        data = compare_json(kb, ids)
         if as_json:
-            print_json({"table": tables.pop(), "ids": ids,
-                        "fields": {f: {i: rows[i][f] for i in ids} for f in fields}})
+            print_json(data)
             return
-        rt = RichTable("field", *ids)
-        for f in fields:
-            cells = []
-            for i in ids:
-                v = rows[i][f]
-                cells.append("-" if v["value"] is None else f"{v['value']} {v['unit']}".strip())
-            rt.add_row(f, *cells)
-        console.print(rt)
+        from rich.markup import escape
+
+        rt = _rich_table("field", *ids, title=f"{data['table']}: {', '.join(ids)}")
+        for f, by_id in data["fields"].items():
+            label, cells = _compare_row(kb, data["table"], f, by_id, ids)
+            rt.add_row(escape(label), *[f"[dim]{MISSING}[/dim]" if c is None else escape(c)
+                                        for c in cells])
+        _console().print(rt)
+        console = _console()
+        console.print(f"[dim]values in the field's unit; {MISSING}: no source gives it; "
+                      "--json for sources and alternatives[/dim]")
 
     @app.command()
     def sources(specs: SpecsOpt = None, as_json: JsonOpt = False):
@@ -205,10 +298,12 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(data)
             return
-        rt = RichTable("id", "kind", "publisher", "title", "url", "values")
+        # one block per source, the id and URL each whole on a line of their own: the
+        # terminal may wrap them but nothing is cut
         for d in data:
-            rt.add_row(d["id"], d["kind"], d["publisher"], d["title"], d["url"], str(d["values"]))
-        console.print(rt)
+            print(f"{d['id']}  [{d['kind']}]  {d['values']} values")
+            print(f"    {d['publisher']}: {d['title']}")
+            print(f"    {d['url']}")
 
     @app.command()
     def conflicts(specs: SpecsOpt = None, as_json: JsonOpt = False):
@@ -221,12 +316,14 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json(data)
             return
-        rt = RichTable("id", "field", "preferred", "other", "diff", "type", title="Conflicts between sources")
+        from rich.markup import escape
+
+        rt = _rich_table("id", "field", "preferred", "other", "diff", "type", title="Conflicts between sources")
         for d in data:
             diff = "" if d["relative_difference"] is None else f"{d['relative_difference']:.1%}"
-            rt.add_row(d["id"], d["field"], f"{d['preferred']} ({d['preferred_source']})",
-                       f"{d['other']} ({d['other_source']})", diff, d["type"])
-        console.print(rt)
+            rt.add_row(d["id"], d["field"], escape(f"{d['preferred']} ({d['preferred_source']})"),
+                       escape(f"{d['other']} ({d['other_source']})"), diff, d["type"])
+        _console().print(rt)
 
     @app.command("export")
     def export_(
@@ -236,10 +333,13 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ):
         """Write every table, facts, sources and conflicts plus a Frictionless datapackage.json."""
+        from trnkb.export import write_export
+
         kb = _load(specs)
-        path = export(kb, out, fmt)
-        files = sorted(p.name for p in path.parent.iterdir())
+        result = write_export(kb, out, fmt)
         if as_json:
-            print_json({"datapackage": str(path), "format": fmt, "files": files})
+            print_json({"datapackage": str(result.descriptor), "format": fmt,
+                        "files": [p.name for p in result.written]})
             return
-        console.print(f"wrote {len(files)} files to {path.parent} (descriptor: {path.name})")
+        print(f"wrote {len(result.written)} files to {result.descriptor.parent} "
+              f"(descriptor: {result.descriptor.name})")

@@ -24,19 +24,100 @@ def hop_histograms(fabrics: Iterable) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["fabric", "hops", "pairs", "share"])
 
 
+def _structured_positions(g) -> dict | None:
+    """Positions that follow the hardware, or None when the graph has no such attributes.
+
+    Switched domains: one panel per rack, side by side; in a rack each compute tray
+    (``node``) is a row, its chips (``pos`` A, B...) are columns in the middle, and each
+    switch plane is a column of switch chips, plane 1 left of the chips and the others
+    right. Tori: chips on their ``coord`` grid, one panel per third coordinate.
+    """
+    nodes = dict(g.nodes(data=True))
+    if nodes and all("coord" in d for d in nodes.values()):
+        return {n: _torus_xy(d["coord"], _torus_depth(nodes)) for n, d in nodes.items()}
+    racks = sorted({str(d.get("rack", "")) for d in nodes.values()})
+    if not all("rack" in d for d in nodes.values()):
+        return None
+    chips = [d for d in nodes.values() if d.get("kind") == "chip"]
+    if not chips or not all("node" in d and "pos" in d for d in chips):
+        return None
+    slots = sorted({str(d["pos"]) for d in chips})
+    planes = sorted({d.get("plane", 1) for d in nodes.values() if d.get("kind") != "chip"})
+    trays = max(int(d["node"]) for d in chips)
+    width = len(slots) + 2 * max(len(planes), 1) + 3
+    pos = {}
+    for n, d in nodes.items():
+        x0 = racks.index(str(d["rack"])) * width
+        if d.get("kind") == "chip":
+            pos[n] = (x0 + max(len(planes), 1) + 1 + slots.index(str(d["pos"])), -int(d["node"]))
+    for r in racks:
+        x0 = racks.index(r) * width
+        for p in planes:
+            members = sorted(n for n, d in nodes.items()
+                             if d.get("kind") != "chip" and str(d["rack"]) == r and d.get("plane", 1) == p)
+            i = planes.index(p)
+            x = x0 + (0 if i == 0 else max(len(planes), 1) + 1 + len(slots) + i)
+            for k, n in enumerate(members):
+                pos[n] = (x, -1 - k * (trays - 1) / max(len(members) - 1, 1))
+    return pos if len(pos) == len(nodes) else None
+
+
+def _torus_depth(nodes: dict) -> int:
+    return 1 + max((tuple(d["coord"]) + (0, 0, 0))[2] for d in nodes.values())
+
+
+def _torus_xy(coord, depth: int) -> tuple[float, float]:
+    """A torus coordinate on the page: x across, y down, z as diagonal layers."""
+    c = tuple(coord) + (0, 0, 0)
+    step = depth + 1
+    return c[0] * step + c[2], -(c[1] * step) - 0.6 * c[2]
+
+
+def _torus_edges(g, pos: dict) -> list[dict] | None:
+    """Edges of a torus with wrap-around links drawn as two outward stubs, not as lines
+    across the whole drawing."""
+    nodes = dict(g.nodes(data=True))
+    if not nodes or not all("coord" in d for d in nodes.values()):
+        return None
+    depth = _torus_depth(nodes)
+    out = []
+    for a, b, d in g.edges(data=True):
+        ca, cb = (tuple(nodes[n]["coord"]) + (0, 0, 0) for n in (a, b))
+        wrap = [k for k in range(3) if abs(ca[k] - cb[k]) > 1]
+        if not wrap:
+            out.append({"a": pos[a], "b": pos[b], "medium": d.get("medium", "")})
+            continue
+        k = wrap[0]
+        low, high = (a, b) if ca[k] < cb[k] else (b, a)
+        unit = [0, 0, 0]
+        unit[k] = 1
+        ox, oy = _torus_xy(unit, depth)
+        for n, sign in ((low, -0.4), (high, 0.4)):
+            x, y = pos[n]
+            out.append({"a": (x, y), "b": (x + sign * ox / (depth + 1 if k < 2 else 1),
+                                           y + sign * oy / (depth + 1 if k < 2 else 1)),
+                        "medium": f"{d.get('medium', '')} (wrap-around)"})
+    return out
+
+
 def graph_layout(fabric, seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Node and edge tables to draw a fabric (:func:`trnkb.charts.graph`).
 
-    A seeded spring layout, rounded so the drawing is byte-stable. Returns ``nodes``
-    (``name, kind, x, y``) and ``edges`` (``x, y, x2, y2, medium``).
+    Laid out by rack, tray and switch plane (or torus coordinate) from the node
+    attributes of ``fabric.graph`` so a reader can follow a path; a seeded spring layout
+    only for a graph without them. Rounded so the drawing is byte-stable. Returns
+    ``nodes`` (``name, kind, rack, x, y``) and ``edges`` (``x, y, x2, y2, medium``).
     """
     g = fabric.graph
-    pos = nx.spring_layout(g, seed=seed, iterations=100)
-    nodes = pd.DataFrame([{"name": n, "kind": d.get("kind", ""), "x": round(float(pos[n][0]), 3),
-                           "y": round(float(pos[n][1]), 3)} for n, d in g.nodes(data=True)])
-    edges = pd.DataFrame([{"x": round(float(pos[a][0]), 3), "y": round(float(pos[a][1]), 3),
-                           "x2": round(float(pos[b][0]), 3), "y2": round(float(pos[b][1]), 3),
-                           "medium": d.get("medium", "")} for a, b, d in g.edges(data=True)])
+    pos = _structured_positions(g) or nx.spring_layout(g, seed=seed, iterations=100)
+    nodes = pd.DataFrame([{"name": n, "kind": d.get("kind", ""), "rack": str(d.get("rack", "")),
+                           "x": round(float(pos[n][0]), 3), "y": round(float(pos[n][1]), 3)}
+                          for n, d in g.nodes(data=True)])
+    segments = _torus_edges(g, pos) or [{"a": pos[a], "b": pos[b], "medium": d.get("medium", "")}
+                                        for a, b, d in g.edges(data=True)]
+    edges = pd.DataFrame([{"x": round(float(e["a"][0]), 3), "y": round(float(e["a"][1]), 3),
+                           "x2": round(float(e["b"][0]), 3), "y2": round(float(e["b"][1]), 3),
+                           "medium": e["medium"]} for e in segments])
     return nodes, edges
 
 

@@ -8,6 +8,7 @@
 True
 """
 
+from trnkb.engine.chip import chip_attention, chip_gemm
 from trnkb.engine.kernels import (
     attention,
     attention_flops,
@@ -15,6 +16,7 @@ from trnkb.engine.kernels import (
     gemm,
     reference_attention,
 )
+from trnkb.engine.layer import LayerTime, layer_time, model_layer_time
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.numerics import (
     MXTensor,
@@ -23,9 +25,11 @@ from trnkb.engine.numerics import (
     quantize_mx,
     quantize_nvfp4,
 )
-from trnkb.engine.timeline import Result, Timeline
+from trnkb.engine.result import Result
+from trnkb.engine.timeline import Timeline
 
 __all__ = [
+    "LayerTime",
     "MXTensor",
     "NVFP4Tensor",
     "NeuronCore",
@@ -33,9 +37,13 @@ __all__ = [
     "Timeline",
     "attention",
     "attention_flops",
+    "chip_attention",
+    "chip_gemm",
     "compare_attention",
     "error_stats",
     "gemm",
+    "layer_time",
+    "model_layer_time",
     "quantize_mx",
     "quantize_nvfp4",
     "reference_attention",

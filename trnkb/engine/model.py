@@ -11,8 +11,6 @@ from dataclasses import dataclass
 
 import pint
 
-from trnkb.units import Q_
-
 # TensorE K elements per PE per cycle: dtype -> NeuronCore field holding the packing.
 PACK_FIELD = {"bf16": None, "fp8": "fp8_pack", "mxfp8": "mx_pack", "mxfp4": "mx_pack"}
 
@@ -51,7 +49,14 @@ class NeuronCore:
     dma_fixed_latency: pint.Quantity
     matmul_min_cycles: int
     instruction_min_cycles: int
+    tensor_pipeline_cycles: int = 0
+    ls_speedup: int = 1
+    fp32_matmul_factor: int = 1
+    dma_min_payload: pint.Quantity | None = None
+    quantize_mx_rate: int = 0  # 0: no VectorE quantize_mx (activations must arrive in MX)
+    gpsimd_start_cycles: int = 0
     hbm_bandwidth: pint.Quantity | None = None  # per chip, shared by its cores
+    published_peaks: tuple = ()  # ((dtype, chip peak from AWS's chip table), ...)
 
     # ---- construction ----------------------------------------------------------------
     @classmethod
@@ -106,6 +111,15 @@ class NeuronCore:
             dma_fixed_latency=need("dma_fixed_latency").to("ns"),
             matmul_min_cycles=count("matmul_min_cycles"),
             instruction_min_cycles=count("instruction_min_cycles"),
+            tensor_pipeline_cycles=count("tensor_pipeline_cycles"),
+            ls_speedup=count("ls_speedup"),
+            fp32_matmul_factor=count("fp32_matmul_factor"),
+            dma_min_payload=need("dma_min_payload").to("B"),
+            quantize_mx_rate=count("quantize_mx_rate", 0),
+            gpsimd_start_cycles=count("gpsimd_start_cycles"),
+            published_peaks=tuple(
+                (d, kb.get(chip, f"dense_{d}").to("TFLOPS")) for d in PACK_FIELD
+                if kb.get(chip, f"dense_{d}") is not None),
             hbm_bandwidth=(kb.get(chip, "hbm_bandwidth").to("TB/s")
                            if kb.get(chip, "hbm_bandwidth") is not None else None),
         )
@@ -131,14 +145,21 @@ class NeuronCore:
                              f"Trainium3); use bf16 or fp8")
         return p
 
-    def peak_flops(self, dtype: str = "bf16") -> pint.Quantity:
-        """Dense peak of one core: 2 FLOP x pe_rows x pe_cols x pack(dtype) x tensor_clock."""
-        return (2 * self.pe_rows * self.pe_cols * self.pack(dtype) * Q_(1, "FLOP")
-                * self.tensor_clock).to("TFLOPS")
+    def peak_flops(self, dtype: str = "bf16", cores: int = 1) -> pint.Quantity:
+        """Dense peak of ``cores`` cores from the FLOPs calculator (:func:`trnkb.calc.flops.peak_flops`):
+        cores x pe_rows x pe_cols x pack(dtype) x 2 FLOP x tensor_clock (TFLOP/s)."""
+        from trnkb.calc.flops import peak_flops
+
+        return peak_flops(cores, self.pe_rows, self.pe_cols, self.tensor_clock,
+                          self.pack(dtype)).value.to("TFLOPS")
 
     def chip_peak_flops(self, dtype: str = "bf16") -> pint.Quantity:
-        """Peak of the whole chip: cores_per_chip x :meth:`peak_flops`."""
-        return self.cores_per_chip * self.peak_flops(dtype)
+        """Derived peak of the whole chip: :meth:`peak_flops` over ``cores_per_chip`` cores."""
+        return self.peak_flops(dtype, self.cores_per_chip)
+
+    def published_peak(self, dtype: str) -> pint.Quantity | None:
+        """AWS's chip-table dense peak for ``dtype`` (specs/chips.yaml), or None."""
+        return dict(self.published_peaks).get(dtype)
 
     @property
     def hbm_share(self) -> pint.Quantity | None:

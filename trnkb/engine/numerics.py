@@ -1,46 +1,58 @@
 """Number formats of the engine: OCP MX (MXFP8/MXFP6/MXFP4) and NVFP4, bit-exact.
 
-MX (OCP Microscaling Formats v1.0, section 6.3, as implemented by torchao ``to_mx``
-with the FLOOR scale and by microxcaling ``_quantize_mx``): a block of ``k = 32``
-values ``V`` shares one E8M0 scale ``X``::
+MX (OCP Microscaling Formats v1.0, section 6.3): a block of ``k = 32`` values ``V``
+shares one E8M0 scale ``X = 2**e`` (byte ``e + 127``; 255 is NaN) and each element is
+``P_i = RNE_elem(V_i / X)``, saturating at the largest element. Three rules for ``e``
+(:class:`ScaleMode`, argument ``scale_mode``)::
 
-    shared_exp = floor(log2(max_i |V_i|)) - emax_elem      # clamped below at -127
-    X          = 2 ** shared_exp                           # E8M0 byte = shared_exp + 127
-    P_i        = RNE_elem(clip(V_i / X, -max_elem, max_elem))
+    floor  e = floor(log2(amax)) - emax_elem            OCP MX v1.0 (torchao FLOOR)
+    rceil  e = ceil(log2(fp32(amax / max_elem)))        NVIDIA cvt.rp.satfinite.ue8m0,
+                                                        Transformer Engine, torchao RCEIL
+    trn3   e = floor(log2(amax)) - (emax_elem - 1)      AWS nisa.quantize_mx (MXFP8 only)
 
-An all-zero block gets the smallest scale 2**-127; a block holding Inf or NaN gets the
-NaN scale 0xFF (and dequantizes to NaN). Element casts round to nearest, ties to even,
-and saturate (never overflow to Inf/NaN).
+``e`` is clamped to [-127, 127]; an all-zero block gets 2**-127; a block holding a NaN or
+an Inf gets the NaN scale 255 and zero codes (the spec has no other way to carry a
+non-finite value; torchao differs here, see docs/number-formats.md).
 
-NVFP4 (NVIDIA; torchao ``nvfp4_quantize``): E2M1 elements in blocks of 16, each block
-with an E4M3 scale, plus one float32 per-tensor scale::
+NVFP4 (NVIDIA; torchao ``nvfp4_quantize``, same float32 operation order): E2M1 elements
+in blocks of 16 with an E4M3 block scale, and in the two-level form one float32
+per-tensor scale::
 
-    s_tensor = amax(|x|) / (448 * 6)
+    s_tensor = amax(|x|) / (448 * 6)                    # NaN if x holds a NaN
     s_block  = E4M3(clip(amax_block / 6 / s_tensor, 2**-6, 448))
-    P_i      = RNE_e2m1(clip(x_i / (s_tensor * s_block), -6, 6))
+    P_i      = RNE_e2m1(clip(x_i * ((1 / s_tensor) / s_block), -6, 6))
+
+The single-level form drops ``s_tensor`` (``x_i * (1 / s_block)``).
 
 ml_dtypes pitfalls handled here: float64 -> float8 casts round twice (we round to
 float32 first and scale by powers of two, which is exact); e4m3fn overflows to NaN and
-e5m2 to Inf (we clip first); the float8_e8m0fnu cast does not round to even (we compute
-the scale exponent from the float32 exponent bits instead).
+e5m2 to Inf (casts saturate here); the float8_e8m0fnu cast does not round to even (scale
+exponents come from float32 exponent bits instead).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import ml_dtypes
 import numpy as np
+
+from trnkb.engine import numerics_fast
 
 __all__ = [
     "ELEMENTS",
     "MX_FORMATS",
     "ElementFormat",
     "MXTensor",
+    "NVFP4Scaling",
     "NVFP4Tensor",
+    "ScaleMode",
     "cast_element",
     "decode_element",
     "error_stats",
+    "mx_scale_exponents",
+    "nvfp4_tensor_scale",
     "quantize_mx",
     "quantize_nvfp4",
     "round_to",
@@ -127,8 +139,7 @@ _LUTS = {name: _lut(f) for name, f in ELEMENTS.items()}
 
 def cast_element(x: np.ndarray, fmt: ElementFormat) -> np.ndarray:
     """Round float32 values to ``fmt`` (RNE, saturating); return the bit patterns (uint8)."""
-    x = np.asarray(x, dtype=np.float32)
-    return np.clip(x, -fmt.max, fmt.max).astype(fmt.dtype).view(np.uint8) & (2**fmt.bits - 1)
+    return numerics_fast.cast_codes(np.asarray(x, dtype=np.float32), fmt.name)
 
 
 def decode_element(codes: np.ndarray, fmt: ElementFormat) -> np.ndarray:
@@ -153,6 +164,69 @@ def round_to(x: np.ndarray, dtype: str) -> np.ndarray:
     raise ValueError(f"unknown dtype {dtype!r}; expected fp32, bf16 or fp8")
 
 
+class ScaleMode(StrEnum):
+    """How an MX block's E8M0 scale exponent follows from its largest magnitude.
+
+    FLOOR: OCP MX v1.0 section 6.3, ``floor(log2(amax)) - emax_elem`` (largest values of
+    a block may saturate). RCEIL: NVIDIA's rule (cuBLAS "1D block quantization", PTX
+    ``cvt.rp.satfinite.ue8m0x2.f32``, Transformer Engine, torchao RCEIL): the float32
+    quotient ``amax / max_elem`` rounded up to a power of two (never saturates). TRN3: AWS
+    ``nisa.quantize_mx`` on Trainium3, ``floor(log2(amax)) - (E_max - 1)`` with E_max 8
+    (E4M3) or 15 (E5M2), a scale twice the OCP one; the Neuron docs state it for MXFP8
+    only.
+    """
+
+    FLOOR = "floor"
+    RCEIL = "rceil"
+    TRN3 = "trn3"
+
+
+def _mode(scale_mode: str | ScaleMode, el: ElementFormat) -> ScaleMode:
+    try:
+        mode = ScaleMode(scale_mode)
+    except ValueError:
+        known = ", ".join(m.value for m in ScaleMode)
+        raise ValueError(f"unknown MX scale mode {scale_mode!r}; known: {known}") from None
+    if mode is ScaleMode.TRN3 and el.name not in ("e4m3", "e5m2"):
+        raise ValueError(f"scale mode 'trn3' (nisa.quantize_mx) is stated for MXFP8 only, "
+                         f"not {el.name}")
+    return mode
+
+
+def mx_scale_exponents(amax: np.ndarray, fmt: str = "mxfp8",
+                       scale_mode: str | ScaleMode = ScaleMode.FLOOR) -> np.ndarray:
+    """E8M0 scale bytes (uint8) of blocks whose largest magnitude is ``amax`` (float32).
+
+    The byte is ``e + 127`` with ``e`` from :class:`ScaleMode`, clamped to [-127, 127];
+    255 (NaN) when ``amax`` is NaN or infinite.
+    """
+    el = element_format(fmt)
+    mode = _mode(scale_mode, el)
+    bits = np.ascontiguousarray(amax, dtype=np.float32).view(np.uint32)
+    return _scale(bits, el, mode)[1]
+
+
+def _scale(amax_bits: np.ndarray, el: ElementFormat, mode: ScaleMode
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """(float32 multiplier 2**-e, scale byte) per block from the bit pattern of amax."""
+    bad = amax_bits >= 0x7F800000
+    if mode is ScaleMode.RCEIL:
+        with np.errstate(invalid="ignore", over="ignore"):
+            d = (amax_bits.view(np.float32) / np.float32(el.max)).view(np.uint32)
+        dexp = (d >> 23).astype(np.int32)
+        mant = d & 0x7FFFFF
+        # round up to a power of two: +1 unless the mantissa is zero; a subnormal
+        # quotient rounds up to 2**-127 or 2**-126
+        e = np.where(dexp > 0, dexp - 127 + (mant != 0), np.where(mant > 1 << 22, -126, -127))
+    else:
+        emax = el.emax - (mode is ScaleMode.TRN3)
+        e = (amax_bits >> 23).astype(np.int32) - 127 - emax
+    e = np.where(bad, 0, np.clip(e, -E8M0_BIAS, E8M0_BIAS))
+    mult = np.ldexp(np.ones(e.shape, np.float32), -e)
+    code = np.where(bad, E8M0_NAN, e + E8M0_BIAS).astype(np.uint8)
+    return mult, code
+
+
 @dataclass(frozen=True)
 class MXTensor:
     """An MX-quantized array: element codes with one E8M0 scale per block of the last axis.
@@ -163,12 +237,14 @@ class MXTensor:
     scales : uint8 array, shape ``(..., n // block)``; E8M0 bytes (value 2**(s-127), 255 = NaN).
     element : the element format.
     block : elements per scale (32).
+    scale_mode : the rule that chose the scales (:class:`ScaleMode` value).
     """
 
     codes: np.ndarray
     scales: np.ndarray
     element: ElementFormat
     block: int = MX_BLOCK
+    scale_mode: str = ScaleMode.FLOOR.value
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -196,15 +272,16 @@ class MXTensor:
 
 
 def _blocks(x: np.ndarray, block: int) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float32)
+    x = np.ascontiguousarray(x, dtype=np.float32)
     if x.ndim == 0 or x.shape[-1] % block:
         raise ValueError(f"the last axis ({x.shape[-1] if x.ndim else 'scalar'}) must be a "
                          f"multiple of the block size {block}")
     return x.reshape(*x.shape[:-1], x.shape[-1] // block, block)
 
 
-def quantize_mx(x: np.ndarray, fmt: str = "mxfp8", block: int = MX_BLOCK) -> MXTensor:
-    """Quantize along the last axis to an MX format (OCP MX v1.0 section 6.3, FLOOR scale).
+def quantize_mx(x: np.ndarray, fmt: str = "mxfp8", block: int = MX_BLOCK,
+                scale_mode: str | ScaleMode = ScaleMode.FLOOR) -> MXTensor:
+    """Quantize along the last axis to an MX format.
 
     Parameters
     ----------
@@ -212,63 +289,109 @@ def quantize_mx(x: np.ndarray, fmt: str = "mxfp8", block: int = MX_BLOCK) -> MXT
     fmt : ``mxfp8`` (= ``mxfp8_e4m3``), ``mxfp8_e5m2``, ``mxfp6_e2m3``, ``mxfp6_e3m2``,
         ``mxfp4`` or an element name (``e2m1``...).
     block : elements per shared scale (32 in the spec).
+    scale_mode : ``"floor"`` (OCP MX v1.0, default), ``"rceil"`` (NVIDIA) or ``"trn3"``
+        (AWS nisa.quantize_mx, MXFP8 only); see :class:`ScaleMode`.
     """
     el = element_format(fmt)
+    mode = _mode(scale_mode, el)
     b = _blocks(x, block)
-    with np.errstate(invalid="ignore"):
-        amax = np.max(np.abs(b), axis=-1)
-    _, e = np.frexp(amax)  # amax = m * 2**e, 0.5 <= m < 1, so floor(log2 amax) = e - 1
-    shared = e.astype(np.int64) - 1 - el.emax
-    shared = np.where(amax == 0, -E8M0_BIAS, np.maximum(shared, -E8M0_BIAS))
-    nan = ~np.isfinite(amax) | (shared > E8M0_BIAS)
-    shared = np.where(nan, 0, shared)
-    scaled = np.ldexp(b, -shared[..., None].astype(np.int32))  # power of two: exact
-    codes = cast_element(np.where(nan[..., None], 0.0, scaled), el)
-    scales = np.where(nan, E8M0_NAN, shared + E8M0_BIAS).astype(np.uint8)
-    return MXTensor(codes.reshape(np.shape(x)), scales, el, block)
+    codes, scales = numerics_fast.quantize_blocks(
+        b.reshape(-1), block, el.name, lambda amax: _scale(amax, el, mode))
+    return MXTensor(codes.reshape(b.shape[:-2] + (-1,)), scales.reshape(b.shape[:-1]),
+                    el, block, mode.value)
+
+
+class NVFP4Scaling(StrEnum):
+    """NVFP4 scale levels: E4M3 block scales only, or also a float32 per-tensor scale."""
+
+    SINGLE_LEVEL = "single_level"
+    TWO_LEVEL = "two_level"
 
 
 @dataclass(frozen=True)
 class NVFP4Tensor:
-    """NVFP4: E2M1 codes, one E4M3 scale per 16 elements, one float32 per-tensor scale."""
+    """NVFP4: E2M1 codes, one E4M3 scale per 16 elements, optionally a float32 tensor scale.
+
+    ``tensor_scale`` is None for single-level scaling.
+    """
 
     codes: np.ndarray
     scales: np.ndarray  # E4M3 bit patterns (uint8)
-    tensor_scale: np.float32
+    tensor_scale: np.float32 | None
     block: int = NVFP4_BLOCK
 
     @property
+    def scaling(self) -> str:
+        """``single_level`` or ``two_level`` (:class:`NVFP4Scaling` value)."""
+        single = self.tensor_scale is None
+        return (NVFP4Scaling.SINGLE_LEVEL if single else NVFP4Scaling.TWO_LEVEL).value
+
+    @property
     def nbytes(self) -> int:
-        """Packed bytes: half a byte per element, one per block scale, four for the tensor scale."""
-        return self.codes.size // 2 + self.scales.size + 4
+        """Packed bytes: half a byte per element, one per block scale, four for a tensor scale."""
+        return self.codes.size // 2 + self.scales.size + (0 if self.tensor_scale is None else 4)
 
     def dequantize(self) -> np.ndarray:
-        vals = decode_element(self.codes, ELEMENTS["e2m1"])
+        """Values as float64 of torchao's float32 product ``element * (s_tensor * s_block)``."""
+        vals = decode_element(self.codes, ELEMENTS["e2m1"]).astype(np.float32)
         blocks = vals.reshape(*self.scales.shape, self.block)
-        sb = decode_element(self.scales, ELEMENTS["e4m3"])[..., None]
-        total = np.float32(self.tensor_scale) * sb.astype(np.float32)  # float32, as quantized
-        return (blocks * total.astype(np.float64)).reshape(self.codes.shape)
+        sb = decode_element(self.scales, ELEMENTS["e4m3"]).astype(np.float32)[..., None]
+        total = sb if self.tensor_scale is None else np.float32(self.tensor_scale) * sb
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (blocks * total).astype(np.float64).reshape(self.codes.shape)
+
+
+def nvfp4_tensor_scale(x: np.ndarray) -> np.float32:
+    """Per-tensor NVFP4 scale ``amax(|x|) / (448 * 6)`` in float32 (torchao's rule).
+
+    NaN when ``x`` holds a NaN (the amax propagates it), Inf when it holds an Inf.
+    """
+    x = np.asarray(x, dtype=np.float32)
+    amax = np.max(np.abs(x)) if x.size else np.float32(0)
+    return np.float32(amax) / np.float32(ELEMENTS["e4m3"].max * ELEMENTS["e2m1"].max)
 
 
 def quantize_nvfp4(x: np.ndarray, tensor_scale: float | None = None,
-                   block: int = NVFP4_BLOCK) -> NVFP4Tensor:
-    """Quantize along the last axis to NVFP4 (two-level scaling, torchao's algorithm).
+                   block: int = NVFP4_BLOCK,
+                   scaling: str | NVFP4Scaling = NVFP4Scaling.TWO_LEVEL) -> NVFP4Tensor:
+    """Quantize along the last axis to NVFP4, in torchao's float32 operation order.
 
-    ``tensor_scale`` defaults to ``amax(|x|) / (448 * 6)`` (float32); an all-zero input
-    uses 1. All arithmetic is float32, in torchao's order.
+    ``scaling="two_level"`` (default) uses ``tensor_scale``, by default
+    :func:`nvfp4_tensor_scale` (an all-zero input uses 1, as Transformer Engine does;
+    torchao would divide 0 by 0). ``scaling="single_level"`` uses E4M3 block scales only
+    and takes no ``tensor_scale``. Data are multiplied by the float32 reciprocal of the
+    scale (not divided by it), which decides how midpoints round.
     """
-    e4m3, e2m1 = ELEMENTS["e4m3"], ELEMENTS["e2m1"]
+    mode = NVFP4Scaling(scaling)
+    e4m3 = ELEMENTS["e4m3"]
     b = _blocks(x, block)
-    if tensor_scale is None:
-        amax = np.float32(np.max(np.abs(b))) if b.size else np.float32(0)
-        tensor_scale = amax / np.float32(e4m3.max * e2m1.max) if amax > 0 else np.float32(1)
-    ts = np.float32(tensor_scale)
-    block_scale = np.max(np.abs(b), axis=-1) / np.float32(e2m1.max)
-    sb = cast_element(np.clip(block_scale / ts, np.float32(e4m3.min_normal), e4m3.max), e4m3)
-    total = ts * decode_element(sb, e4m3).astype(np.float32)
-    scaled = b / total[..., None]
-    codes = cast_element(scaled, e2m1)
-    return NVFP4Tensor(codes.reshape(np.shape(x)), sb, ts, block)
+    if mode is NVFP4Scaling.SINGLE_LEVEL:
+        if tensor_scale is not None:
+            raise ValueError("single-level NVFP4 takes no tensor_scale")
+        ts = None
+    elif tensor_scale is None:
+        ts = nvfp4_tensor_scale(b)
+        ts = np.float32(1) if ts == 0 else ts
+    else:
+        ts = np.float32(tensor_scale)
+    amax = numerics_fast.block_abs_max_bits(
+        b.reshape(-1).view(np.uint32), block,
+        (np.empty(b.size, np.uint32), np.empty(b.size, np.uint32))).view(np.float32)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        block_scale = amax / np.float32(ELEMENTS["e2m1"].max)
+        if ts is not None:
+            block_scale = block_scale / ts
+        sb = cast_element(np.clip(block_scale, np.float32(e4m3.min_normal),
+                                  np.float32(e4m3.max)), e4m3)
+        sbf = decode_element(sb, e4m3).astype(np.float32)
+        one = np.float32(1)
+        recip = one / sbf if ts is None else (one / ts) / sbf
+        scaled = b.reshape(-1, block) * recip[:, None]
+    codes = cast_element(scaled, ELEMENTS["e2m1"])
+    nan = np.isnan(recip)
+    if nan.any():
+        codes[nan] = 0
+    return NVFP4Tensor(codes.reshape(np.shape(b)[:-2] + (-1,)), sb.reshape(b.shape[:-1]), ts, block)
 
 
 def error_stats(reference: np.ndarray, approx: np.ndarray) -> dict[str, float]:

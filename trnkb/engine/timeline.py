@@ -1,4 +1,4 @@
-"""The scheduler: engines in parallel, DMA beside them, buffers with capacities.
+"""The scheduler: engines in parallel, DMA beside them, buffers tracked per region.
 
 Scheduling rules (list scheduling in program order, as the hardware's per-engine
 instruction streams run):
@@ -6,12 +6,20 @@ instruction streams run):
 * each compute engine (``tensor``, ``vector``, ``scalar``, ``gpsimd``) executes its
   instructions in program order, one at a time;
 * an instruction starts when its engine is free and its operands are ready: it waits
-  for the last write of every buffer slot it reads (read-after-write) and, for every
-  slot it writes, for the last write and all reads since (write-after-read);
-* DMA transfers share the core's DMA bandwidth (one link, occupied ``bytes / rate``)
-  and are not ordered among themselves (16 DMA engines and many queues): a transfer
-  takes the earliest gap in the link's schedule after its operands are ready, and its
-  data is ready a fixed latency after the transfer ends.
+  for the last write of every buffer region it reads (read after write) and, for every
+  region it writes, for the last write and all reads since (write after read). A
+  region is a whole buffer or a view of it (:meth:`Tile.view`); writes to disjoint
+  views of one HBM tensor (the output tiles of a GEMM) do not wait for each other, a
+  use of the whole tensor waits for every view; views of one SBUF/PSUM buffer are
+  treated as overlapping (each waits for the whole buffer);
+* a TensorE result reaches PSUM ``tensor_pipeline_cycles`` after its instruction
+  leaves the array (fill and drain); accumulating matmuls into the same bank chain
+  without that wait (:mod:`trnkb.engine.isa` charges LoadStationary);
+* DMA transfers of one core share its DMA engines (one link, occupied ``bytes / rate``)
+  and are not ordered among themselves: a transfer takes the earliest gap in the
+  link's schedule after its operands are ready, and its data is ready
+  ``dma_fixed_latency`` after the transfer ends. In a chip run (:mod:`trnkb.engine.chip`)
+  every transfer also needs a gap on the chip's one HBM link, shared by all cores.
 
 Buffers are allocated from pools with SBUF/PSUM capacity enforced per partition; a
 tiling that does not fit raises ``ValueError`` naming the pool and the bytes.
@@ -21,36 +29,42 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from trnkb.engine.model import NeuronCore
-from trnkb.units import Q_
+from trnkb.engine.result import ENGINES, Result
 
 COMPUTE_ENGINES = ("tensor", "vector", "scalar", "gpsimd")
-ENGINES = (*COMPUTE_ENGINES, "dma")
+_EID = {e: i for i, e in enumerate(ENGINES)}
+_DMA = _EID["dma"]
 
 # Bytes per element of the dtypes tiles carry (MX scales are separate uint8 tiles).
 ITEMSIZE = {"fp32": 4.0, "bf16": 2.0, "fp8": 1.0, "mxfp8": 1.0, "mxfp4": 0.5, "e8m0": 1.0}
 
 
 class Slot:
-    """One physical buffer (a pool entry, a PSUM bank group, or an HBM tensor).
+    """One physical buffer (a pool entry, a PSUM bank group, an HBM tensor) or a region of one.
 
-    ``ready`` is when its last write ends, ``free`` when its last read ends (seconds).
+    Times in seconds. ``ready``: the last write to it (or, for a buffer, to any of its
+    regions) has landed; ``free``: its last reader is done. ``wready``/``wfree``: the same
+    for uses of the whole buffer only (what a region must wait for). ``wend`` is the
+    end of the last write before any pipeline latency and ``weng`` its engine.
     """
 
-    __slots__ = ("name", "memory", "ready", "free", "data", "views")
+    __slots__ = ("name", "memory", "ready", "free", "wready", "wfree", "wend", "weng", "data",
+                 "views", "parent", "precise")
 
-    def __init__(self, name: str, memory: str, data: np.ndarray | None = None):
-        self.views: dict = {}  # kernels may cache their views of this slot here
+    def __init__(self, name: str, memory: str, data: np.ndarray | None = None,
+                 parent: Slot | None = None, precise: bool = False):
+        self.views: dict = {}
         self.name = name
         self.memory = memory
-        self.ready = 0.0
-        self.free = 0.0
+        self.ready = self.free = self.wready = self.wfree = self.wend = 0.0
+        self.weng = ""
         self.data = data
+        self.parent = parent
+        self.precise = precise  # a region disjoint from its siblings (HBM views, or declared)
 
 
 class Tile:
@@ -74,11 +88,23 @@ class Tile:
     def partitions(self) -> int:
         return self.shape[0]
 
-    def view(self, index, shape: tuple[int, ...]) -> Tile:
-        """A sub-tile (``index`` into this tile's data, relative to it)."""
-        if self.index is not None:  # only views of a whole slot are needed
+    def view(self, index, shape: tuple[int, ...], key=None, disjoint: bool = False) -> Tile:
+        """A region of this tile (``index`` into its data), tracked as its own region.
+
+        ``key`` names the region (default: ``repr(index)``); views with the same key are
+        the same region. Views of an HBM tensor, and views declared ``disjoint``, depend
+        only on uses of the same region and of the whole buffer; other on-chip views
+        wait for any use of the buffer.
+        """
+        if self.index is not None:
             raise ValueError("views of views are not supported")
-        return Tile(self.slot, shape, self.dtype, index)
+        k = repr(index) if key is None else key
+        sub = self.slot.views.get(k)
+        if sub is None:
+            sub = self.slot.views[k] = Slot(f"{self.slot.name}{k}", self.slot.memory,
+                                            self.slot.data, self.slot,
+                                            disjoint or self.slot.memory == "hbm")
+        return Tile(sub, shape, self.dtype, index)
 
     def read(self) -> np.ndarray:
         d = self.slot.data
@@ -108,124 +134,162 @@ class Pool:
         return Tile(slot, self.shape, self.dtype)
 
 
-@dataclass
-class Result:
-    """What a kernel run produced. Quantities carry units; ``to_dict`` converts at the edge.
+def read_ready(s: Slot) -> float:
+    """When the data a read of ``s`` needs has landed.
 
-    Attributes
-    ----------
-    seconds : makespan (s).
-    busy : per engine, time it was busy (s); for ``dma`` the time the link was busy.
-    cycles : per compute engine, busy time x its clock (cycles).
-    flops : useful FLOPs of the operation (2mnk for GEMM).
-    peak : derived peak of one core for the dtype, 2 x rows x cols x pack x clock.
-    bytes : moved per level: ``hbm`` (DMA to/from HBM), ``sbuf`` and ``psum`` (bytes
-        engines read and wrote there).
-    bound_by : the engine with the most busy time.
+    A region of an HBM tensor waits for writes to itself and to the whole tensor; a
+    region of an SBUF/PSUM buffer waits for any write to the buffer (conservative:
+    on-chip views may overlap).
     """
-
-    kernel: str
-    chip: str
-    dtype: str
-    seconds: object
-    busy: dict
-    cycles: dict
-    flops: object
-    peak: object
-    bytes: dict
-    records: tuple
-    output: np.ndarray | None = None
-    error: dict | None = None
-    notes: list[str] = field(default_factory=list)
-    params: dict = field(default_factory=dict)
-
-    @property
-    def achieved(self):
-        """Achieved FLOP/s: flops / makespan."""
-        return (self.flops / self.seconds).to("TFLOPS")
-
-    @property
-    def utilization(self) -> float:
-        return float((self.achieved / self.peak).to("").magnitude)
-
-    @property
-    def bound_by(self) -> str:
-        return max(self.busy, key=lambda e: self.busy[e].magnitude)
-
-    @property
-    def timeline(self) -> pd.DataFrame:
-        """One row per instruction: engine, op, start, end (seconds)."""
-        eng, op, start, end = self.records
-        return pd.DataFrame({"engine": pd.Series(eng, dtype="str"), "op": pd.Series(op, dtype="str"),
-                             "start": np.asarray(start, float), "end": np.asarray(end, float)})
-
-    def to_dict(self) -> dict:
-        """Plain numbers in SI units (s, FLOP, FLOP/s, bytes) for JSON."""
-        out = {
-            "kernel": self.kernel, "chip": self.chip, "dtype": self.dtype, **self.params,
-            "seconds": self.seconds.to("s").magnitude,
-            "cycles": {k: int(v) for k, v in self.cycles.items()},
-            "busy_seconds": {k: v.to("s").magnitude for k, v in self.busy.items()},
-            "bound_by": self.bound_by,
-            "flops": self.flops.to("FLOP").magnitude,
-            "achieved_flops_per_s": self.achieved.to("FLOPS").magnitude,
-            "peak_flops_per_s": self.peak.to("FLOPS").magnitude,
-            "utilization": self.utilization,
-            "bytes": {k: v.to("B").magnitude for k, v in self.bytes.items()},
-            "notes": list(self.notes),
-        }
-        if self.error is not None:
-            out["error"] = dict(self.error)
-        return out
+    p = s.parent
+    if p is None:
+        return s.ready
+    x = p.wready if s.precise else p.ready
+    return s.ready if x <= s.ready else x
 
 
-def _earliest(t: float, reads, writes) -> float:
-    """Earliest start not before ``t``: every read's data is ready, every written slot is
-    both ready (write after write) and free (its previous readers are done)."""
-    for r in reads:
-        if r.slot.ready > t:
-            t = r.slot.ready
-    for w in writes:
-        s = w.slot
-        if s.ready > t:
-            t = s.ready
-        if s.free > t:
-            t = s.free
+def write_ready(s: Slot, t: float, engine: str = "") -> float:
+    """Earliest start >= t of a write to ``s`` (after its last write and its readers)."""
+    last = s.wend if (engine == "tensor" and s.weng == "tensor") else s.ready
+    if last > t:
+        t = last
+    if s.free > t:
+        t = s.free
+    p = s.parent
+    if p is not None:
+        r, f = (p.wready, p.wfree) if s.precise else (p.ready, p.free)
+        if r > t:
+            t = r
+        if f > t:
+            t = f
     return t
 
 
-class Timeline:
-    """Issue instructions, track buffers, and produce a :class:`Result`.
+def mark_read(s: Slot, end: float) -> None:
+    if s.free < end:
+        s.free = end
+    p = s.parent
+    if p is None:
+        if s.wfree < end:
+            s.wfree = end
+    elif p.free < end:
+        p.free = end
 
-    ``execute`` says whether instructions also compute their numeric results.
+
+def mark_write(s: Slot, end: float, ready: float, engine: str) -> None:
+    s.ready = ready
+    s.wend = end
+    s.weng = engine
+    p = s.parent
+    if p is None:
+        s.wready = ready
+    elif p.ready < ready:
+        p.ready = ready
+
+
+class Link:
+    """A bandwidth resource (a core's DMA engines, a chip's HBM): busy intervals, merged."""
+
+    def __init__(self, rate: float):
+        self.rate = rate  # B/s
+        self.starts: list[float] = []
+        self.ends: list[float] = []
+
+    def find(self, ready: float, dur: float) -> float:
+        """Earliest start >= ready of a gap of length ``dur``."""
+        starts, ends = self.starts, self.ends
+        i = bisect_right(ends, ready)
+        t = ready
+        n = len(starts)
+        while i < n and starts[i] < t + dur:
+            if ends[i] > t:
+                t = ends[i]
+            i += 1
+        return t
+
+    def insert(self, t: float, dur: float) -> None:
+        starts, ends = self.starts, self.ends
+        e = t + dur
+        n = len(starts)
+        if n == 0 or t >= ends[-1]:  # the common case: append at the end
+            if n and t == ends[-1]:
+                ends[-1] = e
+            else:
+                starts.append(t)
+                ends.append(e)
+            return
+        i = bisect_right(ends, t)
+        if i > 0 and ends[i - 1] >= t:
+            ends[i - 1] = max(ends[i - 1], e)
+            if i < n and starts[i] <= ends[i - 1]:
+                ends[i - 1] = max(ends[i - 1], ends[i])
+                del starts[i], ends[i]
+        elif i < n and starts[i] <= e:
+            starts[i] = t
+        else:
+            starts.insert(i, t)
+            ends.insert(i, e)
+
+
+class Timeline:
+    """Issue instructions on one core, track buffers, and produce a :class:`Result`.
+
+    ``execute`` says whether instructions also compute their numeric results. ``hbm``
+    is the chip's shared HBM link in a chip run (None: the core's DMA rate already
+    includes its share of HBM, :attr:`NeuronCore.dma_rate`).
     """
 
-    def __init__(self, core: NeuronCore, execute: bool = True):
+    def __init__(self, core: NeuronCore, execute: bool = True, hbm: Link | None = None,
+                 core_id: int = 0):
         self.core = core
+        self.core_id = core_id
         self.execute = execute
         self.clock_hz = {e: core.clock(e).to("Hz").magnitude for e in COMPUTE_ENGINES}
-        self.dma_rate = core.dma_rate.to("B/s").magnitude
+        rate = core.dma_rate if hbm is None else core.dma_bandwidth
+        self.link = Link(rate.to("B/s").magnitude)
+        self.hbm_link = hbm
         self.dma_latency = core.dma_fixed_latency.to("s").magnitude
+        self.dma_min_payload = core.dma_min_payload.to("B").magnitude
+        self.tensor_latency = core.tensor_pipeline_cycles / self.clock_hz["tensor"]
         self._free = dict.fromkeys(COMPUTE_ENGINES, 0.0)
         self._busy = dict.fromkeys(ENGINES, 0.0)
-        self._link_starts: list[float] = []
-        self._link_ends: list[float] = []
-        self._eng: list[str] = []
+        # records: one per instruction or per run of equal back-to-back instructions
+        self._eng: list[int] = []
         self._op: list[str] = []
         self._start: list[float] = []
-        self._end: list[float] = []
+        self._dur: list[float] = []
+        self._count: list[int] = []
+        self._lat: list[float] = []
+        self._nbytes: list[float] = []
         self.bytes = {"hbm": 0, "sbuf": 0, "psum": 0}
-        self.tensor_flops = 0.0
         self._sbuf_used = 0  # bytes per partition
         self._psum_banks_used = 0
         self._pools: list[str] = []
+        # TensorE LoadStationary state: the stationary region loaded and when its LS ends
+        self.loaded: Slot | None = None
+        self.ls_end = 0.0
+        self.mm_start = 0.0  # start of the last MultiplyMoving (a background LS may begin then)
+        self.block_cache: dict = {}  # per block shape constants of isa.matmul_block
+
+    @property
+    def now(self) -> float:
+        """The latest time any engine of this core is busy until (for fair chip stepping)."""
+        return max(max(self._free.values()), self.link.ends[-1] if self.link.ends else 0.0)
+
+    @property
+    def makespan(self) -> float:
+        """The latest end of any instruction, latency included (s)."""
+        if not self._start:
+            return 0.0
+        st, du, co, la = (np.asarray(x) for x in (self._start, self._dur, self._count, self._lat))
+        return float((st + du * co + la).max())
 
     # ---- buffers -------------------------------------------------------------------
     def hbm(self, name: str, shape, dtype: str, data: np.ndarray | None = None) -> Tile:
         """A tensor in HBM (no capacity limit is modelled for HBM)."""
-        d = np.asarray(data, np.float32) if (self.execute and data is not None) else None
-        if self.execute and d is None:
-            d = np.zeros(shape, np.float32)
+        d = None
+        if self.execute:
+            d = np.zeros(shape, np.float32) if data is None else np.asarray(data, np.float32)
         return Tile(Slot(name, "hbm", d), tuple(shape), dtype)
 
     def sbuf_pool(self, name: str, shape, dtype: str, bufs: int = 1) -> Pool:
@@ -233,7 +297,7 @@ class Timeline:
         core = self.core
         self._check_partitions(name, shape)
         per_part = int(math.ceil(math.prod(shape[1:]) * ITEMSIZE[dtype]))
-        cap = int(core.sbuf_capacity.to("B").magnitude) // core.partitions
+        cap = self.sbuf_partition_bytes
         need = per_part * bufs
         if self._sbuf_used + need > cap:
             raise ValueError(
@@ -244,6 +308,15 @@ class Timeline:
         self._sbuf_used += need
         self._pools.append(f"{name} {need} B")
         return Pool(self, name, "sbuf", shape, dtype, bufs)
+
+    @property
+    def sbuf_partition_bytes(self) -> int:
+        return int(self.core.sbuf_capacity.to("B").magnitude) // self.core.partitions
+
+    @property
+    def sbuf_free_bytes(self) -> int:
+        """SBUF bytes per partition not yet allocated."""
+        return self.sbuf_partition_bytes - self._sbuf_used
 
     def psum_pool(self, name: str, shape, dtype: str = "fp32", bufs: int = 1) -> Pool:
         """Allocate ``bufs`` PSUM tiles; each takes whole banks (2 KiB per partition each)."""
@@ -266,119 +339,122 @@ class Timeline:
                              f"{self.core.partitions}")
 
     # ---- issuing -------------------------------------------------------------------
-    def issue(self, engine: str, op: str, cycles: float, reads, writes) -> float:
-        """Schedule one compute instruction of ``cycles`` on ``engine``; return its end (s)."""
-        t = _earliest(self._free[engine], reads, writes)
+    def _record(self, eng: str, op: str, start: float, dur: float, count: int = 1,
+                lat: float = 0.0, nbytes: float = 0.0) -> None:
+        self._eng.append(_EID[eng])
+        self._op.append(op)
+        self._start.append(start)
+        self._dur.append(dur)
+        self._count.append(count)
+        self._lat.append(lat)
+        self._nbytes.append(nbytes)
+
+    def issue(self, engine: str, op: str, cycles: float, reads, writes, not_before: float = 0.0,
+              latency: float = 0.0) -> float:
+        """Schedule one compute instruction of ``cycles`` on ``engine``; return its end (s).
+
+        ``latency``: extra time before its writes are visible to other instructions.
+        """
+        t = self._free[engine]
+        if not_before > t:
+            t = not_before
+        for r in reads:
+            x = read_ready(r.slot)
+            if x > t:
+                t = x
+        for w in writes:
+            t = write_ready(w.slot, t, engine)
         dur = cycles / self.clock_hz[engine]
         end = t + dur
         self._free[engine] = end
         self._busy[engine] += dur
+        by = self.bytes
         for r in reads:
-            s = r.slot
-            if s.free < end:
-                s.free = end
-            self.bytes[s.memory] += r.nbytes
+            mark_read(r.slot, end)
+            by[r.slot.memory] += r.nbytes
         for w in writes:
-            w.slot.ready = end
-            self.bytes[w.slot.memory] += w.nbytes
-        self._eng.append(engine)
-        self._op.append(op)
-        self._start.append(t)
-        self._end.append(end)
+            mark_write(w.slot, end, end + latency, engine)
+            by[w.slot.memory] += w.nbytes
+        self._record(engine, op, t, dur, 1, latency)
         return end
 
-    def issue_run(self, engine: str, op: str, cycles: float, shared, items,
-                  accumulate: bool = True) -> float:
-        """Issue ``len(items)`` back-to-back instructions of ``cycles`` each.
+    def issue_run(self, engine: str, op: str, cycles: float, start: float, items,
+                  latency: float = 0.0, accumulate: bool = False) -> float:
+        """``len(items)`` back-to-back instructions of ``cycles`` each, the first at ``start``.
 
-        All read the ``shared`` tiles; item ``i`` writes ``items[i]`` (a PSUM accumulator,
-        also read when ``accumulate``). The result is exactly that of issuing them one by one: the run is
-        placed back to back, and if any item's own operand is not ready at its slot the
-        run falls back to one-by-one issue.
+        ``items`` = [(reads, writes), ...]. The caller has checked that item ``i``'s
+        operands are ready by ``start + i x dur`` (:meth:`run_fits`); the run is then
+        recorded as one record, with exactly the times of one-by-one issue.
         """
-        t = self._free[engine]
-        for r in shared:
-            if r.slot.ready > t:
-                t = r.slot.ready
         dur = cycles / self.clock_hz[engine]
-        for i, w in enumerate(items):
-            s = w.slot
-            if s.ready > t + i * dur or s.free > t + i * dur:
-                end = 0.0
-                for w2 in items:
-                    reads = (*shared, w2) if accumulate else shared
-                    end = self.issue(engine, op, cycles, reads, (w2,))
-                return end
         n = len(items)
-        starts = [t + i * dur for i in range(n)]
-        ends = [x + dur for x in starts]
-        for w, e in zip(items, ends, strict=True):
-            w.slot.ready = e
-            w.slot.free = max(w.slot.free, e)
-            self.bytes[w.slot.memory] += (2 if accumulate else 1) * w.nbytes
-        for r in shared:
-            if r.slot.free < ends[-1]:
-                r.slot.free = ends[-1]
-            self.bytes[r.slot.memory] += r.nbytes * n
-        self._free[engine] = ends[-1]
+        by = self.bytes
+        for i, (reads, writes) in enumerate(items):
+            end = start + (i + 1) * dur
+            for r in reads:
+                mark_read(r.slot, end)
+                by[r.slot.memory] += r.nbytes
+            for w in writes:
+                mark_write(w.slot, end, end + latency, engine)
+                by[w.slot.memory] += w.nbytes * (2 if accumulate else 1)
+        end = start + n * dur
+        self._free[engine] = end
         self._busy[engine] += n * dur
-        self._eng += [engine] * n
-        self._op += [op] * n
-        self._start += starts
-        self._end += ends
-        return ends[-1]
+        self._record(engine, op, start, dur, n, latency)
+        return end
 
-    def transfer(self, op: str, nbytes: float, reads, writes) -> float:
-        """Schedule one DMA transfer of ``nbytes``; return when its data is ready (s)."""
-        ready = _earliest(0.0, reads, writes)
-        dur = nbytes / self.dma_rate
-        t = self._place(ready, dur)
-        done = t + dur + self.dma_latency
+    def transfer(self, op: str, nbytes: float, partitions: int, reads, writes) -> float:
+        """Schedule one DMA transfer of ``nbytes`` over ``partitions``; return when its data is ready.
+
+        Charged time = partitions x max(nbytes / partitions, dma_min_payload) / rate, where
+        rate = the core's DMA rate x min(partitions, dma_engines) / dma_engines (a transfer
+        spreads over up to 16 DMA engines, one partition row each; the DMA overview).
+        """
+        core = self.core
+        ready = 0.0
+        for r in reads:
+            x = read_ready(r.slot)
+            if x > ready:
+                ready = x
+        for w in writes:
+            ready = write_ready(w.slot, ready)
+        parts = max(1, partitions)
+        charged = parts * max(nbytes / parts, self.dma_min_payload)
+        engines = core.dma_engines
+        rate = self.link.rate * min(parts, engines) / engines
+        dur = charged / rate
+        t = self.link.find(ready, dur)
+        h = self.hbm_link
+        if h is not None:
+            hdur = nbytes / h.rate
+            while True:
+                t2 = h.find(t, hdur)
+                if t2 == t:
+                    break
+                t = self.link.find(t2, dur)
+            h.insert(t, hdur)
+        self.link.insert(t, dur)
+        end = t + dur
+        done = end + self.dma_latency
         self._busy["dma"] += dur
         for r in reads:
-            if r.slot.free < done:
-                r.slot.free = done
+            mark_read(r.slot, done)
         for w in writes:
-            w.slot.ready = done
+            mark_write(w.slot, end, done, "dma")
         self.bytes["hbm"] += nbytes
-        self._eng.append("dma")
-        self._op.append(op)
-        self._start.append(t)
-        self._end.append(t + dur)
+        self._record("dma", op, t, dur, 1, self.dma_latency, nbytes)
         return done
-
-    def _place(self, ready: float, dur: float) -> float:
-        """Earliest start >= ready of a gap of length ``dur`` in the link's busy intervals."""
-        starts, ends = self._link_starts, self._link_ends
-        i = bisect_right(ends, ready)
-        t = ready
-        n = len(starts)
-        while i < n and starts[i] < t + dur:
-            if ends[i] > t:
-                t = ends[i]
-            i += 1
-        # insert [t, t+dur) before interval i, merging with neighbours that touch it
-        e = t + dur
-        if i > 0 and ends[i - 1] >= t:
-            ends[i - 1] = max(ends[i - 1], e)
-            if i < n and starts[i] <= ends[i - 1]:
-                ends[i - 1] = max(ends[i - 1], ends[i])
-                del starts[i], ends[i]
-        elif i < n and starts[i] <= e:
-            starts[i] = t
-        else:
-            starts.insert(i, t)
-            ends.insert(i, e)
-        return t
 
     # ---- result --------------------------------------------------------------------
     def result(self, kernel: str, dtype: str, flops: float, **kw) -> Result:
-        makespan = max(self._end) if self._end else 0.0
-        busy = {e: Q_(self._busy[e], "s") for e in ENGINES}
-        cycles = {e: round(self._busy[e] * self.clock_hz[e]) for e in COMPUTE_ENGINES}
-        return Result(
-            kernel=kernel, chip=self.core.chip, dtype=dtype, seconds=Q_(makespan, "s"),
-            busy=busy, cycles=cycles, flops=Q_(flops, "FLOP"),
-            peak=self.core.peak_flops(dtype).to("TFLOPS"),
-            bytes={k: Q_(v, "B") for k, v in self.bytes.items()},
-            records=(self._eng, self._op, self._start, self._end), **kw)
+        return Result.from_records(
+            kernel=kernel, core=self.core, dtype=dtype, flops=flops, busy=self._busy,
+            bytes=self.bytes, records=self.records(), **kw)
+
+    def records(self) -> dict:
+        """The raw records as numpy arrays (one row per instruction or run)."""
+        return {"engine": np.asarray(self._eng, np.int8), "op": self._op,
+                "start": np.asarray(self._start), "dur": np.asarray(self._dur),
+                "count": np.asarray(self._count, np.int64), "lat": np.asarray(self._lat),
+                "nbytes": np.asarray(self._nbytes),
+                "core": np.full(len(self._eng), self.core_id, np.int16)}

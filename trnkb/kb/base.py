@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -9,7 +10,8 @@ import pandas as pd
 from trnkb.kb.tables import plain_columns
 from trnkb.kb.values import suggest
 
-PROVENANCE_KEYS = ("source", "locator", "kind", "note", "qualifier", "file", "line")
+PROVENANCE_KEYS = ("source", "locator", "kind", "note", "qualifier", "file", "line", "density",
+                   "direction", "derivation")
 
 
 class KnowledgeBase:
@@ -38,14 +40,26 @@ class KnowledgeBase:
     """
 
     def __init__(self, path: Path, facts: pd.DataFrame, sources: pd.DataFrame,
-                 tables: dict[str, pd.DataFrame], conflicts: pd.DataFrame):
+                 tables: Mapping[str, pd.DataFrame | Callable[[], pd.DataFrame]],
+                 conflicts: pd.DataFrame, row_ids: Mapping[str, list[str]] | None = None):
+        # ``tables`` values may be builders, called on first use (pint-pandas columns are
+        # costly to make and many programs never ask for a wide table); ``row_ids`` then
+        # gives each table's ids in order.
         self.path = path
         self.facts = facts
         self.sources = sources
-        self._tables = tables
+        self._tables = dict(tables)
         self.conflicts = conflicts
         self.memo: dict = {}
+        self._row_ids = {n: list(i) for n, i in row_ids.items()} if row_ids is not None else {
+            n: list(self._wide(n)["id"]) for n in self._tables}
         self._build_index()
+
+    def _wide(self, name: str) -> pd.DataFrame:
+        t = self._tables[name]
+        if callable(t):
+            t = self._tables[name] = t()
+        return t
 
     def _build_index(self) -> None:
         cols = ["id", "field", "preferred", "value", *PROVENANCE_KEYS]
@@ -57,7 +71,7 @@ class KnowledgeBase:
             self._positions.setdefault(key, []).append(pos)
             if row[2]:
                 self._preferred[key] = dict(zip(cols[3:], row[3:], strict=True))
-        self._table_of = {i: name for name, df in self._tables.items() for i in df["id"]}
+        self._table_of = {i: name for name, ids in self._row_ids.items() for i in ids}
         self._sources = {r["id"]: r for r in self.sources.to_dict("records")}
 
     @property
@@ -77,9 +91,9 @@ class KnowledgeBase:
         if name not in self._tables:
             raise KeyError(f"no table {name!r}; tables are {', '.join(self._tables)}")
         if units is None:
-            return self._tables[name].copy()
+            return self._wide(name).copy()
         if units == "columns":
-            return plain_columns(name, self._tables[name])
+            return plain_columns(name, self._wide(name))
         raise ValueError(f"units={units!r}: use None (pint columns) or 'columns' (plain floats)")
 
     def table_of(self, row_id: str) -> str:
@@ -91,7 +105,7 @@ class KnowledgeBase:
 
     def ids(self, table: str | None = None) -> list[str]:
         names = [table] if table else self.tables
-        return [i for n in names for i in self._tables[n]["id"]]
+        return [i for n in names for i in self._row_ids[n]]
 
     def _fact(self, row_id: str, field: str) -> dict:
         fact = self._preferred.get((row_id, field))
@@ -110,9 +124,21 @@ class KnowledgeBase:
         return default if fact is None else fact["value"]
 
     def provenance(self, row_id: str, field: str) -> dict:
-        """Source, locator, kind, note, qualifier and file:line of the preferred value."""
+        """Source, locator, kind, note, qualifier, file:line, density, direction and (for a
+        derived value) the derivation naming every input and its source, of the preferred
+        value."""
         f = self._fact(row_id, field)
         return {k: f[k] for k in PROVENANCE_KEYS}
+
+    def attributes(self, row_id: str, field: str) -> dict:
+        """What the preferred value counts: ``{"density", "direction", "qualifier"}``.
+
+        ``density`` is dense, sparse or unstated ('' for fields that are not FLOP/s);
+        ``direction`` is per-direction, bidirectional or unstated ('' for fields that are
+        not link bandwidths). See :mod:`trnkb.attributes`.
+        """
+        f = self._fact(row_id, field)
+        return {k: f[k] for k in ("density", "direction", "qualifier")}
 
     def values(self, row_id: str, field: str) -> pd.DataFrame:
         """Every value of one field, from every source, preferred first."""
@@ -126,5 +152,5 @@ class KnowledgeBase:
             raise KeyError(f"no source {source_id!r}") from None
 
     def __repr__(self) -> str:
-        sizes = ", ".join(f"{n}={len(t)}" for n, t in self._tables.items())
+        sizes = ", ".join(f"{n}={len(i)}" for n, i in self._row_ids.items())
         return f"<KnowledgeBase {len(self.facts)} facts, {len(self.sources)} sources; {sizes}>"

@@ -13,6 +13,7 @@ from trnkb.schema import ID_PATTERN, SOURCE_FIELDS, SOURCE_KINDS, Table
 from trnkb.specfile import LineDict, display_path, read_yaml
 
 SEED_PATTERN = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
+_DATE = re.compile(r"^\d{4}(-\d{2}){0,2}$")
 
 
 def parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
@@ -49,18 +50,20 @@ def parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
             ctx.err(item.key_lines["kind"], f"{sid}.kind",
                     f"{item['kind']!r} is not one of {', '.join(SOURCE_KINDS)}")
         d = item.get("date")
-        if d is not None and not isinstance(d, date) and not re.match(r"^\d{4}(-\d{2}){0,2}$", str(d)):
+        if d is not None and not isinstance(d, date) and not _DATE.match(str(d)):
             ctx.err(item.key_lines["date"], f"{sid}.date", f"{d!r} is not a date (YYYY[-MM[-DD]])")
-        rows.append({k: (str(item.get(k)) if item.get(k) is not None else "") for k in SOURCE_FIELDS})
+        rows.append({k: (str(item[k]) if item.get(k) is not None else "") for k in SOURCE_FIELDS})
     return pd.DataFrame(rows, columns=list(SOURCE_FIELDS))
 
 
 def parse_table(path: Path, table: Table, source_ids: set[str], errors: list[str],
-                ids: dict[str, str]) -> tuple[list[dict], list[dict]]:
+                ids: dict[str, str], declarations: list | None = None
+                ) -> tuple[list[dict], list[dict]]:
     """(labels, facts) of one table file. ``labels`` has one dict per row (id, label
     fields, ``_file``, ``_line``); ``ids`` (id -> file:line) is shared across tables so
-    an id is unique in the whole knowledge base."""
-    ctx = Ctx(display_path(path), errors)
+    an id is unique in the whole knowledge base. Derived-value declarations are appended
+    to ``declarations`` (:mod:`trnkb.derive`)."""
+    ctx = Ctx(display_path(path), errors, declarations)
     data = read_yaml(path)
     labels: list[dict] = []
     facts: list[dict] = []

@@ -6,9 +6,12 @@
    ``<table>.yaml`` into row labels and facts (one per value and source);
 2. *derive*: derived-value declarations are evaluated into facts (hook:
    :func:`derive_facts`);
-3. :func:`check_references` and the pandera schemas validate the whole;
+3. :func:`check_references` validates the whole (every value was already checked for
+   unit, dimension, range and provenance as it was read; ``load(schemas=True)`` and
+   ``trnkb validate`` also run the pandera table schemas, :func:`check_schemas`);
 4. :func:`~trnkb.kb.conflicts.find_conflicts` compares sources;
-5. :class:`~trnkb.kb.base.KnowledgeBase` builds its look-up index.
+5. :class:`~trnkb.kb.base.KnowledgeBase` builds its look-up index; the wide pint-pandas
+   tables are built on first use.
 
 Nothing is returned unless every step passed: a directory with any error raises
 :class:`~trnkb.specfile.SpecError` listing every ``file:line: field: problem``.
@@ -16,12 +19,15 @@ Nothing is returned unless every step passed: a directory with any error raises
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 import pandas as pd
 
+from trnkb import derive
 from trnkb.kb.base import KnowledgeBase
 from trnkb.kb.conflicts import find_conflicts
 from trnkb.kb.files import parse_sources, parse_table
@@ -49,6 +55,7 @@ class Parsed:
     labels: dict[str, list[dict]] = field(default_factory=dict)  # table -> row labels
     facts: list[dict] = field(default_factory=list)
     unreadable: set[str] = field(default_factory=set)  # tables whose file failed to parse
+    declarations: list[dict] = field(default_factory=list)  # derived values (trnkb.derive)
 
     def raise_if_errors(self) -> None:
         if self.errors:
@@ -75,7 +82,7 @@ def read_tables(p: Parsed) -> None:
         if not path.exists():
             continue
         try:
-            labels, facts = parse_table(path, table, source_ids, p.errors, ids)
+            labels, facts = parse_table(path, table, source_ids, p.errors, ids, p.declarations)
         except SpecError as e:
             p.errors += e.errors
             p.unreadable.add(name)
@@ -91,7 +98,9 @@ def read_tables(p: Parsed) -> None:
 
 def derive_facts(p: Parsed) -> None:
     """Evaluate derived-value declarations into facts (their provenance lists every
-    input's source). Runs after parsing, before validation."""
+    input's source), then mark the preferred value of every field by rule
+    (:mod:`trnkb.prefer`). Runs after parsing, before validation."""
+    p.facts += derive.derive_and_prefer(p.facts, p.declarations, p.sources, p.labels, p.errors)
 
 
 def check_references(p: Parsed) -> None:
@@ -104,16 +113,35 @@ def check_references(p: Parsed) -> None:
                             f"{suggest(fact['value'], sorted(table_ids[f.ref]))}")
 
 
-def build_tables(p: Parsed) -> dict[str, pd.DataFrame]:
-    """The wide pint-pandas tables, each checked against its pandera schema."""
-    preferred: dict[str, dict[str, dict[str, dict]]] = {}  # table -> field -> id -> fact
+def _preferred(p: Parsed) -> dict[str, dict[str, dict[str, dict]]]:
+    """table -> field -> id -> preferred fact."""
+    preferred: dict[str, dict[str, dict[str, dict]]] = {}
     for fact in p.facts:
         if fact["preferred"]:
             preferred.setdefault(fact["table"], {}).setdefault(fact["field"], {})[fact["id"]] = fact
-    tables = {}
-    for name, table in TABLES.items():
-        wide = wide_table(table, p.labels[name], preferred.get(name, {}))
-        schema = pandera_schema(table, list(wide.columns))
+    return preferred
+
+
+def table_builders(p: Parsed) -> dict[str, Callable[[], pd.DataFrame]]:
+    """A builder of each wide pint-pandas table (called on first use)."""
+    preferred = _preferred(p)
+    return {name: functools.partial(wide_table, table, p.labels[name], preferred.get(name, {}))
+            for name, table in TABLES.items()}
+
+
+def check_schemas(kb: KnowledgeBase) -> list[str]:
+    """Check every wide table against its pandera schema (:func:`trnkb.schema.pandera_schema`).
+
+    The schemas restate rules the loader already applies to each value as it is read
+    (dimension, plausible range, id pattern and uniqueness, choices, required fields),
+    as a second, independent implementation. ``trnkb validate`` runs them; a plain
+    :func:`load` does not (importing and running pandera costs more than the rest of
+    loading). Returns ``file:0: column: problem`` lines (empty when all pass).
+    """
+    errors = []
+    for name in kb.tables:
+        wide = kb.table(name)
+        schema = pandera_schema(TABLES[name], list(wide.columns))
         try:
             schema.validate(wide, lazy=True)
         except Exception as e:  # pandera SchemaErrors: report per column
@@ -121,14 +149,16 @@ def build_tables(p: Parsed) -> dict[str, pd.DataFrame]:
             if cases is None:
                 raise
             for _, c in cases.iterrows():
-                p.errors.append(f"{name}.yaml:0: {c['column']}: fails {c['check']} "
-                                f"({c['failure_case']})")
-        tables[name] = wide
-    return tables
+                errors.append(f"{name}.yaml:0: {c['column']}: fails {c['check']} "
+                              f"({c['failure_case']})")
+    return errors
 
 
-def load(path: str | Path | None = None) -> KnowledgeBase:
+def load(path: str | Path | None = None, *, schemas: bool = False) -> KnowledgeBase:
     """Load and validate a spec directory (default: the specs shipped with trnkb).
+
+    Every value is checked as it is read; ``schemas=True`` also runs the pandera table
+    schemas (:func:`check_schemas`), as ``trnkb validate`` does.
 
     Raises :class:`~trnkb.specfile.SpecError` listing every problem; nothing is returned
     unless the whole directory is valid.
@@ -142,7 +172,12 @@ def load(path: str | Path | None = None) -> KnowledgeBase:
     derive_facts(p)
     check_references(p)
     p.raise_if_errors()
-    tables = build_tables(p)
-    p.raise_if_errors()
     facts = pd.DataFrame(p.facts, columns=FACT_COLUMNS)
-    return KnowledgeBase(root, facts, p.sources, tables, find_conflicts(p.facts))
+    row_ids = {name: [x["id"] for x in labels] for name, labels in p.labels.items()}
+    kb = KnowledgeBase(root, facts, p.sources, table_builders(p), find_conflicts(p.facts),
+                       row_ids=row_ids)
+    if schemas:
+        errors = check_schemas(kb)
+        if errors:
+            raise SpecError(errors)
+    return kb

@@ -21,7 +21,8 @@ from trnkb.schema import TABLES, Table
 from trnkb.units import format_unit
 
 
-def wide_table(table: Table, labels: list[dict], preferred: dict[str, dict[str, dict]]) -> pd.DataFrame:
+def wide_table(table: Table, labels: list[dict],
+               preferred: dict[str, dict[str, dict]]) -> pd.DataFrame:
     """The pint-pandas wide view. ``preferred`` maps field -> id -> preferred fact."""
     ids = [x["id"] for x in labels]
     out = pd.DataFrame({"id": pd.Series(ids, dtype="str")})
@@ -64,9 +65,10 @@ def plain_columns(name: str, wide: pd.DataFrame) -> pd.DataFrame:
     out = {}
     for col in wide.columns:
         s = wide[col]
-        if isinstance(s.dtype, pd.api.extensions.ExtensionDtype) and s.dtype.name.startswith("pint"):
+        if s.dtype.name.startswith("pint"):
             f = TABLES[name].field(col)
-            mags = s.pint.to(f.unit).pint.magnitude if f is not None and f.unit else s.pint.magnitude
+            in_unit = s.pint.to(f.unit) if f is not None and f.unit else s
+            mags = in_unit.pint.magnitude
             out[column_name(name, col)] = pd.to_numeric(pd.Series(mags, index=s.index),
                                                         errors="coerce").astype("float64")
         elif pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_bool_dtype(s.dtype):

@@ -9,18 +9,21 @@ the provenance. Errors are collected as ``file:line: row.field: problem``.
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import re
 from dataclasses import dataclass
 
+from trnkb import attributes, derive
 from trnkb.schema import VALUE_KINDS, Field, Table
 from trnkb.specfile import LineDict
 from trnkb.units import DIMENSIONS, QuantityError, format_unit, parse, ureg
 
-VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier"}
+VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier", "density",
+              "direction"}
 FACT_COLUMNS = [
     "table", "id", "field", "value", "magnitude", "unit", "canonical_unit", "source", "locator",
-    "kind", "preferred", "note", "qualifier", "file", "line",
+    "kind", "preferred", "note", "qualifier", "file", "line", "density", "direction", "derivation",
 ]
 _LEADING_NUMBER = re.compile(r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*")
 
@@ -31,6 +34,7 @@ class Ctx:
 
     file: str
     errors: list[str]
+    declarations: list | None = None  # derived-value declarations found (trnkb.derive)
 
     def err(self, line: int, where: str, msg: str) -> None:
         self.errors.append(f"{self.file}:{line}: {where}: {msg}")
@@ -45,6 +49,17 @@ def suggest(name: str, options: list[str]) -> str:
 def written_unit(raw) -> str:
     """The unit text exactly as written after the number (``"144 GB"`` -> ``"GB"``)."""
     return "" if isinstance(raw, (int, float)) else _LEADING_NUMBER.sub("", str(raw)).strip()
+
+
+@functools.lru_cache(maxsize=64)
+def _dimensionality(want: str):
+    return ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality
+
+
+@functools.lru_cache(maxsize=256)
+def _unit(text: str):
+    """A field's display unit, parsed once (pint's unit parser is slow)."""
+    return ureg.parse_units(text) if text else ureg.dimensionless
 
 
 def parse_value(f: Field, raw, ctx: Ctx, line: int, where: str):
@@ -68,18 +83,18 @@ def parse_value(f: Field, raw, ctx: Ctx, line: int, where: str):
         ctx.err(line, where, str(e))
         return None
     want = DIMENSIONS[f.dim] if f.kind == "quantity" else ""
-    want_dim = ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality
-    if q.dimensionality != want_dim:
+    if q.dimensionality != _dimensionality(want):
         got = str(q.dimensionality) if not q.dimensionless else "dimensionless"
-        ctx.err(line, where, f"wrong dimension: {raw!r} is {got}, expected {want or 'a plain count'}"
-                             f" (e.g. {f.unit or 'a number'})")
+        ctx.err(line, where, f"wrong dimension: {raw!r} is {got}, expected "
+                             f"{want or 'a plain count'} (e.g. {f.unit or 'a number'})")
         return None
-    mag = q.to(f.unit).magnitude if f.unit else q.to("").magnitude
+    mag = q.m_as(_unit(f.unit))
     if mag < 0:
         ctx.err(line, where, f"negative value {raw!r}")
         return None
     if f.lo is not None and not (f.lo <= mag <= f.hi):
-        ctx.err(line, where, f"implausible value {raw!r}: expected {f.lo:g} to {f.hi:g} {f.unit}".rstrip())
+        ctx.err(line, where,
+                f"implausible value {raw!r}: expected {f.lo:g} to {f.hi:g} {f.unit}".rstrip())
         return None
     return q, float(mag), written_unit(raw), format_unit(q.units)
 
@@ -104,12 +119,25 @@ def parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx: 
     for block in blocks:
         bline = block.line if isinstance(block, LineDict) else line
         if not isinstance(block, LineDict):
-            ctx.err(bline, where, "expected {value, source, locator, kind}; a value needs its source "
-                                  f"(got {block!r})")
+            ctx.err(bline, where, "expected {value, source, locator, kind}; a value needs its "
+                                  f"source (got {block!r})")
+            continue
+        if "derive" in block:  # a derived value: declared here, computed at load
+            decl, errs = derive.parse_declaration(table.name, row_id, fname, block, ctx.file,
+                                                  bline, source_ids)
+            ctx.errors.extend(errs)
+            if decl is not None and ctx.declarations is not None:
+                ctx.declarations.append(decl)
             continue
         for key in block:
             if key not in VALUE_KEYS:
                 ctx.err(bline, where, f"unknown key {key!r}{suggest(key, sorted(VALUE_KEYS))}")
+        if block.get("kind") == "derived":
+            ctx.err(bline, where, "a derived value is declared (derive: FORMULA, inputs: ...), "
+                                  "never typed; see docs/spec-format.md")
+        for problem in attributes.check(table.name, fname, block.get("density"),
+                                        block.get("direction")):
+            ctx.err(bline, where, problem)
         if "value" not in block:
             ctx.err(bline, where, "missing value")
             continue
@@ -130,16 +158,16 @@ def parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx: 
         if parsed is None:
             continue
         value, mag, unit, canonical = parsed
+        density, direction = attributes.resolve(table.name, fname, block.get("density"),
+                                                block.get("direction"))
         facts.append({
             "table": table.name, "id": row_id, "field": fname, "value": value,
             "magnitude": mag, "unit": unit, "canonical_unit": canonical, "source": src,
             "locator": str(block.get("locator", "")), "kind": kind,
             "preferred": bool(block.get("preferred", False)),
-            "note": str(block.get("note", "") or ""), "qualifier": str(block.get("qualifier", "") or ""),
-            "file": ctx.file, "line": bline,
+            "note": str(block.get("note", "") or ""),
+            "qualifier": str(block.get("qualifier", "") or ""),
+            "file": ctx.file, "line": bline, "density": density, "direction": direction,
+            "derivation": "", "override": bool(block.get("preferred", False)),
         })
-    if len(facts) == 1:
-        facts[0]["preferred"] = True
-    elif len(facts) > 1 and sum(x["preferred"] for x in facts) != 1:
-        ctx.err(line, where, f"{len(facts)} values: mark exactly one 'preferred: true'")
-    return facts
+    return facts  # which value is preferred is decided by rule at load (trnkb.prefer)

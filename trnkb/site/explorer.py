@@ -14,6 +14,7 @@ import html
 import json
 import math
 
+from trnkb.display import short_name
 from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES
 
@@ -53,7 +54,7 @@ def _cell(kb: KnowledgeBase, table: str, row: str, field: str, conflicts,
           label=None) -> dict | None:
     v = kb.get(row, field)
     if v is None:  # a plain label (vendor, status) has no provenance of its own
-        if label is None or (isinstance(label, float) and math.isnan(label)) or str(label) in ("", "<NA>"):
+        if label is None or hasattr(label, "magnitude") or not isinstance(label, str) or label in ("", "<NA>"):
             return None
         return {"v": None, "t": str(label), "u": "", "s": "", "k": "label", "l": ""}
     unit = TABLES[table].field(field).unit if TABLES[table].field(field) else ""
@@ -79,7 +80,7 @@ def _rows(kb: KnowledgeBase, table: str, columns, names: dict[str, str]) -> list
         cells = {f: _cell(kb, table, rid, f, conflicts, r.get(f)) for f, _, _ in columns}
         if table == "racks" and cells.get("chip") and cells["chip"]["t"] in names:
             cells["chip"]["t"] = names[cells["chip"]["t"]]
-        rows.append({"id": rid, "name": str(name), "cells": cells})
+        rows.append({"id": rid, "name": short_name(str(name)), "full": str(name), "cells": cells})
     return rows
 
 
@@ -89,7 +90,8 @@ def explorer_data(kb: KnowledgeBase) -> dict:
     Each cell is ``{v: magnitude in u, t: text, u: unit, s: source id, k: kind,
     l: locator, c: [conflicting values]}`` or null when no source gives it.
     """
-    names = dict(zip(kb.table("chips")["id"], kb.table("chips")["name"], strict=True))
+    names = {i: short_name(n) for i, n in zip(kb.table("chips")["id"], kb.table("chips")["name"],
+                                              strict=True)}
 
     def cols(table, columns):
         return [{"field": f, "label": label, "family": fam,
@@ -106,7 +108,8 @@ def explorer_data(kb: KnowledgeBase) -> dict:
 def explorer_page(kb: KnowledgeBase) -> str:
     """MyST page: the explorer's controls, its data as JSON and its script."""
     data = json.dumps(explorer_data(kb), separators=(",", ":"), allow_nan=False)
-    data = data.replace("</", "<\\/")  # spec text can never close the script element
+    # spec text can never open or close an element inside the script: escape < > & in JSON
+    data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     controls = (
         '<div id="trnkb-explorer" class="trnkb-explorer">'
         '<div class="ex-controls">'

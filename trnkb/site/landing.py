@@ -32,9 +32,9 @@ def headline_table(kb: KnowledgeBase) -> pd.DataFrame:
     long = compare.chip_values(kb, compare.HEADLINE, HEADLINE_FIELDS)
     wide = compare.wide(long).T
     src = long.groupby("id")["source"].agg(lambda s: " + ".join(sorted(set(s))))
-    out = wide.reset_index(names="id")
+    out = wide.reset_index(names="chip")
     out.columns = [str(c) for c in out.columns]
-    return out.assign(sources=out["id"].map(src))
+    return out.assign(sources=out["chip"].map(src))
 
 
 def comparisons(notebooks: list[Path]) -> list[tuple[str, str, str]]:

@@ -97,7 +97,8 @@ def bibliography(kb: KnowledgeBase) -> str:
         publisher = seed["publisher"] if seed else s.publisher
         what = f'<br><span class="trnkb-caption">{html.escape(seed["what"])}</span>' if seed else ""
         rows.append(
-            f'<tr id="{html.escape(source_anchor(s.id))}"><td><code>{html.escape(s.id)}</code></td>'
+            f'<tr id="{html.escape(source_anchor(s.id))}"><td><a class="trnkb-source" '
+            f'href="#{html.escape(source_anchor(s.id))}">{html.escape(s.id)}</a></td>'
             f"<td>{html.escape(str(title))}{what}</td><td>{html.escape(str(publisher))}</td>"
             f"<td>{html.escape(str(s.date))}</td><td>{html.escape(str(s.kind))}</td>"
             f"<td>{_url_cell(str(s.url), seed)}</td>"

@@ -8,7 +8,7 @@
 - a chart image gets alt text from its own title and caption, and a linked
   ``Sources:`` line under it (the caption inside the SVG cannot carry links);
 - in highlighted code and API signatures, Python's null keyword is joined to the token
-  before it (``=``, ``| ``), so a lone null in a page always means a data cell to fix.
+  before it (an equals sign or a bar), so a lone null in a page always means a data cell to fix.
 
 :func:`finish` returns counts of what each pass changed, so the build can report pages
 that still needed cleaning (their notebooks should use :mod:`trnkb.display`).

@@ -1,0 +1,41 @@
+"""`trnkb --help` imports no topic module, and the static command table matches them."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from trnkb.cli import COMMANDS, TOPICS, _topic_commands
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_command_table_matches_what_each_topic_registers(topic):
+    registered = _topic_commands(topic)
+    listed = {n for n, (t, _) in COMMANDS.items() if t == topic}
+    assert set(registered) == listed
+    for name, cmd in registered.items():
+        assert COMMANDS[name][1] == cmd.get_short_help_str(1000)
+
+
+def test_help_lists_every_command_without_importing_heavy_modules():
+    code = ("import sys\nfrom trnkb.cli import main\nsys.argv = ['trnkb', '--help']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('pandas', 'pint', 'numpy', 'rich', 'networkx', 'yaml') or m.startswith('trnkb.')),"
+            " file=sys.stderr)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    for name in COMMANDS:
+        assert f"  {name} " in r.stdout
+    assert r.stderr.strip() == "['trnkb.cli']"
+
+
+def test_a_command_imports_only_its_topic():
+    code = ("import sys\nfrom trnkb.cli import main\nsys.argv = ['trnkb', 'calc', '--list']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('trnkb.cli.')), file=sys.stderr)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert "peak-flops" in r.stdout
+    assert r.stderr.strip() == "['trnkb.cli.calc']"

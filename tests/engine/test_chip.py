@@ -1,0 +1,68 @@
+"""The whole chip: 8 cores in one simulation, sharing HBM; chip figures; the layer time.
+
+Figures: Trainium2 HBM 2.9 TB/s and Trainium3 4.9 TB/s (specs/chips.yaml); one core's
+DMA engines 16 x 23 B/ns (Trainium2) and 16 x 33 B/ns (Trainium3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from trnkb.engine import chip_attention, chip_gemm, gemm, layer_time
+
+
+def test_chip_gemm_reports_chip_figures_against_both_peaks(kb, trn3):
+    r = chip_gemm(trn3, 4096, 2048, 4096, cores=8)
+    f = r.chip_figures
+    assert f["cores"] == 8
+    assert f["derived_chip_peak_flops_per_s"] == pytest.approx(8 * 2 * 128 * 128 * 2.4e9)
+    assert f["published_chip_peak_flops_per_s"] == pytest.approx(
+        kb.get("trainium3", "dense_bf16").to("FLOPS").magnitude)
+    assert 0 < f["utilization_of_derived_peak"] <= 1
+    assert 0 < f["hbm_utilization"] <= 1
+    # 8 cores beat one, but by at most 8x
+    one = gemm(trn3, 4096, 2048, 4096, execute=False).seconds
+    assert one / 8 <= r.seconds < one
+
+
+def test_cores_contend_for_hbm_a_streaming_gemv_is_bound_by_the_chip_link(trn2):
+    # GEMV 1 x 8192 x 16384 reads 256 MiB of B: on Trainium2, 8 x 368 GB/s of DMA exceeds
+    # the 2.9 TB/s of HBM, so the chip cannot go faster than bytes / 2.9 TB/s
+    r = chip_gemm(trn2, 1, 8192, 16384, cores=8)
+    assert r.seconds.to("s").magnitude >= 8192 * 16384 * 2 / 2.9e12
+    assert r.chip_figures["hbm_utilization"] <= 1 + 1e-9
+
+
+def test_chip_gemm_numerics_are_the_one_core_numerics(trn3):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((300, 256)), rng.standard_normal((256, 200))
+    one = gemm(trn3, 300, 256, 200, a=a, b=b).output
+    chip = chip_gemm(trn3, 300, 256, 200, cores=8, execute=True, a=a, b=b).output
+    assert np.array_equal(one, chip)
+
+
+def test_chip_attention_shards_heads_or_query_tiles(trn3):
+    by_heads = chip_attention(trn3, 1024, 1024, 128, heads=8, cores=8)
+    by_seq = chip_attention(trn3, 1024, 1024, 128, heads=2, cores=8, causal=True)
+    assert by_heads.params["split"] == "heads" and by_seq.params["split"] == "query tiles"
+    assert set(by_heads.records["core"].tolist()) == set(range(8))
+    for r in (by_heads, by_seq):
+        assert 0 < r.utilization <= 1
+
+
+def test_more_cores_than_the_chip_has_are_refused(trn3):
+    with pytest.raises(ValueError, match="has 8 NeuronCores"):
+        chip_gemm(trn3, 128, 128, 128, cores=9)
+
+
+def test_layer_time_adds_its_parts_and_reports_mfu(trn3):
+    r = layer_time(trn3, 1024, 2048, 16, 4, 128, 8192, cores=8)
+    assert r.seconds.to("s").magnitude == pytest.approx(
+        sum(p["seconds"] for p in r.parts.values()))
+    # FLOPs: 2 x tokens x (q, k, v, o and MLP weights) + attention
+    t, h = 1024, 2048
+    gemm_flops = 2 * t * (h * (16 + 8) * 128 + 16 * 128 * h + h * 2 * 8192 + 8192 * h)
+    att = 4 * 128 * 16 * sum(min(1024, i + 1) for i in range(1024))
+    assert r.flops.to("FLOP").magnitude == pytest.approx(gemm_flops + att)
+    assert 0 < r.mfu <= 1

@@ -1,0 +1,200 @@
+"""GEMM: any shape, numerics within the dtype's error bound, and the issue's timing targets.
+
+Error bounds (elementwise, against float64 on the unrounded inputs):
+|C - AB| <= |A| dB + dA |B| + dA dB + K u32 (|A| + dA)(|B| + dB) + u_out |C'|, where dA,
+dB are the input rounding errors of the format (BF16: u = 2**-8 relative; FP8 E4M3:
+2**-4 relative, 2**-10 x scale absolute below the normal range; MX: the OCP block rule),
+K u32 bounds fp32 accumulation (u32 = 2**-24) and u_out = 2**-8 the BF16 output rounding
+of |C'| <= |AB| + the input terms.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from trnkb.calc.flops import peak_flops
+from trnkb.engine import gemm, isa
+from trnkb.engine.numerics import quantize_mx
+from trnkb.engine.timeline import Timeline
+from trnkb.units import Q_
+
+U_BF16 = 2.0**-8
+U_FP32 = 2.0**-24
+
+
+def _bound(a, b, da, db):
+    aq, bq = np.abs(a) + da, np.abs(b) + db
+    k = a.shape[1]
+    inputs = np.abs(a) @ db + da @ np.abs(b) + da @ db
+    acc = k * U_FP32 * (aq @ bq)
+    return inputs + acc + U_BF16 * (np.abs(a @ b) + inputs + acc)
+
+
+def _mx_delta(x, u, fmt_max, sub, emax):
+    """OCP MX per-element error along the last axis (blocks of 32, K zero-padded)."""
+    k = x.shape[-1]
+    kp = -(-k // 32) * 32
+    xp = np.zeros((*x.shape[:-1], kp))
+    xp[..., :k] = x
+    blocks = xp.reshape(*x.shape[:-1], -1, 32)
+    amax = np.abs(blocks).max(axis=-1, keepdims=True)
+    scale = 2.0 ** (np.floor(np.log2(np.where(amax > 0, amax, 1.0))) - emax)
+    d = np.maximum(u * np.abs(blocks), sub / 2 * scale)
+    d = np.maximum(d, np.abs(blocks) - fmt_max * scale)
+    return d.reshape(xp.shape)[..., :k]
+
+
+SHAPES = [(100, 200, 300), (256, 384, 640), (1, 4096, 4096), (4097, 256, 640), (64, 20000, 64)]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_any_shape_bf16_gemm_is_within_the_bf16_bound(trn3, shape):
+    # (4097, 256, 640): the M edge of 4097x4096x4096; (64, 20000, 64): a long, ragged K
+    m, k, n = shape
+    rng = np.random.default_rng(sum(shape))
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    r = gemm(trn3, m, k, n, a=a, b=b)
+    assert r.output.shape == (m, n)
+    bound = _bound(a, b, U_BF16 * np.abs(a), U_BF16 * np.abs(b))
+    assert (np.abs(r.output - a @ b) <= bound).all()
+
+
+@pytest.mark.parametrize("shape", [(100, 200, 300), (1, 1000, 700)])
+def test_any_shape_fp8_gemm_is_within_the_e4m3_bound(trn2, shape):
+    m, k, n = shape
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    r = gemm(trn2, m, k, n, dtype="fp8", a=a, b=b)
+    sa, sb = np.abs(a).max() / 448, np.abs(b).max() / 448  # OCP E4M3 max 448
+    da = np.maximum(2.0**-4 * np.abs(a), 2.0**-10 * sa)
+    db = np.maximum(2.0**-4 * np.abs(b), 2.0**-10 * sb)
+    assert (np.abs(r.output - a @ b) <= _bound(a, b, da, db)).all()
+
+
+@pytest.mark.parametrize("dtype,weights", [("mxfp8", None), ("mxfp4", None), ("mxfp8", "mxfp4")])
+@pytest.mark.parametrize("shape", [(100, 200, 300), (256, 1000, 130)])
+def test_any_shape_mx_gemm_is_within_the_block_bound(trn3, dtype, weights, shape):
+    spec = {"mxfp8": (2.0**-4, 448.0, 2.0**-9, 8), "mxfp4": (2.0**-2, 6.0, 0.5, 2)}
+    m, k, n = shape
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
+    r = gemm(trn3, m, k, n, dtype=dtype, weight_dtype=weights, a=a, b=b)
+    da = _mx_delta(a, *spec[dtype])
+    db = _mx_delta(b.T, *spec[weights or dtype]).T
+    assert (np.abs(r.output - a @ b) <= _bound(a, b, da, db)).all()
+
+
+def test_mx_scales_carry_the_data_wrong_scales_give_a_wrong_product(trn3):
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((128, 256)), rng.standard_normal((256, 64))
+    qa, qb = quantize_mx(a, "mxfp8"), quantize_mx(b.T, "mxfp8")
+    good = gemm(trn3, 128, 256, 64, dtype="mxfp8", a=qa, b=qb).output
+    bad_scales = qa.scales.copy()
+    bad_scales[:, 0] += 3  # the first block of every row now 8x larger
+    qa_bad = type(qa)(qa.codes, bad_scales, qa.element, qa.block)
+    bad = gemm(trn3, 128, 256, 64, dtype="mxfp8", a=qa_bad, b=qb).output
+    # expected: the float64 product of the decoded elements with the altered scales
+    ref = qa_bad.dequantize() @ qb.dequantize().T
+    assert not np.allclose(good, bad)
+    assert np.max(np.abs(bad - ref) / (np.abs(qa_bad.dequantize()) @ np.abs(qb.dequantize().T))) \
+        < 2 * U_BF16
+
+
+def test_isa_matmul_mx_applies_its_scale_tiles(trn3):
+    tl = Timeline(trn3, execute=True)
+    st = tl.sbuf_pool("st", (128, 4, 8), "mxfp8").tile()
+    mv = tl.sbuf_pool("mv", (128, 4, 16), "mxfp8").tile()
+    ss = tl.sbuf_pool("ss", (16, 8), "e8m0").tile()
+    ms = tl.sbuf_pool("ms", (16, 16), "e8m0").tile()
+    dst = tl.psum_pool("d", (8, 16), "fp32").tile()
+    st.write(np.ones((128, 4, 8)))
+    mv.write(np.ones((128, 4, 16)))
+    ss.write(np.full((16, 8), 127.0))  # 2**0
+    ms.write(np.full((16, 16), 128.0))  # 2**1
+    isa.matmul_mx(tl, dst, st, mv, ss, ms)
+    assert np.all(dst.read() == 512 * 2.0)  # K = 512 products of 1 x 2
+    ms.write(np.full((16, 16), 130.0))  # 2**3: the product must follow the scale bytes
+    isa.matmul_mx(tl, dst, st, mv, ss, ms)
+    assert np.all(dst.read() == 512 * 8.0)
+
+
+def test_huge_shapes_simulate_in_cost_only_mode(trn3):
+    for shape in [(4097, 4096, 4096), (1024, 262144, 1024)]:
+        r = gemm(trn3, *shape, execute=False)
+        assert r.seconds.to("s").magnitude > 2.0 * np.prod(shape) / 78.6432e12  # >= peak time
+
+
+def test_gemv_puts_the_one_row_operand_on_the_moving_side(trn3):
+    # NKI performance guide: the short operand moves; a 1-row A as stationary would cost
+    # max(min(64, 1), 512) = 512 cycles per 128x512 tile instead of 4 x 64 with B stationary
+    r = gemm(trn3, 1, 4096, 4096, execute=False)
+    assert any(n.startswith("C^T = B^T A^T") for n in r.notes)
+
+
+def _util_ok(core, dtype, shape):
+    r = gemm(core, *shape, dtype=dtype, execute=False)
+    calc = peak_flops(1, 128, 128, Q_(2.4, "GHz"), core.pack(dtype)).value
+    return r.achieved <= calc and 0 < r.utilization <= 1
+
+
+@pytest.mark.parametrize("chip,dtype", [("trainium2", "bf16"), ("trainium2", "fp8"),
+                                        ("trainium3", "bf16"), ("trainium3", "mxfp8"),
+                                        ("trainium3", "mxfp4")])
+def test_utilization_never_exceeds_the_calculators_peak(request, chip, dtype):
+    core = request.getfixturevalue("trn2" if chip == "trainium2" else "trn3")
+    for shape in [(128, 128, 512), (384, 1024, 1536), (2048, 2048, 1024), (1, 8192, 512),
+                  (3000, 513, 129)]:
+        assert _util_ok(core, dtype, shape)
+
+
+# ---- the issue's Done-when figures (issue 11) ---------------------------------------------
+def test_8192x128x128_is_within_2x_of_its_busiest_engine_or_queue(trn2, trn3):
+    for core in (trn2, trn3):
+        r = gemm(core, 8192, 128, 128, execute=False)
+        busiest = max(v.to("s").magnitude for v in r.busy.values())
+        assert r.seconds.to("s").magnitude <= 2 * busiest
+
+
+def test_1024_cubed_bf16_reaches_85_percent_of_one_trainium3_core(trn3):
+    assert gemm(trn3, 1024, 1024, 1024, execute=False).utilization >= 0.85
+
+
+@pytest.mark.parametrize("n", [2048, 4096])
+def test_mxfp8_over_bf16_is_between_3_5_and_4(trn3, n):
+    # the MX array does 4 multiply pairs per PE per cycle (ARCH-trn3): 4x at most
+    bf16 = gemm(trn3, n, n, n, execute=False)
+    mx = gemm(trn3, n, n, n, dtype="mxfp8", execute=False)
+    assert 3.5 <= (bf16.seconds / mx.seconds).to("").magnitude <= 4.0
+
+
+def test_near_peak_comes_from_overlap_busy_tensor_time_is_the_formula(trn3):
+    # 4096^3 BF16: (4096/128) x (4096/512) x (4096/128) matmuls of 512 cycles at 2.4 GHz
+    r = gemm(trn3, 4096, 4096, 4096, execute=False)
+    assert r.busy["tensor"].to("s").magnitude >= 32 * 8 * 32 * 512 / 2.4e9 * (1 - 1e-9)
+    assert r.bound_by == "tensor" and r.utilization >= 0.9
+
+
+def test_quantizing_bf16_activations_is_charged_on_vectore(trn3):
+    # quantize_mx: 4 input elements per partition per cycle on VectorE (nki.isa)
+    pre = gemm(trn3, 512, 2048, 512, dtype="mxfp8", execute=False)
+    q = gemm(trn3, 512, 2048, 512, dtype="mxfp8", execute=False, quantize_activations=True)
+    t = q.timeline
+    quant = t[t.op == "quantize_mx"]
+    assert set(quant.engine) == {"vector"} and "quantize_mx" not in set(pre.timeline.op)
+    # A (512 x 2048) is quantized at least once: 512 x 2048 / 128 partitions / 4 cycles
+    assert (quant.end - quant.start).sum() >= 512 * 2048 / 128 / 4 / 1.2e9 * (1 - 1e-9)
+    assert q.bytes["hbm"] > pre.bytes["hbm"]  # BF16 activations are twice the bytes
+
+
+def test_cost_only_and_executed_runs_have_the_same_time(trn3):
+    a = gemm(trn3, 256, 1024, 1024, dtype="mxfp8", execute=True)
+    b = gemm(trn3, 256, 1024, 1024, dtype="mxfp8", execute=False)
+    assert a.seconds == b.seconds and b.output is None and b.error is None
+
+
+def test_w4a8_halves_the_weight_bytes_read_from_hbm(trn3):
+    m, k, n = 1024, 2048, 2048
+    w8 = gemm(trn3, m, k, n, dtype="mxfp8", execute=False)
+    w4 = gemm(trn3, m, k, n, dtype="mxfp8", weight_dtype="mxfp4", execute=False)
+    assert w4.bytes["hbm"] < w8.bytes["hbm"]

@@ -1,0 +1,51 @@
+"""The one table style: headers with units, numbers, percentages, years, missing values,
+names, source links, splitting and collapsing. Expected strings are written by hand."""
+
+import math
+
+import pandas as pd
+
+from trnkb import display
+from trnkb.units import Q_
+
+
+def test_headers_carry_units_and_analysts_words():
+    assert display.header("hbm_bandwidth (TB/s)") == "HBM bandwidth (TB/s)"
+    assert display.header("capacity_GB") == "capacity (GB)"
+    assert display.header("USD_per_hour") == "cost (USD/hour)"
+    assert display.header("chips_per_MW") == "chips per MW"
+    assert display.header("relative_difference") == "relative difference (%)"
+    assert display.header("generation") == "generation"  # "ratio" inside a word is not a ratio
+
+
+def test_cells_numbers_percent_years_missing():
+    assert display.fmt_cell(2517.0) == "2,517"
+    assert display.fmt_cell(0.0625, percent=True) == "6.25%"
+    assert display.fmt_cell(2025.0, year=True) == "2025"
+    assert display.fmt_cell(float("nan")) == display.MISSING
+    assert display.fmt_cell(pd.NA) == display.MISSING
+    assert display.fmt_cell(None) == display.MISSING
+    assert "inf" not in display.fmt_cell(math.inf, percent=True)
+    assert display.fmt_cell(Q_(2517, "TFLOPS")) == "2,517 TFLOP/s"
+    assert display.fmt_cell("<b>x</b>") == "&lt;b&gt;x&lt;/b&gt;"
+
+
+def test_table_has_no_index_no_raw_missing_and_links_sources():
+    df = pd.DataFrame({"id": ["a", "b"], "year": [2025, None], "share": [0.5, math.inf],
+                       "source": ["s1 + s2", None]}, index=[7, 8]).set_index("id")
+    h = display.table(df).html
+    assert ">7<" not in h and ">NaN<" not in h and "inf" not in h
+    assert '<td class="num">2025</td>' in h and "50%" in h
+    assert 'href="../sources.html#src-s1">s1</a> + <a class="trnkb-source" href="../sources.html#src-s2"' in h
+
+
+def test_wide_tables_split_and_long_tables_collapse():
+    wide = pd.DataFrame({f"c{i}": range(30) for i in range(12)})
+    h = display.table(wide, max_columns=5).html
+    assert h.count("<table") == 3  # 11 columns after the key, 4 per part
+    assert h.startswith('<div class="trnkb-tables"><details') and "30 rows" in h
+
+
+def test_short_names_drop_the_parenthetical():
+    assert display.short_name("NVIDIA B200 (HGX)") == "NVIDIA B200"
+    assert display.short_name("AWS Trainium3") == "AWS Trainium3"
