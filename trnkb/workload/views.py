@@ -18,7 +18,7 @@ from trnkb.workload import fromkb
 from trnkb.workload.serving import serve
 from trnkb.workload.training import train
 
-__all__ = ["MODELS", "SYSTEMS", "by_switch_generation", "headline", "perf_per_tco", "range_chart", "summary"]
+__all__ = ["MODELS", "SYSTEMS", "by_switch_generation", "engine_vs_assumption", "headline", "perf_per_tco", "range_chart", "summary"]
 
 SYSTEMS = ("trn3-nl72x2-switched", "gb300-nvl72", "mi355x-8", "mi450x-ualoe72", "tpu-v7-pod")
 MODELS = {"dense": "llama-3-1-405b", "moe": "deepseek-v3"}
@@ -158,4 +158,20 @@ def by_switch_generation(kb, system: str = "trn3-nl72x2-switched", model: str = 
                      "injection_GBps": gb.injection / 1e9, "bisection_TBps": gb.bisection / 1e12,
                      "tpot_ms": t.mid * 1e3, "tpot_low_ms": t.lo * 1e3, "tpot_high_ms": t.hi * 1e3,
                      "comm_ms": r.breakdown["decode_comm"] * 1e3})
+    return pd.DataFrame(rows)
+
+
+def engine_vs_assumption(kb, system: str = "trn3-nl72x2-switched", model: str = "llama-3-1-405b", *,
+                         chips: int = 4096, tokens: float = 15e12, precision: str = "bf16") -> pd.DataFrame:
+    """Training days on a Trainium system with the MFU assumption and with the reference
+    engine's simulated layer MFU (:mod:`trnkb.workload.engine_mfu`)."""
+    from trnkb.workload.engine_mfu import engine_mfu
+
+    m, s = fromkb.model(kb, model), fromkb.system(kb, system)
+    rows = []
+    for label, extra in (("assumption", {}), ("engine", {"mfu": engine_mfu(kb, m, s.chip, dtype=precision)})):
+        r = train(m, s, chips, None, tokens, precision, assumptions=extra)
+        mfu, d = r.inputs["mfu"], r["days"]
+        rows.append({"mfu_from": label, "mfu_low": mfu.lo, "mfu_central": mfu.mid, "mfu_high": mfu.hi,
+                     "days": d.mid, "days_low": d.lo, "days_high": d.hi, "plan": r.plan.label})
     return pd.DataFrame(rows)
