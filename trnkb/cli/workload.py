@@ -23,7 +23,8 @@ from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
 ModelOpt = Annotated[str, typer.Option("--model", help="Model id (trnkb list models), e.g. llama-3.1-70b.")]
 SystemOpt = Annotated[str, typer.Option("--system", help="Rack / scale-up domain id (trnkb list racks).")]
 ChipsOpt = Annotated[str, typer.Option("--chips", help="Chips used.")]
-PrecisionOpt = Annotated[str, typer.Option("--precision", help="bf16, fp8, mxfp8, int8, fp4, mxfp4.")]
+PrecisionOpt = Annotated[str | None, typer.Option(
+    "--precision", help="bf16, fp8, mxfp8, int8, fp4, mxfp4 (default bf16, or the nearest the chip has).")]
 GenOpt = Annotated[str | None, typer.Option("--switch-gen", help="Switch generation of the fabric.")]
 PricingOpt = Annotated[str, typer.Option("--pricing", help="tco (the TCO model) or cloud (a sourced "
                                                           "public price per chip-hour).")]
@@ -113,7 +114,7 @@ def register(app: typer.Typer) -> None:
                   tokens: Annotated[str, typer.Option("--tokens", help="Token budget, e.g. 15e12.")] = "15e12",
                   plan: Annotated[str | None, typer.Option("--plan", help="e.g. tp=4,pp=2,zero=1; "
                                                            "default: the fastest plan that fits.")] = None,
-                  precision: PrecisionOpt = "bf16",
+                  precision: PrecisionOpt = None,
                   seq_len: Annotated[str, typer.Option("--seq-len")] = "8192",
                   batch_tokens: Annotated[str, typer.Option("--batch-tokens")] = "4194304",
                   recipe: Annotated[str, typer.Option("--recipe", help="bf16-adam, fp8-adam, scaling-book")] = "bf16-adam",
@@ -126,15 +127,18 @@ def register(app: typer.Typer) -> None:
         from trnkb import workload as W
         try:
             m, s = _objects(specs, model, system, switch_gen)
+            prec = precision or s.fallback_precision("bf16")
             extra = _overrides(set_)
             if mfu_from_engine:
                 from trnkb.workload.engine_mfu import engine_mfu
 
-                extra = {"mfu": engine_mfu(trnkb.load(specs), m, s.chip, dtype=precision), **extra}
-            res = W.train(m, s, _int(chips, "--chips"), plan, _number(tokens, "--tokens"), precision,
+                extra = {"mfu": engine_mfu(trnkb.load(specs), m, s.chip, dtype=prec), **extra}
+            res = W.train(m, s, _int(chips, "--chips"), plan, _number(tokens, "--tokens"), prec,
                           seq_len=_int(seq_len, "--seq-len"),
                           batch_tokens=_number(batch_tokens, "--batch-tokens"), recipe=recipe,
                           assumptions=extra, pricing=pricing)
+            if precision is None and prec != "bf16":
+                res.notes.append(f"{s.chip} has no bf16 peak in the knowledge base; trained at {prec}")
         except (KeyError, ValueError) as e:
             _fail(e)
         print_json(res.to_dict()) if as_json else _print(res)
@@ -144,7 +148,7 @@ def register(app: typer.Typer) -> None:
                   batch: Annotated[str, typer.Option("--batch")] = "64",
                   input_len: Annotated[str, typer.Option("--input-len")] = "2048",
                   output_len: Annotated[str, typer.Option("--output-len")] = "512",
-                  precision: PrecisionOpt = "bf16",
+                  precision: PrecisionOpt = None,
                   kv_precision: Annotated[str | None, typer.Option("--kv-precision")] = None,
                   tp: Annotated[str | None, typer.Option("--tp")] = None,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
@@ -154,7 +158,7 @@ def register(app: typer.Typer) -> None:
         try:
             m, s = _objects(specs, model, system, switch_gen)
             res = W.serve(m, s, _int(chips, "--chips"), _int(batch, "--batch"), _int(input_len, "--input-len"),
-                          _int(output_len, "--output-len"), precision, kv_precision=kv_precision,
+                          _int(output_len, "--output-len"), precision or "bf16", kv_precision=kv_precision,
                           tp=_int(tp, "--tp"), assumptions=_overrides(set_), pricing=pricing)
         except (KeyError, ValueError) as e:
             _fail(e)
@@ -170,7 +174,7 @@ def register(app: typer.Typer) -> None:
     @wl.command("plans")
     def plans_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt,
                   tokens: Annotated[str, typer.Option("--tokens")] = "15e12",
-                  precision: PrecisionOpt = "bf16",
+                  precision: PrecisionOpt = None,
                   seq_len: Annotated[str, typer.Option("--seq-len")] = "8192",
                   top: Annotated[str, typer.Option("--top", help="How many plans to list.")] = "10",
                   switch_gen: GenOpt = None, set_: SetOpt = None, specs: SpecsOpt = None,
@@ -180,7 +184,8 @@ def register(app: typer.Typer) -> None:
         try:
             n, top_n, seq = _int(chips, "--chips"), _int(top, "--top"), _int(seq_len, "--seq-len")
             m, s = _objects(specs, model, system, switch_gen)
-            rows = W.plans(m, s, n, _number(tokens, "--tokens"), precision, seq_len=seq,
+            rows = W.plans(m, s, n, _number(tokens, "--tokens"), precision or s.fallback_precision("bf16"),
+                           seq_len=seq,
                            assumptions=_overrides(set_), top=top_n)
         except (KeyError, ValueError) as e:
             _fail(e)

@@ -102,7 +102,7 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
     """Serve ``model`` on one replica of ``chips`` chips of ``system`` (see the module docstring).
 
     ``precision`` is the weight format; ``kv_precision`` defaults to it; ``compute_precision``
-    (whose peak FLOP/s is used) defaults to it too, falling back to bf16 if the chip has none.
+    (whose peak FLOP/s is used) defaults to it too, or to the nearest precision the chip has.
     ``pricing`` is ``tco`` or ``cloud`` (see :func:`trnkb.workload.cost.cost_inputs`).
     """
     check_positive(chips=chips, batch=batch, input_len=input_len, output_len=output_len,
@@ -112,9 +112,7 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
             raise ValueError(f"{name} {p!r} is not one of {', '.join(WEIGHT_BYTES)}")
     wb = WEIGHT_BYTES[precision]
     kvb = WEIGHT_BYTES[kv_precision or precision]
-    cp = compute_precision or precision
-    if cp not in system.peak:
-        cp = "bf16" if compute_precision is None else cp
+    cp = compute_precision or system.fallback_precision(precision)
     tp, dp = layout(model, chips, tp)
     inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **cost_inputs(system, pricing),
               **(assumptions or {})}
@@ -154,6 +152,8 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
                                          "kv_precision": kv_precision or precision, "compute_precision": cp,
                                          "tp": tp, "attention_dp": dp, "prefill_batch": prefill_batch,
                                          "pricing": pricing})
+    if compute_precision is None and cp != precision:
+        res.notes.append(f"{system.chip} has no {precision} peak in the knowledge base; compute at {cp}")
     if not res.breakdown["fits"]:
         res.notes.append(f"batch {batch} exceeds the KV-cache capacity: at most "
                          f"{int(res.breakdown['max_batch'])} sequences of {final_ctx} tokens fit")
