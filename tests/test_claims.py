@@ -1,13 +1,18 @@
 """The claims registry: every claim evaluates, verdicts follow from the numbers, bad
 claims are errors (not silent unverifiables)."""
 
+import math as _math
 from pathlib import Path
 
 import pytest
+import yaml as _yaml
 
 import trnkb
 from trnkb.claims import evaluate_claims, validate_claims
+from trnkb.claims.history import changes_since, record_release
+from trnkb.claims.measured import WORKLOAD_MISSING, predicted_range
 from trnkb.specfile import SpecError
+from trnkb.units import Q_
 
 
 @pytest.fixture(scope="module")
@@ -100,13 +105,6 @@ def test_ratio_of_calculators_without_eval(kb, tmp_path):
 
 # ---- issue 14: operations table, comparisons, history, coverage, measured, tools ----
 
-import math as _math
-
-import yaml as _yaml
-
-from trnkb.claims.history import changes_since, record_release
-from trnkb.claims.measured import WORKLOAD_MISSING, predicted_range
-from trnkb.units import Q_
 
 
 def _write_claims(tmp_path, entries):
@@ -262,3 +260,57 @@ def test_audit_mlsysim_runs_when_installed(kb):
     # AWS: Trainium2 dense BF16 is 667 TFLOP/s; MLSys·im 0.3.0 ships 380
     assert not tr2.agrees or tr2.changed
     assert _math.isclose(tr2.kb_value.to("TFLOPS").magnitude, 667)
+
+
+def _cli(*args):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "trnkb", *args], capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_cli_changed_since_the_previous_release():
+    import json
+    out = _cli("claims", "--changed-since", "0.1.0", "--json")
+    assert out.returncode == 0, out.stderr
+    moved = json.loads(out.stdout)
+    # every claim added since 0.1.0 is listed as new; none of the 122 original ones vanished
+    assert any(m["before"] == "(new)" for m in moved)
+    assert not any(m["after"] == "(removed)" for m in moved)
+    bad = _cli("claims", "--changed-since", "9.9.9")
+    assert bad.returncode == 1 and "no recorded release" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_cli_audit_mlsysim_prints_both_sources():
+    import json
+    pytest.importorskip("mlsysim", reason="optional extra [audit] not installed: "
+                        "pip install 'trnkb[audit]' to run `trnkb audit mlsysim`")
+    out = _cli("audit", "mlsysim", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["disagree"] == len(data["rows"]) > 0
+    row = next(r for r in data["rows"] if r["mlsysim_key"] == "Trainium2:compute.peak_flops")
+    assert row["kb_source"] and row["mlsysim"].startswith("380")
+
+
+def test_audit_table_orders_verdicts_and_never_shows_inf(claims):
+    from trnkb.claims.views import VERDICT_ORDER, audit_table
+    t = audit_table(list(claims.values()))
+    order = [VERDICT_ORDER.index(v) for v in t["verdict"]]
+    assert order == sorted(order)
+    assert t["gap"].dropna().map(_math.isfinite).all()
+    assert (t["reason"].str.len() > 0).all()          # every verdict says why
+    assert t["statement"].str.endswith("...").sum() == 0
+
+
+def test_measured_evidence_covers_four_vendors(kb, claims):
+    measured = [c for c in claims.values() if c.kind == "measured"]
+    vendors = set()
+    for c in measured:
+        rack = c.measured.get("system")
+        try:
+            chip = kb.table("racks").set_index("id").loc[rack, "chip"]
+            vendors.add(kb.table("chips").set_index("id").loc[chip, "vendor"])
+        except KeyError:
+            continue
+    assert {"AWS", "NVIDIA", "AMD", "Google"} <= vendors

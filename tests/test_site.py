@@ -99,4 +99,5 @@ def test_every_source_has_an_anchor_and_a_full_url(out):
 
 def site_kb_source_ids() -> list[str]:
     from trnkb.kb import load
-    return list(load().sources["id"])
+    from trnkb.site.pages import all_sources
+    return list(all_sources(load())["id"])

@@ -77,7 +77,8 @@ def test_registry_is_built_from_the_packaged_file():
 @pytest.mark.parametrize("text, expected", [
     ("1600 Gbit/s", "Gbit/s"), ("12.8 Tbit/s", "Tbit/s"), ("24 Gbit", "Gbit"), ("9 bit", "bit"),
     ("4.9 TB/s", "TB/s"), ("144 GiB", "GiB"), ("2517 TFLOPS", "TFLOP/s"), ("1 FLOP/B", "FLOP/B"),
-    ("1.2 GHz", "GHz"), ("1 kW", "kW"), ("3 W/m**2", "W/m**2"), ("8", ""),
+    ("1.2 GHz", "GHz"), ("1 kW", "kW"), ("3 W/m**2", "W/m**2"), ("8", ""), ("5 USD/year", "USD/year"),
+    ("3 lanes", "lane"),
 ])
 def test_format_unit_writes_one_unambiguous_spelling(text, expected):
     assert format_unit(parse(text)) == expected

@@ -99,7 +99,7 @@ def _ids(kb, table: str) -> list[str]:
     return list(kb.table(table)["id"]) if table in kb.tables else []
 
 
-def _hbm(kb) -> Iterator[dict]:
+def _hbm(kb) -> Iterator[dict | None]:
     for hid in _ids(kb, "hbm"):
         chip = kb.get(hid, "chip")
         targets = [(hid, "capacity"), (chip, "hbm_capacity")]
@@ -117,7 +117,7 @@ def _hbm(kb) -> Iterator[dict]:
                     yield _row(kb, "hbm-bandwidth", rid, f, res, "TB/s")
 
 
-def _peak(kb) -> Iterator[dict]:
+def _peak(kb) -> Iterator[dict | None]:
     for cid in _ids(kb, "cores"):
         chip = kb.get(cid, "chip")
         if not _has(kb, cid, "pe_rows", "pe_cols", "tensor_clock"):
@@ -142,7 +142,7 @@ def domain_size_ref(kb, rack_id: str) -> str | None:
     return None
 
 
-def _domains(kb) -> Iterator[dict]:
+def _domains(kb) -> Iterator[dict | None]:
     for rid in _ids(kb, "racks"):
         chip = kb.get(rid, "chip")
         size = domain_size_ref(kb, rid)
@@ -177,7 +177,7 @@ def _lane_rate(kb, budget_id: str) -> str | None:
     return None
 
 
-def _scaleup(kb) -> Iterator[dict]:
+def _scaleup(kb) -> Iterator[dict | None]:
     for nid in _ids(kb, "network"):
         if kb.get(nid, "chip") is None or not _has(kb, nid, "active_lanes"):
             continue
@@ -197,7 +197,7 @@ def _scaleup(kb) -> Iterator[dict]:
                        bidir, "GB/s", direction="bidirectional")
 
 
-def _lane_counts(kb) -> Iterator[dict]:
+def _lane_counts(kb) -> Iterator[dict | None]:
     """Lane budgets: the media add up to the stated active and total lanes."""
     media = ("pcb_lanes", "backplane_active_lanes", "cross_rack_lanes")
     for nid in _ids(kb, "network"):

@@ -73,7 +73,7 @@ def parse_declaration(table: str, row_id: str, field: str, block: dict, file: st
         elif formula.params is not None and set(own) != set(formula.params):
             errors.append(f"{where}: {name} takes inputs {', '.join(formula.params)} (and "
                           f"divisors named {DIVISOR}...); got {', '.join(own) or 'none'}")
-    parsed_inputs = {}
+    parsed_inputs: dict[str, dict] = {}
     for key, raw in inputs.items():
         if not isinstance(key, str):
             errors.append(f"{where}: input name {key!r} is not text")
@@ -188,9 +188,10 @@ class _Evaluator:
         self.check_field(row, field, ref)
         fact = self.preferred((row, field), decl, ref)
         if source:  # ROW.FIELD@SOURCE: the value that source gives, not the preferred one
-            fact = next((f for f in self.groups[(row, field)] if f["source"] == source), None)
-            if fact is None:
+            chosen = [f for f in self.groups[(row, field)] if f["source"] == source]
+            if not chosen:
                 raise _Refused(f"input {ref}: no value of {row}.{field} from {source!r}")
+            fact = chosen[0]
         parts = [*parts[:-1], field]
         if not isinstance(fact["value"], pint.Quantity):
             raise _Refused(f"input {ref}: {row}.{parts[-1]} is text ({fact['value']!r}), "
@@ -353,8 +354,8 @@ def fact_from_quantity(decl: dict, q: pint.Quantity) -> dict:
     from trnkb.units import DIMENSIONS, format_unit
 
     f = TABLES[decl["table"]].field(decl["field"])
-    if f.kind not in ("quantity", "count"):
-        raise ValueError(f"a {f.kind} field cannot be derived")
+    if f is None or f.kind not in ("quantity", "count"):
+        raise ValueError(f"a {f.kind if f else 'unknown'} field cannot be derived")
     want = DIMENSIONS[f.dim] if f.kind == "quantity" else ""
     want_dim = ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality
     if q.dimensionality != want_dim:
@@ -368,9 +369,12 @@ def fact_from_quantity(decl: dict, q: pint.Quantity) -> dict:
         q = ureg.Quantity(int(mag), "")
     else:
         q = ureg.Quantity(int(mag) if mag.is_integer() else mag, q.units)
-    if mag < 0 or (f.lo is not None and not (f.lo <= mag <= f.hi)):
-        raise ValueError(f"implausible result {mag:g} {f.unit}: expected {f.lo:g} to "
-                         f"{f.hi:g} {f.unit}".rstrip())
+    lo, hi = f.lo, f.hi
+    if mag < 0:
+        raise ValueError(f"negative result {mag:g} {f.unit}".rstrip())
+    if lo is not None and hi is not None and not (lo <= mag <= hi):
+        raise ValueError(f"implausible result {mag:g} {f.unit}: expected {lo:g} to "
+                         f"{hi:g} {f.unit}".rstrip())
     unit = "" if q.dimensionless else format_unit(q.units)
     return {
         "table": decl["table"], "id": decl["id"], "field": decl["field"], "value": q,

@@ -41,8 +41,11 @@ def execute(path: str | Path, timeout: int = 600, kernel_name: str = "python3") 
     path = Path(path)
     before = path.read_bytes()
     nb = nbformat.reads(before.decode("utf-8"), as_version=4)
+    # The kernel's own start-up notices (e.g. about its local TCP transport) are not
+    # findings; only errors reach the console.
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, record_timing=False,
-                            resources={"metadata": {"path": str(path.parent)}})
+                            resources={"metadata": {"path": str(path.parent)}},
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
     old = os.environ.copy()
     os.environ.update(_kernel_env())  # the kernel subprocess inherits this environment
     try:

@@ -12,7 +12,8 @@ calculators use one of them, the *preferred* value. It is chosen by rule, not by
 4. then a source's direct statement (``reported``, ``measured``) before our arithmetic
    (``derived``) from sources of the same kind;
 5. then the newest source (the vendor's *current* page over an older version; for a
-   derived value, the date of its oldest input);
+   derived value, the date of its oldest input; a date given as a year only counts as
+   that year's earliest);
 6. then the order in the file.
 
 The rule is written out for contributors in ``docs/spec-format.md``.

@@ -15,6 +15,8 @@ Field kinds
 
 from __future__ import annotations
 
+import datetime
+import re
 from dataclasses import dataclass, field
 
 ID_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
@@ -43,6 +45,7 @@ class Field:
     choices: tuple[str, ...] = ()
     required: bool = False
     tolerance: float = 0.01
+    integer: bool = True  # counts only: a whole number (lanes, stacks); False for ratios
 
 
 @dataclass(frozen=True)
@@ -187,7 +190,8 @@ RACKS = Table(
         _n("chips_per_tray", 1, 16, "Accelerators per compute (JBOG) tray."),
         _n("compute_trays_per_rack", 1, 72, "Compute trays per rack."),
         _n("chips_per_rack", 1, 576, "Accelerators per rack."),
-        _n("racks_per_domain", 0.5, 64, "Racks spanned by one scale-up domain (0.5 = half rack)."),
+        _n("racks_per_domain", 0.5, 64, "Racks spanned by one scale-up domain (0.5 = half rack).",
+           integer=False),
         _n("domain_size", 1, 100000, "Chips in one scale-up domain (world size)."),
         Field("host_cpu", "ref", "Host CPU.", ref="chips"),
         _n("host_cpus_per_rack", 0, 144, "Host CPUs per rack."),
@@ -254,8 +258,9 @@ DATACENTER = Table(
         _t("cooling", "Cooling method."),
         _t("location", "Where it is."),
         _n("pue_typical", 1.0, 3.0, "Typical (annual) power usage effectiveness.",
-           tolerance=0.02),
-        _n("pue_peak", 1.0, 3.0, "PUE on peak (summer design) days.", tolerance=0.02),
+           tolerance=0.02, integer=False),
+        _n("pue_peak", 1.0, 3.0, "PUE on peak (summer design) days.", tolerance=0.02,
+           integer=False),
         _q("facility_power", "power", "MW", 0.1, 10000, "Facility (grid) power."),
         _q("it_power", "power", "MW", 0.1, 10000, "IT power."),
         NOTES,
@@ -280,7 +285,8 @@ CORES = Table(
         _n("scalar_lanes", 1, 4096, "Scalar engine elements per cycle (BF16)."),
         _n("gpsimd_lanes", 1, 4096, "GpSimd engine elements per cycle."),
         _n("vector_exp_speedup", 1, 16,
-           "Throughput of the VectorE exponential relative to ScalarE activation(exp)."),
+           "Throughput of the VectorE exponential relative to ScalarE activation(exp).",
+           integer=False),
         _n("partitions", 1, 1024, "SBUF / PSUM partitions."),
         _q("sbuf_capacity", "information", "MiB", 1, 1024, "SBUF per core."),
         _q("psum_capacity", "information", "MiB", 0.1, 64, "PSUM per core."),
@@ -403,6 +409,75 @@ TABLES: dict[str, Table] = {
 }
 
 SOURCE_FIELDS = ("id", "title", "publisher", "url", "date", "kind")
+
+#: Units a quantity field accepts, by dimension, as example units: a value's unit must be
+#: built like one of them term by term (``TB*Hz`` has the dimension of a bandwidth but is
+#: not written like ``TB/s`` or ``Gbps``, so it is refused).
+UNIT_FAMILIES: dict[str, tuple[str, ...]] = {
+    "compute_rate": ("TFLOPS", "TFLOP/s"),
+    "compute": ("FLOP",),
+    "information": ("GB",),
+    "bandwidth": ("TB/s", "Gbit/s"),
+    "frequency": ("GHz",),
+    "power": ("W",),
+    "length": ("um",),
+    "time": ("ns",),
+}
+
+FIRST_SOURCE_YEAR = 1950  # no source in this field is older
+
+
+def _shape(units) -> list[tuple[str, float]]:
+    """How a unit is built: the dimension and exponent of each of its terms, sorted."""
+    from trnkb.units import ureg
+
+    return sorted((str(ureg.get_dimensionality(name)), exp) for name, exp in units._units.items())
+
+
+def value_problem(f: Field, q) -> str | None:
+    """What is wrong with quantity ``q`` for field ``f`` beyond its dimension, or None.
+
+    A count takes a plain number (no unit, not even ``%``), whole unless ``f.integer`` is
+    False; a quantity's unit must belong to the field's family (:data:`UNIT_FAMILIES`).
+    """
+    from trnkb.units import ureg
+
+    if f.kind == "count":
+        if q.units != ureg.dimensionless:
+            return f"a count takes a plain number, not a unit ({q.units:~})"
+        if f.integer and not float(q.magnitude).is_integer():
+            return f"a count must be a whole number, got {q.magnitude:g}"
+        return None
+    if f.kind == "quantity" and f.dim in UNIT_FAMILIES:
+        examples = UNIT_FAMILIES[f.dim]
+        if _shape(q.units) not in [_shape(ureg.parse_units(u)) for u in examples]:
+            what = f.dim.replace("_", " ")
+            return (f"unit '{q.units:~}' is not a{'n' if what[0] in 'aeiou' else ''} {what} unit; write it "
+                    f"like {' or '.join(examples)}")
+    return None
+
+
+def date_problem(value, today: datetime.date | None = None) -> str | None:
+    """What is wrong with a source date (``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD`` or a date),
+    or None: it must exist on the calendar and lie between 1950 and next year."""
+    today = today or datetime.date.today()
+    if isinstance(value, datetime.datetime):
+        value = value.date()
+    if isinstance(value, datetime.date):
+        year = value.year
+    else:
+        text = str(value)
+        m = re.match(r"^(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?$", text)
+        if not m:
+            return f"{text[:40]!r} is not a date (YYYY[-MM[-DD]])"
+        year, month, day = int(m[1]), int(m[2] or 1), int(m[3] or 1)
+        try:
+            datetime.date(year, month, day)
+        except ValueError as e:
+            return f"impossible date {text!r} ({e})"
+    if not FIRST_SOURCE_YEAR <= year <= today.year + 1:
+        return f"implausible date {str(value)!r}: expected {FIRST_SOURCE_YEAR} to {today.year + 1}"
+    return None
 
 
 def pandera_schema(table: Table, present: list[str]):

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import re
 from importlib import resources
 
@@ -43,18 +42,10 @@ class QuantityError(ValueError):
 
 def _cache_folder():
     """pint's own disk cache of parsed definitions (keyed by the files' content hash), in
-    trnkb's user cache directory; None (parse every time) when it cannot be written or
-    ``TRNKB_NO_CACHE`` is set."""
-    if os.environ.get("TRNKB_NO_CACHE"):
-        return None
-    try:
-        import platformdirs
+    trnkb's user cache directory (:func:`trnkb.cache.cache_dir`); None parses every time."""
+    from trnkb.cache import cache_dir
 
-        folder = platformdirs.user_cache_path("trnkb", appauthor=False) / f"pint-{pint.__version__}"
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder if os.access(folder, os.W_OK) else None
-    except Exception:  # no home, read-only file system...: no cache
-        return None
+    return cache_dir(f"pint-{pint.__version__}")
 
 
 def _make_registry() -> pint.UnitRegistry:
@@ -95,57 +86,138 @@ DIMENSIONS = {
 
 # --------------------------------------------------------------------------- parsing
 
-MAX_TEXT = 200  # characters; a spec value or CLI argument is never longer
-_NUMBER_UNIT = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d{1,3})?)(?:\s*(.*?))?\s*$")
+MAX_TEXT = 200  # characters of a quantity string
+MAX_WORD = 64  # characters of one unit word (pint's unit lookup is quadratic in it)
+MAX_DEPTH = 4  # nested parentheses in a unit expression
+MAX_EXPONENT = 12  # |n| in ``unit**n``
+
+_NUMBER = re.compile(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(?![\d.]|[eE][-+\d])\s*")
+_NON_FINITE = re.compile(r"^[-+]?(?:nan|inf(?:inity)?)\b", re.IGNORECASE)
+_TOKEN = re.compile(r"\s*(?:(?P<word>[^\W\d]\w*|%)|(?P<pow>\*\*|\^)|(?P<op>[*/])"
+                    r"|(?P<lp>\()|(?P<rp>\))|(?P<int>[-+]?\d+))")
+
+
+def _show(text: str, cap: int = 40) -> str:
+    """``repr`` of ``text``, cut to ``cap`` characters (never echo an unbounded value)."""
+    return repr(text) if len(text) <= cap else repr(text[:cap]) + f"... ({len(text):,} chars)"
+
+
+def _check_unit_expression(unit: str, text: str) -> None:
+    """Refuse anything but unit words, ``*``, ``/``, ``**int`` and parentheses."""
+    pos, depth, operand = 0, 0, True  # operand: a word or '(' is expected next
+    if unit.startswith("/"):  # a leading '/' is a reciprocal unit: ``865000 / s``
+        pos = 1
+    powered = False  # the last factor already has an exponent: no ``a**2**3``
+    while pos < len(unit):
+        m = _TOKEN.match(unit, pos)
+        if not m:
+            bad = unit[pos:].strip()[:1]
+            raise QuantityError(f"cannot read {_show(text)} as a quantity: unexpected {bad!r} in "
+                                f"the unit (a unit is words with *, / and **n, no arithmetic)")
+        kind, tok = m.lastgroup, m.group(m.lastgroup)
+        pos = m.end()
+        if kind == "word":
+            if len(tok) > MAX_WORD:
+                raise QuantityError(f"cannot read {_show(text)} as a quantity: unit word of "
+                                    f"{len(tok):,} characters (limit {MAX_WORD})")
+            operand, powered = False, False
+        elif kind == "lp":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise QuantityError(f"cannot read {_show(text)} as a quantity: parentheses nested "
+                                    f"deeper than {MAX_DEPTH}")
+            operand = True
+        elif kind == "rp":
+            if operand or depth == 0:
+                raise QuantityError(f"cannot read {_show(text)} as a quantity: unbalanced ')'")
+            depth -= 1
+            powered = False
+        elif kind == "op":
+            if operand:
+                raise QuantityError(f"cannot read {_show(text)} as a quantity: {tok!r} without a "
+                                    f"unit before it")
+            operand = True
+        elif kind == "pow":
+            e = _TOKEN.match(unit, pos)
+            if operand or powered or not e or e.lastgroup != "int" or abs(int(e.group("int"))) > MAX_EXPONENT:
+                raise QuantityError(f"cannot read {_show(text)} as a quantity: '**' takes a whole "
+                                    f"number from -{MAX_EXPONENT} to {MAX_EXPONENT}")
+            pos, powered = e.end(), True
+        else:  # a number inside the unit: arithmetic on numbers is not a quantity
+            raise QuantityError(f"cannot read {_show(text)} as a quantity: a number inside the unit "
+                                f"(write one plain number, then the unit)")
+    if operand or depth:
+        raise QuantityError(f"cannot read {_show(text)} as a quantity: the unit is incomplete")
 
 
 @functools.lru_cache(maxsize=1024)
-def _units(text: str) -> pint.Unit:
-    return ureg.parse_units(text)
+def _units(unit: str, text: str = "") -> pint.Unit:
+    _check_unit_expression(unit, text or unit)
+    try:
+        return ureg.parse_units("1 " + unit if unit.startswith("/") else unit)
+    except pint.errors.UndefinedUnitError as e:
+        names = ", ".join(map(str, getattr(e, "unit_names", None) or [unit]))
+        raise QuantityError(f"unknown unit {_show(names)} in {_show(text or unit)}") from None
+    except Exception as e:  # pint's parser raises assorted errors for odd input
+        raise QuantityError(f"cannot read {_show(text or unit)} as a quantity: invalid unit "
+                            f"({type(e).__name__})") from None
+
+
+def _number(token: str, text: str) -> int | float:
+    value: int | float = float(token) if any(c in token for c in ".eE") else int(token)
+    try:
+        finite = math.isfinite(float(value))
+    except OverflowError:
+        finite = False
+    if not finite:
+        raise QuantityError(f"cannot read {_show(text)} as a quantity: number out of range")
+    return value
 
 
 def parse(text: str | int | float) -> pint.Quantity:
     """Parse ``"144 GB"`` into a Quantity of this registry (a bare number is dimensionless).
 
-    Accepts only a plain decimal number followed by a unit expression (unit words,
-    prefixes, ``*``, ``/``, ``**int``, parentheses). Raises :class:`QuantityError` (a
-    ``ValueError``) with a one-line message for anything else: unknown units, a unit
-    with no number, ``nan``/``inf``, arithmetic on numbers, over-long text.
+    Only ``<plain decimal number> <unit expression>`` or a bare number is accepted: the
+    unit is unit words and prefixes joined by ``*``, ``/``, ``**n`` (whole ``n``, at most
+    12) and parentheses (a leading ``/`` for a rate: ``865000 / s``), with no arithmetic
+    on numbers. Text is capped at 200 characters
+    and each unit word at 64. The unit is parsed once per distinct unit string.
+
+    Raises :class:`QuantityError` (a ``ValueError``) with a one-line message otherwise:
+    unknown units, nan, inf, ``9**9**9``, a unit with no number.
 
     >>> parse("144 GiB").to("B").magnitude  # 144 * 2**30
     154618822656
     """
     if isinstance(text, bool):
-        raise QuantityError(f"expected a number with a unit, got {text!r}")
+        raise QuantityError(f"expected a quantity, got {text!r}")
     if isinstance(text, (int, float)):
-        if not math.isfinite(text):
-            raise QuantityError(f"{text!r} is not a finite number")
+        try:
+            finite = math.isfinite(text)
+        except OverflowError:  # an int beyond float range
+            finite = False
+        if not finite:
+            why = "is out of range" if isinstance(text, int) else "is not a finite number"
+            raise QuantityError(f"{_show(str(text))} {why}")
         return Q_(text, "")
-    s = str(text)
-    if len(s) > MAX_TEXT:
-        raise QuantityError(f"quantity text longer than {MAX_TEXT} characters")
-    m = _NUMBER_UNIT.match(s)
+    if not isinstance(text, str):
+        raise QuantityError(f"expected a quantity like '144 GB', got {type(text).__name__} "
+                            f"{_show(str(text))}")
+    if len(text) > MAX_TEXT:
+        raise QuantityError(f"quantity of {len(text):,} characters (limit {MAX_TEXT}): {_show(text)}")
+    if not text.strip():
+        raise QuantityError("empty quantity; write e.g. '144 GB'")
+    stripped = text.strip()
+    if _NON_FINITE.match(stripped):
+        raise QuantityError(f"cannot read {_show(text)} as a quantity: not a finite number")
+    m = _NUMBER.match(text)
     if not m:
-        raise QuantityError(f"cannot read {s!r} as '<number> <unit>' (e.g. '12.8 Tbit/s')")
-    number, unit = m.group(1), (m.group(2) or "")
-    value = float(number) if any(c in number for c in ".eE") else int(number)
-    if isinstance(value, float) and not math.isfinite(value):
-        raise QuantityError(f"{s!r} is not a finite number")
-    if not unit:
-        return Q_(value, "")
-    if re.search(r"\d", re.sub(r"\*\*\s*-?\d+", "", unit)):
-        # digits only as exponents (``m**2``): no numbers multiplied or divided in
-        raise QuantityError(f"{s!r}: the unit {unit!r} contains arithmetic; write one "
-                            f"number and a unit (e.g. '12.8 Tbit/s')")
-    try:
-        u = _units(unit)
-    except pint.errors.UndefinedUnitError as e:
-        names = ", ".join(map(str, getattr(e, "unit_names", None) or [unit]))
-        raise QuantityError(f"unknown unit {names!r} in {s!r}") from None
-    except Exception as e:  # pint's expression parser raises assorted errors
-        raise QuantityError(
-            f"cannot read {s!r} as '<number> <unit>' ({type(e).__name__})") from None
-    return Q_(value, u)
+        hint = "a unit with no number" if _TOKEN.match(stripped) and stripped[0].isalpha() else \
+            "expected a plain number followed by a unit"
+        raise QuantityError(f"cannot read {_show(text)} as a quantity: {hint} (e.g. '144 GB')")
+    value = _number(m.group(1), text)
+    unit = text[m.end():].strip()
+    return Q_(value, _units(unit, text) if unit else "")
 
 
 def has_dimension(q: pint.Quantity, dim: str) -> bool:
@@ -163,7 +235,7 @@ def is_binary_prefixed(unit: pint.Unit | str) -> bool:
 
 # --------------------------------------------------------------------------- formatting
 
-_SYMBOL_OVERRIDES = {"lane": "lane", "lanes": "lane"}
+_SYMBOL_OVERRIDES = {"lane": "lane", "lanes": "lane", "year": "year"}  # pint: "lanes", "a"
 
 
 def _to_unit(unit) -> pint.Unit:

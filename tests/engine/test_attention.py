@@ -36,6 +36,7 @@ def _check(core, sq, skv, d, heads=1, heads_kv=None, causal=False, seed=0):
     dict(sq=300, skv=1500, d=64, heads=4, heads_kv=2, causal=True),  # GQA, ragged tiles
     dict(sq=256, skv=640, d=256, heads=2, heads_kv=1),  # head_dim 256: two K passes
     dict(sq=129, skv=129, d=128, heads=1, causal=True),  # one row past a tile
+    dict(sq=64, skv=200, d=200, heads=1),  # head_dim 200: a zero-padded second pass
 ])
 def test_attention_of_any_shape_is_within_the_bf16_bound(trn3, case):
     _check(trn3, **case)

@@ -19,7 +19,7 @@ import pytest
 from trnkb.engine.numerics import (
     ELEMENTS,
     error_stats,
-    mx_scale_exponents,
+    mx_scale_bytes,
     nvfp4_tensor_scale,
     quantize_mx,
     quantize_nvfp4,
@@ -358,9 +358,9 @@ def test_rceil_rounds_the_float32_quotient_up_and_floor_rounds_amax_down():
     # power of two (the quotient is no longer a power of two), FLOOR does not
     amax = np.array([448 * 8, np.nextafter(np.float32(448 * 8), np.float32(1e9)), 500 * 8],
                     np.float32)
-    assert mx_scale_exponents(amax, "mxfp8", "rceil").tolist() == [130, 131, 131]
-    assert mx_scale_exponents(amax, "mxfp8", "floor").tolist() == [129 + 1, 130, 130]
-    assert mx_scale_exponents(amax, "mxfp8", "trn3").tolist() == [131, 131, 131]
+    assert mx_scale_bytes(amax, "mxfp8", "rceil").tolist() == [130, 131, 131]
+    assert mx_scale_bytes(amax, "mxfp8", "floor").tolist() == [130, 130, 130]
+    assert mx_scale_bytes(amax, "mxfp8", "trn3").tolist() == [131, 131, 131]
 
 
 def test_rceil_never_saturates_and_floor_does_on_the_same_block():
@@ -555,3 +555,16 @@ def test_the_code_in_docs_number_formats_runs():
     assert len(blocks) == 2
     for code in blocks:
         exec(compile(code, str(doc), "exec"), {})  # each block asserts its own results
+
+
+@pytest.mark.parametrize("block", [16, 48])
+def test_mx_other_block_sizes_and_empty_input(block):
+    rng = np.random.default_rng(8)
+    x = rng.standard_t(3, (4, 2 * block)).astype(np.float32)
+    q = quantize_mx(x, "mxfp4", block=block, scale_mode="rceil")
+    for r, row in enumerate(x.reshape(-1, block)):
+        k = ref_scale([float(v) for v in row], "e2m1", "rceil")
+        assert q.scales.reshape(-1)[r] == k + 127
+        assert q.codes.reshape(-1, block)[r].tolist() == [ref_code(float(v), k, "e2m1") for v in row]
+    assert quantize_mx(np.zeros((0, block)), "mxfp8", block=block).dequantize().shape == (0, block)
+    assert quantize_nvfp4(np.zeros((0, 16))).dequantize().shape == (0, 16)

@@ -7,7 +7,12 @@ import json
 import pytest
 
 from trnkb.engine import attention, gemm
-from trnkb.engine.profile import chrome_trace, hbm_bandwidth, lanes, timeline_chart, write_chrome_trace
+from trnkb.engine.profile import (
+    hbm_bandwidth,
+    lanes,
+    timeline_chart,
+    write_chrome_trace,
+)
 
 
 def test_the_chrome_trace_has_complete_events_in_microseconds(trn3, tmp_path):
@@ -19,7 +24,7 @@ def test_the_chrome_trace_has_complete_events_in_microseconds(trn3, tmp_path):
     tensor = sum(e["dur"] for e in xs if e["tid"] == 0)  # tid 0 = tensor
     assert tensor == pytest.approx(r.busy["tensor"].to("us").magnitude)
     names = {e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M"}
-    assert {"tensor", "vector", "scalar", "gpsimd", "dma"} <= names
+    assert {"tensor", "vector", "scalar", "gpsimd", "dma in", "dma out"} <= names
 
 
 def test_hbm_bandwidth_integrates_to_the_bytes_moved(trn3):
@@ -31,6 +36,6 @@ def test_hbm_bandwidth_integrates_to_the_bytes_moved(trn3):
 
 def test_the_timeline_chart_has_a_lane_per_engine(trn3):
     r = attention(trn3, 256, 4096, 64, execute=False)  # several key tiles: rescales on ScalarE
-    assert {"tensor", "vector", "scalar", "dma"} <= set(lanes(r)["lane"])
+    assert {"tensor", "vector", "scalar", "dma in", "dma out"} <= set(lanes(r)["lane"])
     spec = timeline_chart(r, "attention").to_dict()
     assert len(spec["vconcat"]) == 2

@@ -114,3 +114,14 @@ def test_pandera_schemas_catch_what_they_check(good_specs):
     chips["hbm_bandwidth"] = pd.Series(pd.array([1e9], dtype="pint[TB/s][Float64]"))
     kb._tables["chips"] = chips
     assert any("hbm_bandwidth" in e for e in check_schemas(kb))
+
+
+def test_conflict_values_read_back_exactly(good_specs):
+    from trnkb.units import parse
+
+    kb = load(good_specs)
+    for _, c in kb.conflicts.iterrows():
+        for col, src in (("preferred", "preferred_source"), ("other", "other_source")):
+            vals = kb.values(c["id"], c["field"])
+            assert parse(c[col]) in [v for v, s in zip(vals["value"], vals["source"]) if s == c[src]]
+    assert set(kb.conflicts["preferred"]) >= {"144 GB"}  # tests/data/good/chips.yaml

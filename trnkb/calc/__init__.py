@@ -17,6 +17,7 @@ Modules: :mod:`~trnkb.calc.flops`, :mod:`~trnkb.calc.memory`, :mod:`~trnkb.calc.
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -86,15 +87,19 @@ def calculator(name: str) -> Calculator:
     try:
         return CALCULATORS[name]
     except KeyError:
-        raise KeyError(f"no calculator {name!r}; calculators are "
-                       f"{', '.join(CALCULATORS)}") from None
+        from trnkb.specfile import show, suggest
+
+        raise KeyError(f"no calculator {show(name)}{suggest(name, CALCULATORS)}; calculators "
+                       f"are {', '.join(CALCULATORS)}") from None
 
 
 def run(name: str, args: dict[str, Any], sources: Sources = None) -> Result:
     """Call calculator ``name`` with ``args`` keyed by parameter name (``-`` or ``_``).
 
-    Values are numbers, pint quantities or strings pint parses (``"12.8 Tbit/s"``).
-    Unknown or missing parameters raise ``ValueError``.
+    Values are numbers, pint quantities or strings :func:`trnkb.units.parse` reads
+    (``"12.8 Tbit/s"``). Unknown or missing parameters, negative inputs, zero inputs
+    (except those in :data:`ZERO_ALLOWED` or defaulting to zero) and a non-finite result
+    raise ``ValueError``.
     """
 
     calc = calculator(name)
@@ -103,7 +108,11 @@ def run(name: str, args: dict[str, Any], sources: Sources = None) -> Result:
     for key, raw in args.items():
         pname = key.replace("-", "_")
         if pname not in params:
-            raise ValueError(f"{name}: unknown parameter --{key.replace('_', '-')}; "
+            from trnkb.specfile import show, suggest
+
+            flags = [f"--{p.replace('_', '-')}" for p in params]
+            raise ValueError(f"{name}: unknown parameter --{show(key.replace('_', '-'))[1:-1]}"
+                             f"{suggest('--' + key.replace('_', '-'), flags)}; "
                              f"usage: {name} {calc.usage()}")
         kwargs[pname] = parse_value(raw, f"--{pname.replace('_', '-')}") if isinstance(
             raw, str) else raw
@@ -112,16 +121,47 @@ def run(name: str, args: dict[str, Any], sources: Sources = None) -> Result:
     if missing:
         raise ValueError(f"{name}: missing " + ", ".join(f"--{m.replace('_', '-')}" for m in missing)
                          + f"; usage: {name} {calc.usage()}")
-    return calc.function(**kwargs, sources=sources)
+    for pname, value in kwargs.items():
+        _check_sign(name, pname, value, params[pname].default)
+    try:
+        res = calc.function(**kwargs, sources=sources)
+    except ZeroDivisionError:
+        raise ValueError(f"{name}: an input is zero where the formula divides by it") from None
+    mag = getattr(res.value, "magnitude", res.value)
+    if isinstance(mag, (int, float)) and not math.isfinite(mag):
+        raise ValueError(f"{name}: the result is not a finite number ({mag}); check the inputs")
+    return res
+
+
+#: (calculator, parameter) that may be zero: a lane count of a medium a chip lacks, a
+#: zero cost of capital. Parameters whose default is zero may be zero too.
+ZERO_ALLOWED = {("lane-budget", "pcb"), ("lane-budget", "backplane_active"),
+                ("lane-budget", "backplane_redundant"), ("lane-budget", "cross_rack"),
+                ("tco", "cost_of_capital")}
+
+
+def _check_sign(name: str, pname: str, value, default) -> None:
+    """Inputs are sizes, counts, rates and prices: never negative; zero only where allowed."""
+    mag = getattr(value, "magnitude", value)
+    if not isinstance(mag, (int, float)) or isinstance(mag, bool):
+        return
+    flag = f"--{pname.replace('_', '-')}"
+    value = f"{value:~}" if hasattr(value, "units") else value
+    if mag < 0:
+        raise ValueError(f"{name}: {flag} must not be negative, got {value}")
+    zero_default = default is not inspect.Parameter.empty and default is not None and \
+        getattr(parse_value(default) if isinstance(default, str) else default, "magnitude",
+                default) == 0
+    if mag == 0 and (name, pname) not in ZERO_ALLOWED and not zero_default:
+        raise ValueError(f"{name}: {flag} must be greater than zero, got {value}")
 
 
 def parse_value(text: str, where: str = "value") -> int | float | Quantity:
     """A number or a pint quantity from ``text``; a clear ``ValueError`` otherwise."""
     from trnkb.units import QuantityError, parse
 
-    t = str(text).strip()
     try:
-        q = parse(t)
+        q = parse(str(text).strip())
     except QuantityError as e:
         raise QuantityError(f"{where}: {e}; write e.g. '12.8 Tbit/s', '2.4 GHz', '24 Gbit'") from None
-    return q.magnitude if q.unitless else q
+    return q.magnitude if q.units == q._REGISTRY.dimensionless else q

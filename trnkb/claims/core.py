@@ -33,12 +33,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-import pint
 
 from trnkb.calc.derivation import quantity_json
 from trnkb.claims.operations import ClaimError, evaluate, literal, unit_of
 from trnkb.schema import ID_PATTERN
-from trnkb.specfile import LineDict, SpecError, display_path, read_yaml
+from trnkb.specfile import LineDict, SpecError, display_path, item_line, read_yaml, show
 
 __all__ = ["VERDICTS", "COMPARISONS", "Claim", "ClaimError", "claims_path", "claim_files",
            "claim_sources", "evaluate_claims", "validate_claims", "claims_table"]
@@ -289,9 +288,10 @@ def evaluate_claims(kb, path: Path | None = None) -> tuple[list[Claim], list[str
         errors += errs
         source_ids |= {str(s.get("id")) for s in sources if isinstance(s, dict)}
         name = display_path(p)
-        for item in items:
+        for i, item in enumerate(items):
             if not isinstance(item, LineDict):
-                errors.append(f"{name}:1: (claim): expected a mapping, got {item!r}")
+                errors.append(f"{name}:{item_line(items, i)}: (claim): expected a mapping, "
+                              f"got {show(item)}")
                 continue
             cid = item.get("id", "(claim)")
             if cid in seen:

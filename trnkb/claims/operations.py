@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pint
 
 from trnkb.calc.derivation import quantity_json, unit_text
-from trnkb.units import Q_
+from trnkb.units import Q_, parse
 
 __all__ = ["ClaimError", "OPERATIONS", "Operation", "evaluate", "literal"]
 
@@ -44,10 +44,10 @@ def literal(raw, where: str) -> pint.Quantity:
     if isinstance(raw, (int, float)):
         return Q_(raw, "")
     try:
-        q = Q_(str(raw))
-    except Exception:
-        raise ClaimError(f"{where}: cannot read {raw!r} as a quantity") from None
-    return q if isinstance(q, pint.Quantity) else Q_(q, "")
+        q = parse(str(raw))  # a plain number and a unit: never pint's expression evaluator
+    except ValueError as e:
+        raise ClaimError(f"{where}: {e}") from None
+    return q
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from trnkb.claims.coverage import coverage_markdown, coverage_path
 from trnkb.claims.diagnose import category, diagnose
 from trnkb.claims.history import changes_markdown, history_path
 
-__all__ = ["VERDICT_ORDER", "audit_table", "page_sections", "tools_table", "tools_scorecard",
+__all__ = ["VERDICT_ORDER", "audit_table", "measured_table", "page_sections", "tools_table", "tools_scorecard",
            "tools_markdown"]
 
 TOOL_NAMES = {"mlsysim": "MLSys·im", "scaling-book": "scaling book", "llm-viewer": "LLM-Viewer",
@@ -44,7 +44,7 @@ def tools_table(claims: list[Claim], kb) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     if not df.empty:
         df["cause"] = [category(w) if v == "contradicted" else "" for w, v in
-                       zip(df["why"], df["verdict"])]
+                       zip(df["why"], df["verdict"], strict=True)]
     return df
 
 
@@ -127,3 +127,20 @@ def audit_table(claims: list[Claim]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     df["_o"] = df["verdict"].map(VERDICT_ORDER.index)
     return df.sort_values("_o", kind="stable").drop(columns="_o").reset_index(drop=True)
+
+
+def measured_table(claims: list[Claim]) -> pd.DataFrame:
+    """Measured evidence: one row per run with system, model, chips, metric, the
+    measurement, the workload layer's predicted range, the verdict and the gap or reason."""
+    from trnkb.claims.core import _txt
+
+    rows = []
+    for c in claims:
+        if c.kind != "measured":
+            continue
+        m = c.measured
+        rows.append({"system": m.get("system"), "model": m.get("model"), "chips": m.get("chips"),
+                     "metric": m.get("metric"), "measured": _txt(c.claimed),
+                     "predicted": _txt(c.computed), "verdict": c.verdict,
+                     "reason": c.reason, "source": c.source, "id": c.id})
+    return pd.DataFrame(rows)

@@ -37,13 +37,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("kbcmds", "Write every table, facts, sources and conflicts plus a Frictionless "
                          "datapackage.json."),
     "calc": ("calc", "Run a derived calculator: trnkb calc NAME --param value ..."),
-    "check": ("check", "Compare every KB value that can also be computed with its derived value."),
+    "check": ("check", "Compare every derived value with the reported values of the same field."),
     "claims": ("claims", "Published statements tested against the knowledge base, with their verdicts."),
     "topology": ("topology", "Scale-up fabric model: switch counts, hops, bandwidths and worked paths."),
     "engine": ("engine", "Run GEMM and attention on a modelled NeuronCore (time and numerics)."),
     "workload": ("workload", "Train and serve models on systems: time, chips, tokens/s, cost, with ranges."),
     "diff": ("diff", "List what changed between two versions of the knowledge base."),
-    "audit": ("audit", "Compare another tool's hardware constants with the knowledge base."),
+    "audit": ("audit", "Check other tools' hardware constants against the KB."),
 }
 
 HELP = "Sourced, unit-checked AI-accelerator specifications: show, compare, validate, export."
@@ -123,9 +123,28 @@ def _options(
     """Sourced, unit-checked AI-accelerator specifications: show, compare, validate, export."""
 
 
+def _one_line(message: str) -> str:
+    from trnkb.specfile import _one_line as one_line
+
+    return one_line(message)
+
+
 def main(argv: list[str] | None = None) -> None:
+    """Run the command line; every refusal of bad input is one ``error:`` line and exit 1."""
     try:
-        app(args=argv, standalone_mode=True)
+        code = app(args=argv, standalone_mode=False)
+    except typer.Abort:
+        print("error: aborted", file=sys.stderr)
+        sys.exit(1)
+    except typer.TyperException as e:  # click's errors: unknown option, bad choice, not an int
+        if type(e).__name__ == "NoArgsIsHelpError":  # `trnkb engine` alone: show the help
+            e.show()
+            sys.exit(e.exit_code)
+        ctx = getattr(e, "ctx", None)
+        where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+        msg = e.format_message() if hasattr(e, "format_message") else str(e)
+        print(_one_line(f"error: {msg}{where}"), file=sys.stderr)
+        sys.exit(1)
     except Exception as e:
         from trnkb.specfile import SpecError
 
@@ -137,6 +156,12 @@ def main(argv: list[str] | None = None) -> None:
         # bad user input (DiffError is a ValueError): unknown id, bad quantity...
         if isinstance(e, (KeyError, ValueError)):
             msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-            print(f"error: {msg}", file=sys.stderr)
+            print(_one_line(f"error: {msg}"), file=sys.stderr)
+            sys.exit(1)
+        if isinstance(e, OSError):  # a path that cannot be read or written: which and why
+            what = f"{e.filename}: " if e.filename else ""
+            print(_one_line(f"error: {what}{e.strerror or e}"), file=sys.stderr)
             sys.exit(1)
         raise
+    if isinstance(code, int) and code:
+        sys.exit(code)

@@ -6,7 +6,7 @@ import json
 
 import typer
 
-audit_app = typer.Typer(help="Check other tools' hardware constants against the KB.",
+audit_app = typer.Typer(help="Compare another tool's hardware constants with the knowledge base.",
                         no_args_is_help=True)
 
 

@@ -14,6 +14,7 @@ import typer
 
 from trnkb.calc import CALCULATORS, calculator, run
 from trnkb.calc.derivation import quantity_json
+from trnkb.specfile import _one_line
 
 
 def _pairs(extra: list[str]) -> dict[str, str]:
@@ -50,7 +51,7 @@ def calc_command(
 ) -> None:
     """Run a derived calculator: trnkb calc NAME --param value ... [--json]."""
     try:
-        if list_ or not name:
+        if list_ or name is None:
             if as_json:
                 print(json.dumps({n: {"usage": c.usage(), "unit": c.unit, "summary": c.summary}
                                   for n, c in CALCULATORS.items()}, indent=2))
@@ -62,7 +63,7 @@ def calc_command(
         res = run(name, _pairs(list(ctx.args)))
     except (KeyError, ValueError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-        print(f"error: {msg}", file=sys.stderr)
+        print(_one_line(f"error: {msg}"), file=sys.stderr)
         raise typer.Exit(1) from None
     if as_json:
         print(json.dumps(res.to_dict(calc.unit or None), indent=2))

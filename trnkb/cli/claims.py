@@ -37,11 +37,10 @@ def claims_command(
     import trnkb
     from trnkb.claims import VERDICTS, validate_claims
     from trnkb.claims.core import KINDS
+    from trnkb.cli.validate import choice
 
-    if verdict is not None and verdict not in VERDICTS:
-        raise ValueError(f"--verdict must be one of {', '.join(VERDICTS)}")
-    if kind is not None and kind not in KINDS:
-        raise ValueError(f"--kind must be one of {', '.join(KINDS)}")
+    choice(verdict, VERDICTS, "--verdict")
+    choice(kind, KINDS, "--kind")
     kb = trnkb.load()
     claims = validate_claims(kb)
     if record is not None:
@@ -73,7 +72,10 @@ def claims_command(
             print(coverage_markdown(claims, coverage_path(kb)), end="")
         return
     if source is not None and source not in {c.source for c in claims}:
-        raise KeyError(f"no claims from source {source!r}")
+        from trnkb.specfile import show, suggest
+
+        raise KeyError(f"no claims from source {show(source)}"
+                       f"{suggest(source, sorted({c.source for c in claims}))}")
     sel = [c for c in claims if (verdict is None or c.verdict == verdict)
            and (source is None or c.source == source) and (kind is None or c.kind == kind)]
     if summary:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from contextlib import contextmanager
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -13,10 +14,24 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 import trnkb
+from trnkb.cli.validate import attention_args, chip_with_core, gemm_args, positive_int
 from trnkb.engine import NeuronCore, Result, attention, chip_attention, chip_gemm, gemm
 from trnkb.engine.profile import write_chrome_trace
 
 err = Console(stderr=True)
+
+
+class Dtype(StrEnum):
+    bf16 = "bf16"
+    fp8 = "fp8"
+    mxfp8 = "mxfp8"
+    mxfp4 = "mxfp4"
+
+
+class ExpEngine(StrEnum):
+    scalar = "scalar"
+    vector = "vector"
+
 
 Chip = Annotated[str, typer.Option("--chip", help="Chip whose NeuronCore to model.")]
 Json = Annotated[bool, typer.Option("--json", help="Print JSON (no progress bar).")]
@@ -100,8 +115,8 @@ def register(app: typer.Typer) -> None:
                  m: Annotated[int, typer.Option("--m", help="Rows of A and C.")] = 4096,
                  k: Annotated[int, typer.Option("--k", help="Contraction size.")] = 4096,
                  n: Annotated[int, typer.Option("--n", help="Columns of B and C.")] = 4096,
-                 dtype: Annotated[str, typer.Option(help="bf16, fp8, mxfp8 or mxfp4.")] = "bf16",
-                 weight_dtype: Annotated[str | None, typer.Option(
+                 dtype: Annotated[Dtype, typer.Option(help="bf16, fp8, mxfp8 or mxfp4.")] = Dtype.bf16,
+                 weight_dtype: Annotated[Dtype | None, typer.Option(
                      help="mxfp4 with --dtype mxfp8: 4-bit weights (W4A8).")] = None,
                  quantize_activations: Annotated[bool, typer.Option(
                      help="MX: A arrives in BF16 and VectorE quantizes it.")] = False,
@@ -109,7 +124,10 @@ def register(app: typer.Typer) -> None:
                  cores: Cores = 1, timeline: TimelineOut = None,
                  as_json: Json = False) -> None:
         """C = A @ B on NeuronCores: critical path, busy time, FLOP/s vs peak, error vs float64."""
-        core = NeuronCore.from_kb(trnkb.load(specs), chip)
+        gemm_args(m, k, n, execute, seed)
+        dtype, weight_dtype = dtype.value, weight_dtype.value if weight_dtype else None
+        kb = trnkb.load(specs)
+        core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
         _cores(core, cores)
         if cores > 1:
             res = chip_gemm(core, m, k, n, dtype=dtype, cores=cores, execute=execute, seed=seed,
@@ -132,7 +150,7 @@ def register(app: typer.Typer) -> None:
                           help="KV heads (GQA/MQA; default --heads).")] = None,
                       causal: Annotated[bool, typer.Option(
                           help="Causal mask (bottom-right aligned).")] = False,
-                      exp_engine: Annotated[str | None, typer.Option(
+                      exp_engine: Annotated[ExpEngine | None, typer.Option(
                           help="scalar or vector (default: vector where the core has it).")] = None,
                       execute: Execute = True, seed: int = 0, specs: Specs = None,
                       cores: Cores = 1, timeline: TimelineOut = None,
@@ -140,7 +158,11 @@ def register(app: typer.Typer) -> None:
         """Flash-attention forward on NeuronCores: which engine bounds it, and why.
 
         With --cores > 1 the run is cost only (shards over heads or query tiles)."""
-        core = NeuronCore.from_kb(trnkb.load(specs), chip)
+        attention_args(seq, seq_kv, head_dim, heads, execute, seed)
+        positive_int(heads_kv, "--heads-kv", heads)
+        exp_engine = exp_engine.value if exp_engine else None
+        kb = trnkb.load(specs)
+        core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
         _cores(core, cores)
         if cores > 1:
             res = chip_attention(core, seq, seq_kv or seq, head_dim, heads=heads, causal=causal,

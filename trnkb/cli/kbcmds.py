@@ -218,7 +218,11 @@ def register(app: typer.Typer) -> None:
             _console().print(rt)
             return
         if table not in TABLES:
-            raise KeyError(f"no table {table!r}; tables are {', '.join(TABLES)}")
+            from trnkb.specfile import show as show_value
+            from trnkb.specfile import suggest
+
+            raise KeyError(f"no table {show_value(table)}{suggest(table, TABLES)}; tables are "
+                           f"{', '.join(TABLES)}")
         ids = kb.ids(table)
         if as_json:
             print_json([row_json(kb, i) for i in ids])

@@ -11,15 +11,13 @@ from rich.table import Table as RichTable
 import trnkb
 from trnkb import topology
 from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
-from trnkb.units import Q_
+from trnkb.cli.validate import choice, positive_quantity
 
 console = Console()
 
 
 def _size(text: str):
-    q = Q_(text)
-    if q.dimensionality != Q_(1, "B").dimensionality:
-        raise ValueError(f"--message-size {text!r} is not an amount of data (e.g. 1MB, 64KiB)")
+    q = positive_quantity(text, "--message-size", "information", "1MB, 64KiB")
     return q
 
 
@@ -84,6 +82,11 @@ def register(app: typer.Typer) -> None:
                             for v in row))
             console.print(t)
             return
+        fabrics = (kb or trnkb.load()).table("fabrics")
+        choice(domain, sorted(set(fabrics["domain"])), "domain")
+        if switch_gen is not None and "generation" in fabrics:
+            choice(switch_gen, sorted({g for g in fabrics["generation"] if isinstance(g, str)}),
+                   "--switch-gen")
         s = topology.fabric(domain, switch_gen, kb).summary(size)
         if json_out:
             print_json(s)

@@ -42,17 +42,22 @@ def _number(text: str, what: str) -> float:
     return x
 
 
+# Upper bounds keep a hostile value from turning into hours of work.
+_LIMITS = {"--chips": 10_000_000, "--batch": 10_000_000, "--input-len": 100_000_000,
+           "--output-len": 100_000_000, "--seq-len": 100_000_000, "--tp": 65_536, "--top": 100_000}
+
+
 def _int(text: str | None, what: str) -> int | None:
-    """A positive integer option, refused with one line (typer's own errors take three)."""
+    """A whole number of at least 1 (and at most its limit), refused with one line (typer's
+    own errors take three); the range check is robust's :func:`trnkb.cli.validate.positive_int`."""
+    from trnkb.cli.validate import positive_int
+
     if text is None:
         return None
-    try:
-        x = int(str(text).replace("_", ""))
-    except ValueError:
-        raise ValueError(f"{what} must be a positive integer, not {text!r}") from None
-    if x <= 0:
-        raise ValueError(f"{what} must be a positive integer, not {text!r}")
-    return x
+    t = str(text).replace("_", "").strip()
+    if not t.lstrip("+-").isdigit() or len(t) > 12:
+        raise ValueError(f"{what} must be a whole number, not {str(text)[:40]!r}")
+    return positive_int(int(t), what, _LIMITS.get(what))
 
 
 def _overrides(items: list[str] | None) -> dict:
@@ -99,8 +104,10 @@ def _print(res) -> None:
 
 
 def _fail(e: Exception) -> None:
+    from trnkb.specfile import _one_line
+
     msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
-    print(f"error: {msg}", file=sys.stderr)
+    print(_one_line(f"error: {msg}"), file=sys.stderr)
     raise typer.Exit(1) from None
 
 

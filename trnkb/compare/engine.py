@@ -14,8 +14,9 @@ def gemm_sweep(kb: KnowledgeBase, runs: Iterable[tuple[str, str]], sizes: Iterab
     """Square GEMMs on one NeuronCore of the reference engine (cost only, no numerics).
 
     ``runs`` are ``(chip, dtype)`` pairs, ``sizes`` the m = k = n values. Returns ``chip,
-    dtype, label, size, time_us, achieved_TFLOPS, peak_TFLOPS, utilization, bound_by,
-    hbm_MB, intensity_FLOP_per_B`` (FLOPs over HBM bytes moved).
+    dtype, label, size, time_us, achieved_TFLOPS, peak_TFLOPS, utilization, bound_by
+    (the engine the critical path waits on most), busiest (the engine busiest), hbm_MB,
+    intensity_FLOP_per_B`` (FLOPs over HBM bytes moved).
     """
     from trnkb.engine import NeuronCore, gemm  # the engine is optional for other views
 
@@ -29,7 +30,7 @@ def gemm_sweep(kb: KnowledgeBase, runs: Iterable[tuple[str, str]], sizes: Iterab
                 "time_us": float(r.seconds.to("us").magnitude),
                 "achieved_TFLOPS": float(r.achieved.to("TFLOPS").magnitude),
                 "peak_TFLOPS": float(r.peak.to("TFLOPS").magnitude),
-                "utilization": r.utilization, "bound_by": r.bound_by,
+                "utilization": r.utilization, "bound_by": r.bound_by, "busiest": r.busiest,
                 "hbm_MB": float(r.bytes["hbm"].to("MB").magnitude),
                 "intensity_FLOP_per_B": float((r.flops / r.bytes["hbm"]).to("FLOP/B").magnitude),
             })
@@ -48,7 +49,8 @@ def engine_busy(results: dict) -> pd.DataFrame:
 
 
 def timeline_frame(result, label: str = "") -> pd.DataFrame:
-    """A result's instruction timeline in microseconds: ``run, engine, op, start_us, end_us``."""
+    """A result's instruction timeline in microseconds: ``run, engine, op, start_us, end_us``
+    (runs of equal instructions expanded)."""
     t = result.timeline
     return pd.DataFrame({"run": label or result.chip, "engine": t["engine"], "op": t["op"],
                          "start_us": (t["start"] * 1e6).round(6), "end_us": (t["end"] * 1e6).round(6)})

@@ -1,7 +1,7 @@
 """Flash-attention forward on a NeuronCore: any sequence lengths, GQA/MQA, causal, long KV.
 
-Per 128-query tile and key tile of up to 512 (1024 on Trainium3): S = QK^T on TensorE (fp32 PSUM; head_dim
-256 contracts in two passes); the row max on VectorE; P = exp((S - m) / sqrt(d)) with its
+Per 128-query tile and key tile of up to 512 (1024 on Trainium3): S = QK^T on TensorE
+(fp32 PSUM; a head_dim above 128 contracts in passes of 128); the row max on VectorE; P = exp((S - m) / sqrt(d)) with its
 row sum on ScalarE (``activation``) or, where the core has it, the VectorE
 ``exponential`` (Trainium3); P transposed on TensorE and evacuated to SBUF; PV on
 TensorE; the running sum and output rescaled by exp(m_old - m_new) (online softmax).
@@ -30,15 +30,16 @@ from trnkb.engine.result import Result
 from trnkb.engine.timeline import Timeline
 
 Progress = Callable[[int, int], None] | None
-HEAD_DIMS = (64, 128, 256)
+MAX_HEAD_DIM = 512  # PV output [128, d] in fp32 must fit one PSUM bank (2 KiB per partition)
 
 
 def _check(seq_q, seq_kv, head_dim, heads, heads_kv):
     for name, v in (("seq_q", seq_q), ("seq_kv", seq_kv), ("heads", heads)):
         if not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name}={v!r} must be an integer >= 1")
-    if head_dim not in HEAD_DIMS:
-        raise ValueError(f"head_dim={head_dim} is not supported; expected one of {HEAD_DIMS}")
+    if not isinstance(head_dim, (int, np.integer)) or not 1 <= head_dim <= MAX_HEAD_DIM:
+        raise ValueError(f"head_dim={head_dim!r} must be an integer from 1 to {MAX_HEAD_DIM} "
+                         f"(one fp32 PSUM bank holds 512 values of a PV output row)")
     if heads_kv < 1 or heads % heads_kv:
         raise ValueError(f"heads_kv={heads_kv} must divide heads={heads} (GQA/MQA)")
 
@@ -53,9 +54,10 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
     """
     core = tl.core
     P = core.partitions
-    # key tiles of 1024 where PSUM banks allow it (NeuronCore-v4: moving size up to 4096
-    # fp32), else 512 (one bank of fp32 scores)
-    Bq, Bk = P, min(1024 if core.moving_free_max >= 1024 else 512, seq_kv)
+    # key tiles of two PSUM banks of fp32 scores where the moving size allows it
+    # (NeuronCore-v4: up to 4096), else one bank (512 on NeuronCore-v3)
+    bank = core.tile_cols
+    Bq, Bk = P, min(2 * bank if core.moving_free_max >= 2 * bank else bank, seq_kv)
     dp, dc = min(d, P), math.ceil(d / P)
     scale = 1.0 / np.sqrt(d)
     off = seq_kv - seq_q  # bottom-right causal alignment
@@ -139,7 +141,7 @@ def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, e
                     cur = (c, *load_kv(hk, c))
                 return cur[1], cur[2]
 
-            def scores(j0, qt=qt):
+            def scores(j0, qt=qt, bq=bq, last=last):
                 kt, _ = kv_at(j0)
                 w = min(Bk, last - j0)
                 t = spool.tile()
@@ -271,7 +273,7 @@ def attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, heads: i
     Parameters
     ----------
     seq_q, seq_kv : any lengths >= 1 (decode: seq_q = 1 against a KV cache of seq_kv).
-    head_dim : 64, 128 or 256.
+    head_dim : 1 to 512 (above 128, QK^T contracts in passes of 128 rows, zero-padded).
     heads, heads_kv : query heads and KV heads (GQA; MQA with heads_kv = 1; default heads).
     causal : bottom-right aligned mask (see the module docstring).
     q : (heads, seq_q, d); k, v : (heads_kv, seq_kv, d); default standard normal, rounded to bf16.

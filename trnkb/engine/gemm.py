@@ -26,19 +26,26 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from trnkb.engine import isa
 from trnkb.engine.model import NeuronCore
-from trnkb.engine.numerics import ELEMENTS, MXTensor, error_stats, quantize_mx, round_to
+from trnkb.engine.numerics import (
+    ELEMENTS,
+    MXTensor,
+    decode_element,
+    error_stats,
+    quantize_mx,
+    round_to,
+)
 from trnkb.engine.timeline import ITEMSIZE, Timeline
 
 Progress = Callable[[int, int], None] | None
 MX_BLOCK = 32
 MAX_STEPS = 4000  # DMA groups per core the cost simulation issues at most (speed bound)
-TUNE_STEPS = 2048  # below this many K steps x 512-blocks, candidate plans are simulated
+TUNE_STEPS = 128  # below this many K steps x 512-blocks, candidate plans are simulated
 FP8_MAX = ELEMENTS["e4m3"].max  # OCP E4M3 largest finite value (448)
 MX_DTYPES = ("mxfp8", "mxfp4")
 
@@ -62,14 +69,17 @@ class GemmPlan:
     stat_dtype: str
     mov_dtype: str
     quantize: str  # "" or which operand VectorE quantizes ("stationary"/"moving")
+    array_cols: int = 128  # stationary free size limit (core.pe_cols)
+    bank_cols: int = 512  # fp32 values per partition in one PSUM bank (core.tile_cols)
+    block_store: bool = False  # one store DMA per output block instead of one per tile
 
     @property
     def tile_m(self) -> int:
-        return min(128, self.rows)
+        return min(self.array_cols, self.rows)
 
     @property
     def tile_n(self) -> int:
-        return min(512, self.cols)
+        return min(self.bank_cols, self.cols)
 
     @property
     def steps(self) -> int:
@@ -80,14 +90,15 @@ class GemmPlan:
                 f"blocks of {self.tm}x{self.tn} tiles of {self.tile_m}x{self.tile_n}, "
                 f"K step {self.k_step}, {self.group} step(s) per DMA, {self.bufs} buffers, "
                 f"{'resident' if self.resident else 'streamed'} moving slab"
+                + ("; one store per block" if self.block_store else "")
                 + (f"; {self.quantize} operand quantized to MX on VectorE" if self.quantize else ""))
 
 
 def _tensor_cycles(core, rows, cols, steps) -> float:
-    tm = min(128, rows)
-    tn = min(512, cols)
+    """TensorE cycles of a rows x cols output over ``steps`` K steps (full tiles' cost)."""
+    tm, tn = min(core.pe_cols, rows), min(core.tile_cols, cols)
     mm = max(min(core.matmul_min_cycles, tm), tn)
-    return math.ceil(rows / 128) * math.ceil(cols / 512) * steps * mm
+    return math.ceil(rows / core.pe_cols) * math.ceil(cols / core.tile_cols) * steps * mm
 
 
 def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
@@ -132,16 +143,16 @@ def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
     t_tensor = _tensor_cycles(core, rows, cols, steps) / core.tensor_clock.to("Hz").magnitude
     cands = []
     for tm, tn in ((4, 1), (2, 2), (1, 4), (2, 1), (1, 2), (1, 1)):
-        tm_ = min(tm, math.ceil(rows / 128))
-        tn_ = min(tn, math.ceil(cols / 512))
-        mb, nb = tm_ * min(128, rows), tn_ * min(512, cols)
+        tm_ = min(tm, math.ceil(rows / core.pe_cols))
+        tn_ = min(tn, math.ceil(cols / core.tile_cols))
+        mb, nb = tm_ * min(core.pe_cols, rows), tn_ * min(core.tile_cols, cols)
         s_bytes = ITEMSIZE[stat_dt] * (2 if quant == "stationary" else 1)
         m_bytes = ITEMSIZE[mov_dt] * (2 if quant == "moving" else 1)
         slab = steps * pack * nb * m_bytes  # per partition
         resident = slab <= part / 2 and rows > mb
         slabs = slab * ((2 if 2 * slab <= part / 4 else 1) if resident else 0)
         per_step = pack * (mb * s_bytes + (0 if resident else nb * m_bytes))
-        avail = 0.75 * part - slabs - 4 * mb * nb * 2 / 128  # less the C tiles
+        avail = 0.75 * part - slabs - 4 * mb * nb * 2 / core.partitions  # less the C tiles
         # steps per DMA: enough for an overhead-free payload, and few enough groups for the
         # simulation budget, within two buffers of the SBUF left
         pay = pack * min(mb, rows) * s_bytes
@@ -155,26 +166,33 @@ def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
         key = (round(t, 12), traffic)
         # buffers per input stream: enough groups in flight to cover the DMA latency
         t_group = group * _tensor_cycles(core, mb, nb, 1) / core.tensor_clock.to("Hz").magnitude
-        t_dma = group * pack * 128 * (mb * s_bytes + nb * m_bytes) / rate
+        t_dma = group * pack * core.partitions * (mb * s_bytes + nb * m_bytes) / rate
         lat = core.dma_fixed_latency.to("s").magnitude
         bufs = math.ceil((lat + t_dma) / t_group) + 1
         bufs = int(max(2, min(bufs, 8, avail / (group * per_step))))
         plan = GemmPlan(rows, k, cols, swapped, pack, k_step, tm_, tn_, group, resident, bufs,
-                        a_dt, stat_dt, mov_dt, quant)
+                        a_dt, stat_dt, mov_dt, quant, core.pe_cols, core.tile_cols)
         if plan not in [c for _, c in cands]:
             cands.append((key, plan))
     cands.sort(key=lambda c: c[0])
-    if (not tune or len(cands) == 1
-            or steps * math.ceil(rows / 512) * math.ceil(cols / 512) > TUNE_STEPS):
+    big = steps * math.ceil(rows / core.tile_cols) * math.ceil(cols / core.tile_cols) > TUNE_STEPS
+    if big:  # large problems: fewer, larger stores (one per block of tiles)
+        return replace(cands[0][1], block_store=True)
+    if not tune or len(cands) == 1:
         return cands[0][1]
     # small problems: simulate the candidates and keep the fastest (as kernels are tuned)
     timed = []
     for _, plan in cands[:4]:
-        tl = Timeline(core, execute=False)
-        for _ in gemm_program(tl, plan):
-            pass
-        timed.append((tl.makespan, plan))
-    return min(timed, key=lambda c: c[0])[1]
+        for bufs in sorted({plan.bufs, 6, 8}):
+            trial = replace(plan, bufs=bufs)
+            tl = Timeline(core, execute=False)
+            try:
+                for _ in gemm_program(tl, trial):
+                    pass
+            except ValueError:  # that many buffers do not fit in SBUF
+                continue
+            timed.append((tl.makespan, trial.bufs, trial))
+    return min(timed, key=lambda c: c[:2])[2]
 
 
 def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
@@ -210,7 +228,10 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
     if q_st or q_mv:
         raw_pool = tl.sbuf_pool("bf16 activations", shape(P, G * (Mb if q_st else Nb)), "bf16",
                                 plan.bufs)
-    out_pool = tl.sbuf_pool("C tiles", (TM, TN), "bf16", 2 * plan.tm * plan.tn)
+    if plan.block_store:
+        out_pool = tl.sbuf_pool("C blocks", (TM, plan.tm * Nb), "bf16", 2)
+    else:
+        out_pool = tl.sbuf_pool("C tiles", (TM, TN), "bf16", 2 * plan.tm * plan.tn)
     acc_pool = tl.psum_pool("accumulators", (TM, TN), "fp32", 2 * plan.tm * plan.tn)
 
     def load(pool, src, k0, kk, c0, widths, quantize, scale_pool, scale_src):
@@ -260,8 +281,18 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
         dt = "fp8"
 
     def evacuate(accs, tiles_m, tiles_n, r0, c0):
+        blk = out_pool.tile() if plan.block_store else None
         for (i, j), acc in accs.items():
             (oi, h), (oj, w) = tiles_m[i], tiles_n[j]
+            if blk is not None:
+                o = blk.view(None, (h, w), key=(i, j), disjoint=True)
+                eng = evict[(i + j) % 2]
+                a = acc if (h, w) == (TM, TN) else acc.view(None, (h, w), key="edge")
+                if plan.in_dtype == "fp8":
+                    isa.tensor_scalar(tl, o, a, "multiply", fp8_scale, engine=eng)
+                else:
+                    isa.copy(tl, o, a, engine=eng)
+                continue
             ot = out_pool.tile()
             cost = {e: tl._free[e] + (1.0 if e == "scalar" and tl.core.scalar_lanes
                                       <= tl.core.partitions else 0.5) * TN / tl.clock_hz[e]
@@ -275,6 +306,10 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
                 isa.copy(tl, o, a, engine=eng)
             rr, cc = r0 + oi, c0 + oj
             isa.dma(tl, C.view((slice(rr, rr + h), slice(cc, cc + w)), (h, w), key=(rr, cc)), o)
+        if blk is not None:
+            mb, nb = sum(h for _, h in tiles_m), sum(w for _, w in tiles_n)
+            isa.dma(tl, C.view((slice(r0, r0 + mb), slice(c0, c0 + nb)), (mb, nb), key=(r0, c0)),
+                    blk, nbytes=mb * nb * ITEMSIZE["bf16"])
 
     pending = None  # the previous block's evacuation, issued after this block's first group
     for bi, (r0, c0) in enumerate(blocks):
@@ -320,14 +355,28 @@ def _pad_k(x: np.ndarray, k_to: int) -> np.ndarray:
     return out
 
 
-def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed):
+def mx_values(q: MXTensor) -> np.ndarray:
+    """The values of an MX tensor in float32: element x 2**(scale - 127), NaN for scale 0xFF.
+
+    Exact in float32 (a power-of-two multiple of an element) unless the scale exceeds
+    2**120 or so and the product overflows float32's range, which no real tensor does.
+    """
+    vals = decode_element(q.codes, q.element).astype(np.float32)
+    s = q.scales.astype(np.int32)
+    f = np.ldexp(np.float32(1.0), s - 127).astype(np.float32)
+    f = np.where(s == 255, np.float32(np.nan), f)
+    blocks = vals.reshape(*q.scales.shape, q.block)
+    return (blocks * f[..., None]).reshape(q.codes.shape)
+
+
+def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed, fast: bool = False):
     """The inputs as float64 references and as the values TensorE multiplies.
 
     Returns ``(a64, b64, aq, bq, scale)``: bf16-rounded, fp8 per-tensor scaled
     (s = amax / 448, applied at PSUM evacuation) or MX-dequantized (blocks of 32 along K,
     K zero-padded to a multiple of 32). ``a`` (m, k) and ``b`` (k, n) may be given as
     :class:`MXTensor` (quantized along K; ``b`` then has shape (n, k)); their scale bytes
-    are used as they are.
+    are used as they are. ``fast`` keeps the reference inputs in float32 (no float64 copy).
     """
     rng = np.random.default_rng(seed)
     mx = dtype in MX_DTYPES
@@ -340,8 +389,9 @@ def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed):
         a = rng.standard_normal((m, k))
     if b is None:
         b = rng.standard_normal((k, n))
-    a64 = a.dequantize()[:, :k] if a_mx else np.asarray(a, np.float64)
-    b64 = b.dequantize()[:, :k].T if b_mx else np.asarray(b, np.float64)
+    # float64 only for the reference; the engine's own inputs are rounded from float32
+    a64 = a.dequantize()[:, :k] if a_mx else np.asarray(a, np.float32 if fast else np.float64)
+    b64 = b.dequantize()[:, :k].T if b_mx else np.asarray(b, np.float32 if fast else np.float64)
     if a64.shape != (m, k) or b64.shape != (k, n):
         raise ValueError(f"a must be {(m, k)} and b {(k, n)}; got {a64.shape} and {b64.shape}")
     scale = 1.0
@@ -353,10 +403,9 @@ def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed):
         aq, bq = round_to(a64 / sa, "fp8"), round_to(b64 / sb, "fp8")
         scale = float(np.float32(sa * sb))
     else:
-        aq = (a.dequantize() if a_mx else quantize_mx(_pad_k(a64, kp), dtype).dequantize())
-        bt = (b.dequantize() if b_mx else
-              quantize_mx(_pad_k(b64.T, kp), weight_dtype or dtype).dequantize())
-        aq, bq = aq[:, :k].astype(np.float32), bt[:, :k].T.astype(np.float32)
+        aq = mx_values(a if a_mx else quantize_mx(_pad_k(a64, kp), dtype))
+        bt = mx_values(b if b_mx else quantize_mx(_pad_k(b64.T, kp), weight_dtype or dtype))
+        aq, bq = aq[:, :k], bt[:, :k].T
     return a64, b64, aq, bq, scale
 
 
@@ -411,7 +460,8 @@ def gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16", execute:
     a64 = b64 = aq = bq = None
     scale = 1.0
     if execute:
-        a64, b64, aq, bq, scale = gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed)
+        a64, b64, aq, bq, scale = gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed,
+                                              fast=not reference)
     tl = Timeline(core, execute=False)
     for _ in gemm_program(tl, plan, scale, progress):
         pass

@@ -177,6 +177,12 @@ class NeuronCore:
         return share
 
     @property
+    def tile_cols(self) -> int:
+        """Widest fp32 moving tile one PSUM bank holds: bank bytes / 4 (512 on NC-v3/v4),
+        capped by ``moving_free_max``."""
+        return min(self.moving_free_max, self.psum_bank_bytes // 4)
+
+    @property
     def psum_bank_bytes(self) -> int:
         """Bytes per partition of one PSUM bank (2 KiB = 512 fp32)."""
         per_part = self.psum_capacity.to("B").magnitude / self.partitions

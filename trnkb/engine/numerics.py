@@ -51,7 +51,7 @@ __all__ = [
     "cast_element",
     "decode_element",
     "error_stats",
-    "mx_scale_exponents",
+    "mx_scale_bytes",
     "nvfp4_tensor_scale",
     "quantize_mx",
     "quantize_nvfp4",
@@ -193,8 +193,8 @@ def _mode(scale_mode: str | ScaleMode, el: ElementFormat) -> ScaleMode:
     return mode
 
 
-def mx_scale_exponents(amax: np.ndarray, fmt: str = "mxfp8",
-                       scale_mode: str | ScaleMode = ScaleMode.FLOOR) -> np.ndarray:
+def mx_scale_bytes(amax: np.ndarray, fmt: str = "mxfp8",
+                   scale_mode: str | ScaleMode = ScaleMode.FLOOR) -> np.ndarray:
     """E8M0 scale bytes (uint8) of blocks whose largest magnitude is ``amax`` (float32).
 
     The byte is ``e + 127`` with ``e`` from :class:`ScaleMode`, clamped to [-127, 127];
@@ -203,28 +203,35 @@ def mx_scale_exponents(amax: np.ndarray, fmt: str = "mxfp8",
     el = element_format(fmt)
     mode = _mode(scale_mode, el)
     bits = np.ascontiguousarray(amax, dtype=np.float32).view(np.uint32)
-    return _scale(bits, el, mode)[1]
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _scale_bytes(bits, _multiplier(bits, el, mode))
 
 
-def _scale(amax_bits: np.ndarray, el: ElementFormat, mode: ScaleMode
-           ) -> tuple[np.ndarray, np.ndarray]:
-    """(float32 multiplier 2**-e, scale byte) per block from the bit pattern of amax."""
-    bad = amax_bits >= 0x7F800000
+_EXP = np.uint32(0x7F800000)
+
+
+def _multiplier(amax_bits: np.ndarray, el: ElementFormat, mode: ScaleMode) -> np.ndarray:
+    """2**-e (float32) per block from the bit pattern of its amax (garbage if non-finite).
+
+    Works on float32 bit patterns: the multiplier's exponent field is 127 - e.
+    """
     if mode is ScaleMode.RCEIL:
-        with np.errstate(invalid="ignore", over="ignore"):
-            d = (amax_bits.view(np.float32) / np.float32(el.max)).view(np.uint32)
-        dexp = (d >> 23).astype(np.int32)
-        mant = d & 0x7FFFFF
-        # round up to a power of two: +1 unless the mantissa is zero; a subnormal
-        # quotient rounds up to 2**-127 or 2**-126
-        e = np.where(dexp > 0, dexp - 127 + (mant != 0), np.where(mant > 1 << 22, -126, -127))
-    else:
-        emax = el.emax - (mode is ScaleMode.TRN3)
-        e = (amax_bits >> 23).astype(np.int32) - 127 - emax
-    e = np.where(bad, 0, np.clip(e, -E8M0_BIAS, E8M0_BIAS))
-    mult = np.ldexp(np.ones(e.shape, np.float32), -e)
-    code = np.where(bad, E8M0_NAN, e + E8M0_BIAS).astype(np.uint8)
-    return mult, code
+        d = (amax_bits.view(np.float32) / np.float32(el.max)).view(np.uint32)
+        # round the quotient up to a power of two P: any mantissa bit carries into the
+        # exponent; a subnormal quotient <= 2**-127 rounds to 2**-127 (bits 0 here)
+        p = (d + np.uint32(0x7FFFFF)) & _EXP
+        p = np.where(d <= 1 << 22, np.uint32(0), p)
+        return (np.uint32(254 << 23) - p).view(np.float32)
+    emax = el.emax - (mode is ScaleMode.TRN3)
+    # e = max(floor(log2 amax) - emax, -127), so 127 - e = min(254 + emax - exp, 254)
+    field = np.minimum(np.uint32(254 + emax) - (amax_bits >> 23), np.uint32(254))
+    return (field << np.uint32(23)).view(np.float32)
+
+
+def _scale_bytes(amax_bits: np.ndarray, mult: np.ndarray) -> np.ndarray:
+    """E8M0 byte e + 127 = 254 - (exponent field of 2**-e); 255 where amax is not finite."""
+    field = (mult.view(np.uint32) >> 23).astype(np.int32)
+    return np.where(amax_bits >= _EXP, E8M0_NAN, 254 - field).astype(np.uint8)
 
 
 @dataclass(frozen=True)
@@ -295,10 +302,11 @@ def quantize_mx(x: np.ndarray, fmt: str = "mxfp8", block: int = MX_BLOCK,
     el = element_format(fmt)
     mode = _mode(scale_mode, el)
     b = _blocks(x, block)
-    codes, scales = numerics_fast.quantize_blocks(
-        b.reshape(-1), block, el.name, lambda amax: _scale(amax, el, mode))
-    return MXTensor(codes.reshape(b.shape[:-2] + (-1,)), scales.reshape(b.shape[:-1]),
-                    el, block, mode.value)
+    codes, amax, mult = numerics_fast.quantize_blocks(
+        b.reshape(-1), block, el.name, lambda bits: _multiplier(bits, el, mode))
+    scales = _scale_bytes(amax, mult)
+    shape = b.shape[:-2] + (b.shape[-2] * block,)
+    return MXTensor(codes.reshape(shape), scales.reshape(b.shape[:-1]), el, block, mode.value)
 
 
 class NVFP4Scaling(StrEnum):
@@ -365,18 +373,18 @@ def quantize_nvfp4(x: np.ndarray, tensor_scale: float | None = None,
     mode = NVFP4Scaling(scaling)
     e4m3 = ELEMENTS["e4m3"]
     b = _blocks(x, block)
+    flat = b.reshape(-1)
+    amax = numerics_fast.block_amax_bits(flat, block).view(np.float32)
     if mode is NVFP4Scaling.SINGLE_LEVEL:
         if tensor_scale is not None:
             raise ValueError("single-level NVFP4 takes no tensor_scale")
         ts = None
-    elif tensor_scale is None:
-        ts = nvfp4_tensor_scale(b)
+    elif tensor_scale is None:  # nvfp4_tensor_scale(x), from the block maxima
+        top = np.max(amax) if amax.size else np.float32(0)
+        ts = np.float32(top) / np.float32(e4m3.max * ELEMENTS["e2m1"].max)
         ts = np.float32(1) if ts == 0 else ts
     else:
         ts = np.float32(tensor_scale)
-    amax = numerics_fast.block_abs_max_bits(
-        b.reshape(-1).view(np.uint32), block,
-        (np.empty(b.size, np.uint32), np.empty(b.size, np.uint32))).view(np.float32)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         block_scale = amax / np.float32(ELEMENTS["e2m1"].max)
         if ts is not None:
@@ -386,12 +394,12 @@ def quantize_nvfp4(x: np.ndarray, tensor_scale: float | None = None,
         sbf = decode_element(sb, e4m3).astype(np.float32)
         one = np.float32(1)
         recip = one / sbf if ts is None else (one / ts) / sbf
-        scaled = b.reshape(-1, block) * recip[:, None]
-    codes = cast_element(scaled, ELEMENTS["e2m1"])
+    codes = numerics_fast.cast_scaled_blocks(flat, block, "e2m1", recip)
     nan = np.isnan(recip)
     if nan.any():
-        codes[nan] = 0
-    return NVFP4Tensor(codes.reshape(np.shape(b)[:-2] + (-1,)), sb.reshape(b.shape[:-1]), ts, block)
+        codes.reshape(-1, block)[nan] = 0
+    shape = b.shape[:-2] + (b.shape[-2] * block,)
+    return NVFP4Tensor(codes.reshape(shape), sb.reshape(b.shape[:-1]), ts, block)
 
 
 def error_stats(reference: np.ndarray, approx: np.ndarray) -> dict[str, float]:

@@ -85,38 +85,69 @@ def block_abs_max_bits(bits: np.ndarray, block: int, tmp: tuple[np.ndarray, np.n
     return src[: n - used: block].copy()
 
 
-def quantize_blocks(x: np.ndarray, block: int, name: str,
-                    scale: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Quantize float32 ``x`` (flat, whole blocks) block by block.
-
-    ``scale(amax_bits)`` returns ``(multiplier, code)`` per block: the float32 power of two
-    the elements are multiplied by (exact) and the stored scale byte; a code of 255 marks a
-    NaN block whose element codes are set to 0.
-
-    Returns element codes (uint8, like ``x``) and scale codes (uint8, one per block).
-    """
-    lut = cast_table(name)
-    n = x.size
-    nb = n // block
+def block_amax_bits(x: np.ndarray, block: int) -> np.ndarray:
+    """Bit pattern (uint32) of max |x| per block of float32 ``x`` (flat, whole blocks)."""
+    nb = x.size // block
     per = max(1, CHUNK_ELEMENTS // block)
-    size = per * block
+    tmp = (np.empty(per * block, np.uint32), np.empty(per * block, np.uint32))
     bits = x.view(np.uint32)
-    tmp = (np.empty(size, np.uint32), np.empty(size, np.uint32))
     amax = np.empty(nb, np.uint32)
     for i in range(0, nb, per):
         j = min(nb, i + per)
         amax[i:j] = block_abs_max_bits(bits[i * block: j * block], block, tmp)
-    mult, scales = scale(amax)
-    codes = np.empty(n, np.uint8)
-    scaled, key = tmp[0].view(np.float32), tmp[1]
-    for i in range(0, nb, per):
-        j = min(nb, i + per)
-        lo, hi = i * block, j * block
-        sc = scaled[: hi - lo]
-        np.multiply(x[lo:hi].reshape(j - i, block), mult[i:j, None], out=sc.reshape(j - i, block))
-        np.take(lut, lut_key(sc.view(np.uint32), key[: hi - lo]), out=codes[lo:hi])
-    nan = scales == 255
-    if nan.any():
-        codes.reshape(nb, block)[nan] = 0
-    return codes, scales
+    return amax
+
+
+def cast_scaled_blocks(x: np.ndarray, block: int, name: str, mult: np.ndarray) -> np.ndarray:
+    """Element codes (uint8) of ``x * mult`` per block (float32 product, then RNE cast)."""
+    lut = cast_table(name)
+    nb = x.size // block
+    per = max(1, CHUNK_ELEMENTS // block)
+    scaled = np.empty(per * block, np.float32)
+    key = np.empty(per * block, np.uint32)
+    codes = np.empty(x.size, np.uint8)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for i in range(0, nb, per):
+            j = min(nb, i + per)
+            lo, hi = i * block, j * block
+            sc = scaled[: hi - lo]
+            np.multiply(x[lo:hi].reshape(j - i, block), mult[i:j, None],
+                        out=sc.reshape(j - i, block))
+            np.take(lut, lut_key(sc.view(np.uint32), key[: hi - lo]), out=codes[lo:hi])
+    return codes
+
+
+def quantize_blocks(x: np.ndarray, block: int, name: str,
+                    multiplier: Callable[[np.ndarray], np.ndarray]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Quantize float32 ``x`` (flat, whole blocks) block by block, one chunk at a time.
+
+    ``multiplier(amax_bits)`` maps the bit patterns of the blocks' max |x| (uint32) to
+    the float32 power of two each block is multiplied by (exact) before the cast. Blocks
+    whose max is NaN or Inf get zero codes.
+
+    Returns element codes (uint8, like ``x``), block maxima (uint32 bit patterns) and the
+    multipliers (float32), one per block.
+    """
+    lut = cast_table(name)
+    nb = x.size // block
+    per = max(1, CHUNK_ELEMENTS // block)
+    a, b = np.empty(per * block, np.uint32), np.empty(per * block, np.uint32)
+    bits = x.view(np.uint32)
+    amax = np.empty(nb, np.uint32)
+    mult = np.empty(nb, np.float32)
+    codes = np.empty(x.size, np.uint8)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for i in range(0, nb, per):
+            j = min(nb, i + per)
+            lo, hi = i * block, j * block
+            amax[i:j] = block_abs_max_bits(bits[lo:hi], block, (a, b))
+            mult[i:j] = multiplier(amax[i:j])
+            sc = a[: hi - lo].view(np.float32)  # the chunk is still in cache
+            np.multiply(x[lo:hi].reshape(j - i, block), mult[i:j, None],
+                        out=sc.reshape(j - i, block))
+            np.take(lut, lut_key(sc.view(np.uint32), b[: hi - lo]), out=codes[lo:hi])
+    bad = amax >= 0x7F800000
+    if bad.any():
+        codes.reshape(nb, block)[bad] = 0
+    return codes, amax, mult

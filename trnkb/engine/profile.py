@@ -25,13 +25,24 @@ from trnkb.engine.result import ENGINES, Result
 __all__ = ["chrome_trace", "hbm_bandwidth", "lanes", "timeline_chart", "write_chrome_trace"]
 
 
+LANES = (*ENGINES[:4], "dma in", "dma out")  # DMA split by direction: loads and stores
+
+
+def _lane_names(r) -> np.ndarray:
+    eng = np.asarray(ENGINES, dtype=object)[r["engine"]]
+    out = np.asarray([o.endswith("->hbm") for o in r["op"]], bool)
+    return np.where(eng == "dma", np.where(out, "dma out", "dma in"), eng)
+
+
 def lanes(res: Result) -> pd.DataFrame:
     """Bars ``core, engine, lane, op, count, start_us, end_us`` (a run of ``count`` equal
-    instructions is one bar from its first start to its last end)."""
+    instructions is one bar from its first start to its last end). DMA transfers sit in
+    two lanes, ``dma in`` (to SBUF) and ``dma out`` (to HBM); both share the core's DMA
+    engines."""
     r = res.records
     start = r["start"] * 1e6
     end = (r["start"] + r["dur"] * r["count"]) * 1e6
-    eng = np.asarray(ENGINES, dtype=object)[r["engine"]]
+    eng = _lane_names(r)
     core = r["core"].astype(int)
     multi = len(np.unique(core)) > 1
     lane = [f"core {c} {e}" if multi else e for c, e in zip(core, eng, strict=True)]
@@ -74,8 +85,13 @@ def timeline_chart(res: Result, title: str, sources: Iterable[str] = (), max_bar
     bars = lanes(res)
     if len(bars) > max_bars:
         bars = bars.assign(d=bars.end_us - bars.start_us).nlargest(max_bars, "d").drop(columns="d")
-    order = sorted(bars["lane"].unique(), key=lambda x: (x.rsplit(" ", 1)[0],
-                   ENGINES.index(x.rsplit(" ", 1)[-1])))
+    def rank(lane: str):
+        for i, name in enumerate(LANES):
+            if lane == name or lane.endswith(" " + name):
+                return (lane[: len(lane) - len(name)], i)
+        return (lane, len(LANES))
+
+    order = sorted(bars["lane"].unique(), key=rank)
     top = alt.Chart(bars).mark_bar().encode(
         y=alt.Y("lane:N", title=None, sort=order),
         x=alt.X("start_us:Q", title="Time (µs)"),
@@ -98,7 +114,8 @@ def timeline_chart(res: Result, title: str, sources: Iterable[str] = (), max_bar
 def chrome_trace(res: Result) -> dict:
     """The run as a Trace Event Format document (``{"traceEvents": [...]}``).
 
-    One process per core (``pid``), one thread per engine (``tid``: 0 tensor ... 4 dma);
+    One process per core (``pid``), one thread per lane (``tid``: 0 tensor, 1 vector,
+    2 scalar, 3 gpsimd, 4 DMA to SBUF, 5 DMA to HBM);
     every instruction, or run of equal back-to-back instructions (``args.count``), is a
     complete event ``ph: "X"`` with ``ts`` and ``dur`` in microseconds.
     """
@@ -107,13 +124,14 @@ def chrome_trace(res: Result) -> dict:
     for c in sorted(set(r["core"].astype(int).tolist())):
         events.append({"ph": "M", "name": "process_name", "pid": c, "tid": 0,
                        "args": {"name": f"NeuronCore {c} ({res.chip})"}})
-        for t, e in enumerate(ENGINES):
+        for t, e in enumerate(LANES):
             events.append({"ph": "M", "name": "thread_name", "pid": c, "tid": t,
                            "args": {"name": e}})
     start = r["start"] * 1e6
     dur = r["dur"] * r["count"] * 1e6
+    tids = [LANES.index(x) for x in _lane_names(r)]
     for i in range(len(start)):
-        ev = {"ph": "X", "name": r["op"][i], "pid": int(r["core"][i]), "tid": int(r["engine"][i]),
+        ev = {"ph": "X", "name": r["op"][i], "pid": int(r["core"][i]), "tid": tids[i],
               "ts": float(start[i]), "dur": float(dur[i]),
               "args": {"count": int(r["count"][i])}}
         if r["nbytes"][i]:

@@ -14,7 +14,7 @@ import pandas as pd
 import pint
 
 from trnkb.schema import TABLES, Field
-from trnkb.units import format_quantity, is_binary_prefixed, ureg
+from trnkb.units import format_unit, is_binary_prefixed, ureg
 
 CONFLICT_COLUMNS = ["table", "id", "field", "preferred", "preferred_source", "other",
                     "other_source", "relative_difference", "type"]
@@ -53,8 +53,14 @@ def _other_prefix(q: pint.Quantity) -> pint.Quantity:
 
 
 def _text(v) -> str:
-    # full precision: a conflict row must show the values exactly as compared
-    return format_quantity(v, sig=15) if isinstance(v, pint.Quantity) else str(v)
+    """The value exactly as compared, as text :func:`trnkb.units.parse` reads back
+    identically (``"2517 TFLOP/s"``, ``"144 GiB"``): full precision, no separators."""
+    if not isinstance(v, pint.Quantity):
+        return str(v)
+    m = v.magnitude
+    num = str(m) if isinstance(m, int) else repr(float(m))
+    unit = format_unit(v.units)
+    return f"{num} {unit}" if unit else num
 
 
 def find_conflicts(facts: list[dict]) -> pd.DataFrame:

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import re
-from datetime import date
 from pathlib import Path
 
 import pandas as pd
 
+from trnkb.cache import read_yaml_cached as read_yaml
 from trnkb.kb.values import Ctx, parse_field
-from trnkb.schema import ID_PATTERN, SOURCE_FIELDS, SOURCE_KINDS, Table
-from trnkb.specfile import LineDict, display_path, read_yaml
+from trnkb.schema import ID_PATTERN, SOURCE_FIELDS, SOURCE_KINDS, Table, date_problem
+from trnkb.specfile import LineDict, display_path, item_line, show
 
 SEED_PATTERN = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
-_DATE = re.compile(r"^\d{4}(-\d{2}){0,2}$")
 
 
 def parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
@@ -24,9 +23,9 @@ def parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
     if not isinstance(data, list):
         ctx.err(1, "(file)", "expected a list of sources")
         return pd.DataFrame(columns=SOURCE_FIELDS)
-    for item in data:
+    for i, item in enumerate(data):
         if not isinstance(item, LineDict):
-            ctx.err(1, "(source)", f"expected a mapping, got {item!r}")
+            ctx.err(item_line(data, i), "(source)", f"expected a mapping, got {show(item)}")
             continue
         sid = item.get("id")
         where = f"{sid}" if sid else "(source)"
@@ -50,8 +49,8 @@ def parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
             ctx.err(item.key_lines["kind"], f"{sid}.kind",
                     f"{item['kind']!r} is not one of {', '.join(SOURCE_KINDS)}")
         d = item.get("date")
-        if d is not None and not isinstance(d, date) and not _DATE.match(str(d)):
-            ctx.err(item.key_lines["date"], f"{sid}.date", f"{d!r} is not a date (YYYY[-MM[-DD]])")
+        if d is not None and date_problem(d):
+            ctx.err(item.key_lines["date"], f"{sid}.date", date_problem(d))
         rows.append({k: (str(item[k]) if item.get(k) is not None else "") for k in SOURCE_FIELDS})
     return pd.DataFrame(rows, columns=list(SOURCE_FIELDS))
 
@@ -70,13 +69,15 @@ def parse_table(path: Path, table: Table, source_ids: set[str], errors: list[str
     if not isinstance(data, list):
         ctx.err(1, "(file)", f"expected a list of {table.name} rows")
         return labels, facts
-    for row in data:
+    if not data:
+        ctx.err(getattr(data, "line", 1), "(file)", f"no {table.name} rows; add one or remove the file")
+    for i, row in enumerate(data):
         if not isinstance(row, LineDict):
-            ctx.err(1, "(row)", f"expected a mapping, got {row!r}")
+            ctx.err(item_line(data, i), "(row)", f"expected a mapping, got {show(row)}")
             continue
         rid = row.get("id")
         if not isinstance(rid, str) or not re.match(ID_PATTERN, rid):
-            ctx.err(row.line, "id", f"{rid!r} is not a lowercase kebab-case id")
+            ctx.err(row.line, "id", f"{show(rid)} is not a lowercase kebab-case id")
             continue
         if rid in ids:
             ctx.err(row.line, f"{rid}.id", f"duplicate id (already defined at {ids[rid]})")

@@ -34,7 +34,7 @@ from trnkb.kb.files import parse_sources, parse_table
 from trnkb.kb.tables import wide_table
 from trnkb.kb.values import FACT_COLUMNS, suggest
 from trnkb.schema import SOURCE_FIELDS, TABLES, pandera_schema
-from trnkb.specfile import SpecError, display_path
+from trnkb.specfile import SpecError, display_path, show
 
 
 def default_specs_dir() -> Path:
@@ -64,8 +64,8 @@ class Parsed:
 
 def read_sources(p: Parsed) -> None:
     path = p.root / "sources.yaml"
-    if not path.exists():
-        raise SpecError([f"{display_path(path)}:0: (file): missing; every value needs a source"])
+    if not path.exists() and not path.is_symlink():
+        raise SpecError([f"{display_path(path)}:1: (file): missing; every value needs a source"])
     try:
         p.sources = parse_sources(path, p.errors)
     except SpecError as e:
@@ -79,7 +79,7 @@ def read_tables(p: Parsed) -> None:
     for name, table in TABLES.items():
         path = p.root / f"{name}.yaml"
         p.labels[name] = []
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             continue
         try:
             labels, facts = parse_table(path, table, source_ids, p.errors, ids, p.declarations)
@@ -90,10 +90,13 @@ def read_tables(p: Parsed) -> None:
         p.labels[name] = labels
         p.facts += facts
     known = {f"{n}.yaml" for n in TABLES} | {"sources.yaml", "claims.yaml"}
-    for path in sorted(p.root.glob("*.yaml")):
-        if path.name not in known:
-            p.errors.append(f"{display_path(path)}:1: (file): unknown spec file; tables are "
-                            f"{', '.join(TABLES)}")
+    for path in sorted(p.root.iterdir()):
+        if path.suffix.lower() in (".yaml", ".yml") and path.name not in known:
+            stem = path.name.split(".")[0]
+            hint = (f"; rename it {stem}.yaml" if f"{stem}.yaml" in known
+                    else f"{suggest(stem + '.yaml', sorted(known))}; tables are "
+                         f"{', '.join(TABLES)}")
+            p.errors.append(f"{display_path(path)}:1: (file): unknown spec file{hint}")
 
 
 def derive_facts(p: Parsed) -> None:
@@ -136,7 +139,8 @@ def check_schemas(kb: KnowledgeBase) -> list[str]:
     (dimension, plausible range, id pattern and uniqueness, choices, required fields),
     as a second, independent implementation. ``trnkb validate`` runs them; a plain
     :func:`load` does not (importing and running pandera costs more than the rest of
-    loading). Returns ``file:0: column: problem`` lines (empty when all pass).
+    loading). Returns ``file:line: id.column: problem`` lines (empty when all pass), at
+    the line of the failing value (of its row when the value has no line).
     """
     errors = []
     for name in kb.tables:
@@ -144,28 +148,65 @@ def check_schemas(kb: KnowledgeBase) -> list[str]:
         schema = pandera_schema(TABLES[name], list(wide.columns))
         try:
             schema.validate(wide, lazy=True)
-        except Exception as e:  # pandera SchemaErrors: report per column
+        except Exception as e:  # pandera SchemaErrors: report per row and column
             cases = getattr(e, "failure_cases", None)
             if cases is None:
                 raise
-            for _, c in cases.iterrows():
-                errors.append(f"{name}.yaml:0: {c['column']}: fails {c['check']} "
-                              f"({c['failure_case']})")
+            errors += _schema_errors(kb, name, wide, cases)
     return errors
 
 
-def load(path: str | Path | None = None, *, schemas: bool = False) -> KnowledgeBase:
+def _schema_errors(kb: KnowledgeBase, name: str, wide: pd.DataFrame, cases) -> list[str]:
+    facts = kb.facts[(kb.facts["table"] == name) & kb.facts["preferred"]]
+    default = display_path(Path(kb.path) / f"{name}.yaml")
+    out = []
+    for _, c in cases.iterrows():
+        idx, column = c.get("index"), str(c.get("column"))
+        rid = "(table)"
+        if isinstance(idx, (int, float)) and idx == idx and 0 <= int(idx) < len(wide):
+            rid = str(wide["id"].iloc[int(idx)])
+        mine = facts[(facts["id"] == rid) & (facts["field"] == column)]
+        if mine.empty:
+            mine = kb.facts[kb.facts["id"] == rid]
+        file, line = (mine["file"].iloc[0], int(mine["line"].iloc[0])) if not mine.empty \
+            else (default, 1)
+        out.append(f"{file}:{line}: {rid}.{column}: fails {c['check']} "
+                   f"({show(c['failure_case'])})")
+    return out
+
+
+def check_claims(kb: KnowledgeBase) -> None:
+    """Evaluate the directory's claim files (``claims.yaml`` and the files it names): a
+    claim that is malformed or fails to evaluate refuses the load."""
+    if not any((Path(kb.path) / f).exists() for f in ("claims.yaml",)):
+        return
+    from trnkb.claims import evaluate_claims
+
+    try:
+        _, errors = evaluate_claims(kb)
+    except (ArithmeticError, TypeError, ValueError, KeyError) as e:  # safety net: one line
+        errors = [f"{display_path(Path(kb.path) / 'claims.yaml')}:1: (claims): cannot evaluate "
+                  f"({type(e).__name__}: {show(str(e), 200)})"]
+    if errors:
+        raise SpecError(errors)
+
+
+def load(path: str | Path | None = None, *, schemas: bool = False,
+         claims: bool | None = None) -> KnowledgeBase:
     """Load and validate a spec directory (default: the specs shipped with trnkb).
 
     Every value is checked as it is read; ``schemas=True`` also runs the pandera table
-    schemas (:func:`check_schemas`), as ``trnkb validate`` does.
+    schemas (:func:`check_schemas`), as ``trnkb validate`` does. ``claims`` evaluates the
+    directory's claim files (:func:`check_claims`): by default for a directory given by
+    ``path`` (a user's specs, maybe hand-edited), not for the shipped specs, which CI
+    validates whole (evaluating every claim costs seconds).
 
     Raises :class:`~trnkb.specfile.SpecError` listing every problem; nothing is returned
     unless the whole directory is valid.
     """
     root = Path(path) if path is not None else default_specs_dir()
     if not root.is_dir():
-        raise SpecError([f"{root}:0: (dir): not a directory"])
+        raise SpecError([f"{show(str(root))[1:-1]}:1: (dir): not a directory"])
     p = Parsed(root)
     read_sources(p)
     read_tables(p)
@@ -180,4 +221,7 @@ def load(path: str | Path | None = None, *, schemas: bool = False) -> KnowledgeB
         errors = check_schemas(kb)
         if errors:
             raise SpecError(errors)
+    if claims or (claims is None and path is not None
+                  and root.resolve() != default_specs_dir().resolve()):
+        check_claims(kb)
     return kb

@@ -8,15 +8,14 @@ the provenance. Errors are collected as ``file:line: row.field: problem``.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import math
 import re
 from dataclasses import dataclass
 
-from trnkb import attributes, derive
-from trnkb.schema import VALUE_KINDS, Field, Table
-from trnkb.specfile import LineDict
+from trnkb import attributes, derive, specfile
+from trnkb.schema import VALUE_KINDS, Field, Table, value_problem
+from trnkb.specfile import LineDict, show
 from trnkb.units import DIMENSIONS, QuantityError, format_unit, parse, ureg
 
 VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier", "density",
@@ -41,9 +40,8 @@ class Ctx:
 
 
 def suggest(name: str, options: list[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest option, or ``""``."""
-    close = difflib.get_close_matches(name, options, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    """`` (did you mean 'x'?)`` for the closest option (case ignored), or ``""``."""
+    return specfile.suggest(name, options)
 
 
 def written_unit(raw) -> str:
@@ -67,11 +65,11 @@ def parse_value(f: Field, raw, ctx: Ctx, line: int, where: str):
     after recording an error."""
     if f.kind in ("text", "ref"):
         if not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
-            ctx.err(line, where, f"expected text, got {raw!r}")
+            ctx.err(line, where, f"expected text, got {show(raw)}")
             return None
         return str(raw), math.nan, "", ""
     if isinstance(raw, bool) or raw is None:
-        ctx.err(line, where, f"expected a number, got {raw!r}")
+        ctx.err(line, where, f"expected a number, got {show(raw)}")
         return None
     if f.kind == "quantity" and isinstance(raw, (int, float)):
         ctx.err(line, where, f"a quantity written as a bare number ({raw}); write it with its "
@@ -87,6 +85,10 @@ def parse_value(f: Field, raw, ctx: Ctx, line: int, where: str):
         got = str(q.dimensionality) if not q.dimensionless else "dimensionless"
         ctx.err(line, where, f"wrong dimension: {raw!r} is {got}, expected "
                              f"{want or 'a plain count'} (e.g. {f.unit or 'a number'})")
+        return None
+    problem = value_problem(f, q)  # counts: plain whole numbers; quantities: unit family
+    if problem:
+        ctx.err(line, where, problem)
         return None
     mag = q.m_as(_unit(f.unit))
     if mag < 0:
@@ -110,17 +112,19 @@ def parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx: 
         return []
     if f.kind == "label":
         if not isinstance(raw, str):
-            ctx.err(line, where, f"expected plain text, got {raw!r}")
+            ctx.err(line, where, f"expected plain text, got {show(raw)}")
         elif f.choices and raw not in f.choices:
             ctx.err(line, where, f"{raw!r} is not one of {', '.join(f.choices)}")
         return []  # labels are columns, not facts
     blocks = raw if isinstance(raw, list) else [raw]
+    if not blocks:
+        ctx.err(line, where, "empty list of values; give at least one {value, source, ...}")
     facts = []
     for block in blocks:
         bline = block.line if isinstance(block, LineDict) else line
         if not isinstance(block, LineDict):
             ctx.err(bline, where, "expected {value, source, locator, kind}; a value needs its "
-                                  f"source (got {block!r})")
+                                  f"source (got {show(block)})")
             continue
         if "derive" in block:  # a derived value: declared here, computed at load
             decl, errs = derive.parse_declaration(table.name, row_id, fname, block, ctx.file,
@@ -131,7 +135,7 @@ def parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx: 
             continue
         for key in block:
             if key not in VALUE_KEYS:
-                ctx.err(bline, where, f"unknown key {key!r}{suggest(key, sorted(VALUE_KEYS))}")
+                ctx.err(bline, where, f"unknown key {show(key)}{suggest(key, sorted(VALUE_KEYS))}")
         if block.get("kind") == "derived":
             ctx.err(bline, where, "a derived value is declared (derive: FORMULA, inputs: ...), "
                                   "never typed; see docs/spec-format.md")

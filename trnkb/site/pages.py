@@ -19,12 +19,22 @@ from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES, Table
 from trnkb.site.seeds import SEEDS
 
-__all__ = ["api_page", "bibliography", "claims_page", "conflicts_page", "data_dictionary",
+__all__ = ["all_sources", "api_page", "bibliography", "claims_page", "conflicts_page", "data_dictionary",
            "source_anchor"]
 
 # Modules left out of the API reference: command-line plumbing.
 PRIVATE_MODULES = ("trnkb.cli", "trnkb.__main__", "trnkb.site.__main__")
 HERE = "sources.html"  # the sources page, relative to a top-level page
+
+
+def all_sources(kb: KnowledgeBase) -> pd.DataFrame:
+    """``sources.yaml`` plus the sources claim files define for themselves (other tools)."""
+    extra = claims.claim_sources(kb) if hasattr(claims, "claim_sources") else None
+    if extra is None or extra.empty:
+        return kb.sources
+    extra = extra[~extra["id"].isin(set(kb.sources["id"]))]
+    return pd.concat([kb.sources, extra[[c for c in kb.sources.columns if c in extra]]],
+                     ignore_index=True)
 
 
 def source_anchor(source_id: str) -> str:
@@ -90,8 +100,9 @@ def bibliography(kb: KnowledgeBase) -> str:
     public URL where there is one.
     """
     counts = kb.facts["source"].value_counts()
+    cited = claims.claims_table(claims.validate_claims(kb))["source"].value_counts()
     rows = []
-    for s in kb.sources.sort_values("id").itertuples(index=False):
+    for s in all_sources(kb).sort_values("id").itertuples(index=False):
         seed = SEEDS.get(str(s.url))
         title = seed["title"] if seed else s.title
         publisher = seed["publisher"] if seed else s.publisher
@@ -102,15 +113,17 @@ def bibliography(kb: KnowledgeBase) -> str:
             f"<td>{html.escape(str(title))}{what}</td><td>{html.escape(str(publisher))}</td>"
             f"<td>{html.escape(str(s.date))}</td><td>{html.escape(str(s.kind))}</td>"
             f"<td>{_url_cell(str(s.url), seed)}</td>"
-            f'<td class="num">{int(counts.get(s.id, 0)):,}</td></tr>')
+            f'<td class="num">{int(counts.get(s.id, 0)):,}</td>'
+            f'<td class="num">{int(cited.get(s.id, 0)):,}</td></tr>')
     head = "".join(f'<th scope="col">{h}</th>' for h in
-                   ("source id", "title", "publisher", "date", "kind", "URL", "values"))
+                   ("source id", "title", "publisher", "date", "kind", "URL", "values", "claims"))
     table = (f'<div class="trnkb-tables"><div class="trnkb-table-wrap"><table class="trnkb-table '
              f'trnkb-sources"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
              "</table></div></div>")
     return ("# Sources\n\nEvery source the knowledge base cites (`specs/sources.yaml`), "
             f"{len(rows)} in all. Every source id on this site links to its row here. "
-            "`values` counts the spec values that cite the source. The five seed documents "
+            "`values` counts the spec values that cite the source and `claims` the published "
+            "claims taken from it (other tools' constants included). The five seed documents "
             "the project started from are described by what they are, with the public URL "
             "where the document is public.\n\n" + _block(table))
 
@@ -163,7 +176,9 @@ def claims_page(kb: KnowledgeBase) -> str:
         sub = df[df["verdict"] == verdict][cols].reset_index(drop=True)
         if len(sub):
             out += [f"## {verdict.capitalize()} ({len(sub)})\n",
-                    _block(display.table(sub, sources_page=HERE, max_rows=25, max_columns=7,
+                    # contradicted claims are what a checker came for: never collapsed
+                    _block(display.table(sub, sources_page=HERE, max_columns=7,
+                                         max_rows=10**6 if verdict == "contradicted" else 25,
                                          summary=f"{len(sub)} {verdict} claims").html)]
     return "\n".join(out)
 

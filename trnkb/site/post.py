@@ -30,11 +30,13 @@ _BAD_CELL = re.compile(r"<td([^>]*)>\s*(NaN|nan|&lt;NA&gt;|None|NaT)\s*</td>")
 _CELL = re.compile(r"<td([^>]*)>([^<>]+)</td>")
 _LITERAL = re.compile(r'<code class="docutils literal notranslate"><span class="pre">([^<>]+)</span></code>')
 _IMG = re.compile(r'<img alt="([^"]*)" src="([^"]+\.svg)"\s*/?>')
-_SVG_TEXT = re.compile(r"<text([^>]*)>([^<]*)</text>")
+_SVG_TEXT = re.compile(r"<text([^>]*)>(.*?)</text>", re.DOTALL)
 _DEFAULT_NONE = re.compile(r'<span class="o"><span class="pre">=</span></span>'
                            r'<span class="default_value"><span class="pre">None</span></span>')
 _CODE_NONE = re.compile(r'(<span class="[a-z0-9]+">)([^<]+)</span>(\s*)<span class="kc">None</span>')
-_SIG_NONE = re.compile(r'<span class="w"> </span><span class="pre">None</span>')
+_SIG_NONE = re.compile(r'(?:<span class="w"> </span>|<span class="pre">\|</span> )<span class="pre">None</span>')
+# docutils links a markup slip in a docstring to an error note that the theme leaves out
+_PROBLEM = re.compile(r'<a href="#id\d+">(<span class="problematic" id="id\d+">.*?</span>)</a>')
 _TYPE_NONE = re.compile(r"<em>([^<]*)</em><em>None</em>")
 _SPLIT = re.compile(r"(\s*[+;,]\s*)")
 
@@ -65,21 +67,28 @@ def _svg_caption(svg: Path) -> tuple[str, list[str]]:
     except OSError:
         return "", []
     title, caption = "", []
-    for attrs, t in _SVG_TEXT.findall(text):
-        t = html.unescape(t).strip()
+    for attrs, body in _SVG_TEXT.findall(text):
+        # a wrapped caption is one <text> with a <tspan> per line
+        lines = re.findall(r"<tspan[^>]*>(.*?)</tspan>", body, re.DOTALL) or [body]
+        lines = [html.unescape(" ".join(re.sub(r"<[^>]+>", " ", x).split())) for x in lines]
         if 'font-weight="bold"' in attrs and 'font-size="13px"' in attrs and not title:
-            title = t
-        elif 'fill="#555"' in attrs and t:
-            caption.append(t)
+            title = " ".join(lines)
+        elif 'fill="#555"' in attrs:
+            caption += [x for x in lines if x]
     return title, caption
 
 
 def _chart_sources(caption: list[str]) -> list[str]:
-    text = " ".join(caption)
-    if "Sources:" not in text:
-        return []
-    body = text.split("Sources:", 1)[1]
-    return [s.strip() for s in re.split(r"[;+]", body) if s.strip()]
+    """Source ids of a caption: the ``Sources:`` line and its continuation lines."""
+    out, inside = [], False
+    for line in caption:
+        if line.startswith("Sources:"):
+            inside, line = True, line.removeprefix("Sources:")
+        elif not inside or not re.fullmatch(r"[\w.+-]+(\s*[;+]\s*[\w.+-]+)*;?", line.strip()):
+            inside = False
+            continue
+        out += [s.strip() for s in re.split(r"[;+]", line) if s.strip()]
+    return out
 
 
 def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter) -> str:
@@ -110,7 +119,9 @@ def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter
         text = _LITERAL.sub(literal, text)
     else:
         text = _DEFAULT_NONE.sub('<span class="default_value"><span class="pre">=None</span></span>', text)
-        text = _SIG_NONE.sub('<span class="pre"> None</span>', text)
+        text = _SIG_NONE.sub(lambda m: '<span class="pre">' + ("| " if "|" in m.group(0) else " ")
+                             + "None</span>", text)
+        text = _PROBLEM.sub(lambda m: m.group(1), text)
         text = _TYPE_NONE.sub(lambda m: f"<em>{m.group(1)}None</em>", text)
 
     def image(m):

@@ -1,0 +1,73 @@
+"""The user cache holds parse trees keyed by content: same result as parsing, never stale,
+never trusted beyond the classes of a parse tree."""
+
+import pickle
+
+import pytest
+
+import trnkb
+from trnkb import cache
+from trnkb.specfile import SpecError, read_yaml
+
+
+@pytest.fixture
+def cache_home(tmp_path, monkeypatch):
+    monkeypatch.delenv("TRNKB_NO_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache" / "trnkb" / "specs"
+
+
+def _lines(tree):
+    """Every mapping's line and key lines, recursively (what error messages rely on)."""
+    if isinstance(tree, dict):
+        return [(tree.line, dict(tree.key_lines))] + [x for v in tree.values() for x in _lines(v)]
+    if isinstance(tree, list):
+        return [x for v in tree for x in _lines(v)]
+    return []
+
+
+def test_cached_tree_equals_the_parsed_tree(good_specs, cache_home):
+    path = good_specs / "chips.yaml"
+    first = cache.read_yaml_cached(path)
+    assert len(list(cache_home.glob("*.pickle"))) == 1
+    again = cache.read_yaml_cached(path)  # from the cache
+    fresh = read_yaml(path)
+    assert again == fresh and _lines(again) == _lines(fresh) and first == fresh
+
+
+def test_an_edit_is_never_served_stale(good_specs, cache_home):
+    path = good_specs / "chips.yaml"
+    cache.read_yaml_cached(path)
+    path.write_text(path.read_text().replace("4.9 TB/s", "5.3 TB/s"))
+    kb = trnkb.load(good_specs)
+    assert kb.value("trainium3", "hbm_bandwidth") == trnkb.Q_("5.3 TB/s")
+
+
+def test_broken_files_are_not_cached_and_errors_still_raise(good_specs, cache_home):
+    path = good_specs / "chips.yaml"
+    path.write_text("- id: [unclosed\n")
+    for _ in range(2):
+        with pytest.raises(SpecError):
+            cache.read_yaml_cached(path)
+    assert list(cache_home.glob("*.pickle")) == []
+
+
+def test_a_foreign_or_corrupt_entry_is_ignored(good_specs, cache_home):
+    path = good_specs / "chips.yaml"
+    cache.read_yaml_cached(path)
+    (entry,) = cache_home.glob("*.pickle")
+
+    class Evil:
+        def __reduce__(self):
+            return (print, ("executed",))
+
+    entry.write_bytes(pickle.dumps(Evil()))
+    assert cache.read_yaml_cached(path) == read_yaml(path)  # refused, parsed again
+    entry.write_bytes(b"\x80\x05truncated")
+    assert cache.read_yaml_cached(path) == read_yaml(path)
+
+
+def test_no_cache_env_writes_nothing(good_specs, cache_home, monkeypatch):
+    monkeypatch.setenv("TRNKB_NO_CACHE", "1")
+    cache.read_yaml_cached(good_specs / "chips.yaml")
+    assert not cache_home.exists()

@@ -1,0 +1,93 @@
+"""trnkb's user cache: parsed unit definitions and parsed spec files, never results.
+
+Two things are cached, both keyed by the *content* of what was parsed (and by the code
+that parsed it), so a cache entry can never be stale:
+
+- pint's own cache of parsed unit definitions (:mod:`trnkb.units`);
+- the parse tree of each spec YAML file (:func:`read_yaml_cached`): mappings with the line
+  of every key, exactly what :func:`trnkb.specfile.read_yaml` returns. Every value is still
+  checked on every load; only the YAML parsing is skipped. Files that fail to parse are
+  never cached.
+
+Entries are read with an unpickler that accepts only the few classes a parse tree holds.
+Set ``TRNKB_NO_CACHE=1`` to bypass the cache; an unwritable cache directory or an
+unreadable entry simply means parsing again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import pickle
+import sys
+import tempfile
+from pathlib import Path
+
+__all__ = ["cache_dir", "read_yaml_cached"]
+
+
+def cache_dir(name: str) -> Path | None:
+    """``<user cache>/trnkb/<name>``, created; None when caching is off or impossible."""
+    if os.environ.get("TRNKB_NO_CACHE"):
+        return None
+    try:
+        import platformdirs
+
+        folder = platformdirs.user_cache_path("trnkb", appauthor=False) / name
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder if os.access(folder, os.W_OK) else None
+    except Exception:  # no home directory, read-only file system...
+        return None
+
+
+class _TreeUnpickler(pickle.Unpickler):
+    """Only the classes of a YAML parse tree; anything else is refused."""
+
+    ALLOWED = {("trnkb.specfile", "LineDict"), ("datetime", "date"), ("datetime", "datetime"),
+               ("datetime", "timezone"), ("datetime", "timedelta"), ("builtins", "set")}
+
+    def find_class(self, module: str, name: str):
+        if (module, name) not in self.ALLOWED:
+            raise pickle.UnpicklingError(f"{module}.{name} is not part of a spec parse tree")
+        return super().find_class(module, name)
+
+
+def _code_key() -> bytes:
+    import yaml
+
+    from trnkb import specfile
+
+    src = Path(specfile.__file__).read_bytes()
+    return hashlib.sha256(src + f"|{yaml.__version__}|{sys.version}".encode()).digest()
+
+
+_KEY: list[bytes] = []
+
+
+def read_yaml_cached(path: Path):
+    """:func:`trnkb.specfile.read_yaml`, from the cache when this exact content was parsed
+    before by this exact parser."""
+    from trnkb.specfile import display_path, parse_yaml, read_bytes
+
+    folder = cache_dir("specs")
+    name = display_path(Path(path))
+    raw = read_bytes(Path(path), name)  # refuses directories, pipes, huge files: never blocks
+    if folder is None:
+        return parse_yaml(raw, name)
+    if not _KEY:
+        _KEY.append(_code_key())
+    entry = folder / (hashlib.sha256(_KEY[0] + raw).hexdigest() + ".pickle")
+    try:
+        return _TreeUnpickler(io.BytesIO(entry.read_bytes())).load()
+    except Exception:  # absent, truncated or foreign: parse
+        pass
+    tree = parse_yaml(raw, name)  # raises SpecError: never cached
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            pickle.dump(tree, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, entry)
+    except Exception:
+        pass
+    return tree

@@ -1,0 +1,122 @@
+"""Checking command-line arguments at the boundary, before any work starts.
+
+Every helper raises ``ValueError`` with one line naming the option, what was given and
+what would be right; :func:`trnkb.cli.main` prints it as ``error: ...`` and exits 1.
+"""
+
+from __future__ import annotations
+
+import pint
+
+from trnkb.specfile import suggest
+from trnkb.units import DIMENSIONS, QuantityError, has_dimension, parse
+
+__all__ = ["attention_args", "chip_with_core", "choice", "gemm_args", "positive_int",
+           "positive_quantity", "quantity", "suggest", "within"]
+
+
+def quantity(text: str, option: str, dim: str, example: str) -> pint.Quantity:
+    """``text`` parsed strictly (:func:`trnkb.units.parse`) and of dimension ``dim``
+    (a key of :data:`trnkb.units.DIMENSIONS`)."""
+    try:
+        q = parse(text)
+    except QuantityError as e:
+        hint = "" if "e.g." in str(e) else f" (e.g. {example})"
+        raise ValueError(f"{option}: {e}{hint}") from None
+    if not has_dimension(q, dim):
+        want = DIMENSIONS.get(dim, dim) or "a plain number"
+        raise ValueError(f"{option}: {text!r} is not {dim.replace('_', ' ')} ({want}); "
+                         f"e.g. {example}")
+    return q
+
+
+def positive_quantity(text: str, option: str, dim: str, example: str) -> pint.Quantity:
+    """Like :func:`quantity`, and greater than zero (a size, a rate something divides by)."""
+    q = quantity(text, option, dim, example)
+    if not q.magnitude > 0:
+        raise ValueError(f"{option} must be greater than zero, got {text!r}")
+    return q
+
+
+def positive_int(value: int | None, option: str, limit: int | None = None) -> int | None:
+    """``value`` >= 1 (and <= ``limit`` when given); ``None`` passes through."""
+    if value is None:
+        return None
+    if value < 1:
+        raise ValueError(f"{option} must be at least 1, got {value}")
+    if limit is not None and value > limit:
+        raise ValueError(f"{option} {value:,} is above the limit of {limit:,}")
+    return value
+
+
+def within(estimate: float, limit: float, what: str, unit: str = "") -> None:
+    """Refuse work whose estimated size ``estimate`` exceeds ``limit``, quoting both."""
+    if estimate > limit:
+        u = f" {unit}" if unit else ""
+        raise ValueError(f"{what}: about {estimate:,.0f}{u}, above the limit of {limit:,.0f}{u}; "
+                         f"choose smaller sizes")
+
+
+def choice(value: str | None, options, option: str) -> str | None:
+    """``value`` if it is one of ``options`` (``None`` passes through), else a one-line refusal
+    with a near-miss suggestion."""
+    if value is None or value in options:
+        return value
+    raise ValueError(f"{option}: {value!r} is not one of {', '.join(options)}"
+                     f"{suggest(value, options)}")
+
+
+# Work limits of the reference engine, checked before a kernel is built. The instruction
+# estimates count one TensorE matmul per 128 x 512 x 128 tile step (GEMM) and about 20
+# instructions per 128-query x 512-key tile pair (attention); the cost model runs some
+# 30k-250k instructions per second, so the limit is under about a minute.
+MAX_INSTRUCTIONS = 2_000_000
+MAX_REFERENCE_FLOP = 1e12  # float64 NumPy reference of --execute (tens of seconds)
+MAX_EXECUTE_BYTES = 4e9  # arrays held by --execute
+MAX_DIM = 1 << 20  # any one size
+
+
+def _tiles(x: int, tile: int) -> int:
+    return -(-x // tile)
+
+
+def gemm_args(m: int, k: int, n: int, execute: bool, seed: int = 0) -> None:
+    """Refuse GEMM shapes that are not positive or too large to simulate."""
+    for option, v in (("--m", m), ("--k", k), ("--n", n)):
+        positive_int(v, option, MAX_DIM)
+    if seed < 0:
+        raise ValueError(f"--seed must be 0 or more, got {seed}")
+    steps = _tiles(m, 128) * _tiles(n, 512) * _tiles(k, 128)
+    within(2 * steps + 2 * _tiles(m, 128) * _tiles(n, 512), MAX_INSTRUCTIONS,
+           f"gemm {m}x{k}x{n} needs too many engine instructions", "instructions")
+    if execute:
+        within(2 * m * k * n, MAX_REFERENCE_FLOP,
+               f"gemm {m}x{k}x{n} --execute: float64 reference too large (use --no-execute)", "FLOP")
+        within(16 * (m * k + k * n + m * n), MAX_EXECUTE_BYTES,
+               f"gemm {m}x{k}x{n} --execute: arrays too large (use --no-execute)", "bytes")
+
+
+def attention_args(seq: int, seq_kv: int | None, head_dim: int, heads: int, execute: bool,
+                   seed: int = 0) -> None:
+    """Refuse attention shapes that are not positive or too large to simulate."""
+    positive_int(seq, "--seq", MAX_DIM)
+    positive_int(seq_kv, "--seq-kv", MAX_DIM)
+    positive_int(head_dim, "--head-dim", MAX_DIM)
+    positive_int(heads, "--heads", MAX_DIM)
+    if seed < 0:
+        raise ValueError(f"--seed must be 0 or more, got {seed}")
+    kv = seq_kv or seq
+    within(20 * heads * _tiles(seq, 128) * _tiles(kv, 512), MAX_INSTRUCTIONS,
+           f"attention of {heads} head(s), {seq} x {kv} needs too many engine instructions",
+           "instructions")
+    if execute:
+        within(4 * heads * seq * kv * head_dim, MAX_REFERENCE_FLOP,
+               "attention --execute: float64 reference too large (use --no-execute)", "FLOP")
+        within(24 * heads * seq * kv, MAX_EXECUTE_BYTES,
+               "attention --execute: score matrices too large (use --no-execute)", "bytes")
+
+
+def chip_with_core(kb, chip: str) -> str:
+    """``chip`` if the knowledge base has a NeuronCore row for it (suggesting near misses)."""
+    chips = [str(c) for c in kb.table("cores")["chip"]] if "cores" in kb.tables else []
+    return choice(chip, chips, "--chip")
