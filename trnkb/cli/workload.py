@@ -60,6 +60,19 @@ def _int(text: str | None, what: str) -> int | None:
     return positive_int(int(t), what, _LIMITS.get(what))
 
 
+def _precision(text: str | None) -> str | None:
+    """None (the default) or a precision the workload layer knows."""
+    from trnkb.workload.models import WEIGHT_BYTES
+    from trnkb.workload.system import PRECISION_FIELDS
+
+    known = sorted(set(WEIGHT_BYTES) | set(PRECISION_FIELDS))
+    if text is None:
+        return None
+    if text not in known:
+        raise ValueError(f"--precision must be one of {', '.join(known)}, not {text[:40]!r}")
+    return text
+
+
 def _overrides(items: list[str] | None) -> dict:
     from trnkb.workload.ranges import Input
 
@@ -133,6 +146,7 @@ def register(app: typer.Typer) -> None:
         """Time, cost and energy to train MODEL on CHIPS chips of SYSTEM for TOKENS tokens."""
         from trnkb import workload as W
         try:
+            precision = _precision(precision)
             m, s = _objects(specs, model, system, switch_gen)
             prec = precision or s.fallback_precision("bf16")
             extra = _overrides(set_)
@@ -163,6 +177,7 @@ def register(app: typer.Typer) -> None:
         """TTFT, TPOT, tokens/s per chip, per MW and per dollar serving MODEL on one replica."""
         from trnkb import workload as W
         try:
+            precision = _precision(precision)
             m, s = _objects(specs, model, system, switch_gen)
             res = W.serve(m, s, _int(chips, "--chips"), _int(batch, "--batch"), _int(input_len, "--input-len"),
                           _int(output_len, "--output-len"), precision or "bf16", kv_precision=kv_precision,
@@ -190,6 +205,7 @@ def register(app: typer.Typer) -> None:
         from trnkb import workload as W
         try:
             n, top_n, seq = _int(chips, "--chips"), _int(top, "--top"), _int(seq_len, "--seq-len")
+            precision = _precision(precision)
             m, s = _objects(specs, model, system, switch_gen)
             rows = W.plans(m, s, n, _number(tokens, "--tokens"), precision or s.fallback_precision("bf16"),
                            seq_len=seq,
