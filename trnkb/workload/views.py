@@ -56,9 +56,10 @@ def perf_per_tco(kb, systems=SYSTEMS, models=MODELS, *, train_chips: int = 4096,
 
     Training uses the fastest plan that fits; serving one replica of ``serve_chips`` chips.
     """
-    rows, notes = [], {}
+    rows, notes, peaks = [], {}, {}
     for sid in systems:
         s = fromkb.system(kb, sid)
+        peaks[sid] = (s.chip, s.peak_input(precision).mid)
         for kind, mid in models.items():
             m = fromkb.model(kb, mid)
             tr = train(m, s, train_chips, None, tokens, precision)
@@ -68,6 +69,7 @@ def perf_per_tco(kb, systems=SYSTEMS, models=MODELS, *, train_chips: int = 4096,
             notes[sid] = sorted(set(tr.notes) | set(sv.notes))
     df = pd.DataFrame(rows)
     df.attrs["notes"] = notes
+    df.attrs["peaks"] = peaks
     df.attrs["settings"] = {"train_chips": train_chips, "tokens": tokens, "serve_chips": serve_chips,
                             "batch": batch, "input_len": input_len, "output_len": output_len,
                             "precision": precision}
@@ -111,7 +113,11 @@ def headline(df: pd.DataFrame) -> list[str]:
     out = []
     first, second = _best(df, "train", "dense", "days", highest=False)
     moe, _ = _best(df, "train", "moe", "days", highest=False)
-    out.append(f"On {st['train_chips']:,} chips in {st['precision']}, {first['system']} trains the dense "
+    chip, peak = df.attrs["peaks"][first["system"]]
+    top = max(df.attrs["peaks"].values(), key=lambda cp: cp[1])
+    why = (f" (its {chip} has the highest {st['precision']} peak in the knowledge base, "
+           f"{_fmt(peak / 1e12)} TFLOP/s)") if top[0] == chip else ""
+    out.append(f"On {st['train_chips']:,} chips in {st['precision']}, {first['system']}{why} trains the dense "
                f"{first['model']} on {st['tokens']:.3g} tokens fastest, in {_fmt(first['central'])} days "
                f"({_fmt(first['low'])} to {_fmt(first['high'])}) against {_fmt(second['central'])} for "
                f"{second['system']}, and {moe['system']} trains the MoE {moe['model']} fastest "
