@@ -5,9 +5,10 @@ Step time (seconds) is composed, per chip, of named parts:
 * ``compute``: model FLOPs of the step / (chips x peak x ``mfu``), times 4/3 with full
   recomputation (one more forward); at least the step's HBM traffic / HBM bandwidth.
   ``mfu`` is the model-FLOPs utilisation of the compute phases (an assumption, default
-  0.45, range 0.35-0.55; the Llama 3 paper measured 38-43% end to end on 16K H100, the
-  scaling book uses 40%); bubbles and exposed communication come on top, so the achieved
-  MFU the result reports is lower.
+  0.45, range 0.30-0.65: the Llama 3 paper measured 38-43% end to end on 16K H100, the
+  scaling book uses 40%, MaxText reaches 52-65% on TPU v5p, first MoE runs on Trainium3
+  20-30%); bubbles and exposed communication come on top, so the achieved MFU the result
+  reports is lower.
 * ``bubble``: ``(pp - 1) / (n_micro x vpp)`` of the compute (1F1B schedule, interleaved over
   ``vpp`` virtual stages per chip).
 * communication, each over :class:`~trnkb.workload.collectives.Network`: data-parallel
@@ -37,9 +38,10 @@ from trnkb.workload.system import System
 __all__ = ["TRAIN_ASSUMPTIONS", "step_breakdown"]
 
 TRAIN_ASSUMPTIONS = {
-    "mfu": assumption("mfu", 0.35, 0.45, 0.55, "", "model-FLOPs utilisation of the compute phases; "
-                      "llama-3-herd-paper measured 38-43% BF16 end to end on 8-16K H100; "
-                      "scaling-book uses 40%"),
+    "mfu": assumption("mfu", 0.3, 0.45, 0.65, "", "model-FLOPs utilisation of the compute phases; "
+                      "llama-3-herd-paper measured 38-43% BF16 end to end on 8-16K H100, scaling-book "
+                      "uses 40%, MaxText recipes reach 52-65% on TPU v5p and first PyTorch runs of MoE "
+                      "models on Trainium3 20-30% (specs/claims/measured.yaml)"),
     "collective_efficiency": assumption("collective_efficiency", 0.6, 0.75, 0.9, "",
                                         "achieved fraction of link bandwidth in collectives"),
     "dp_overlap": assumption("dp_overlap", 0.5, 0.8, 1.0, "", "gradient reduction hidden under backward"),
