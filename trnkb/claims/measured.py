@@ -36,7 +36,7 @@ import weakref
 import pint
 
 from trnkb.claims.operations import ClaimError
-from trnkb.units import Q_
+from trnkb.units import Q_, format_quantity, format_unit
 
 __all__ = ["CALLS", "WORKLOAD_MISSING", "evaluate_measured", "predicted_range"]
 
@@ -166,13 +166,13 @@ def evaluate_measured(item, kb, claimed: pint.Quantity, where: str):
         return None, "unverifiable", f"the workload layer could not answer: {msg}", []
     inputs = [{"workload": spec.get("call"), "args": dict(spec.get("args") or {}),
                "metric": spec["metric"], "low": lo.magnitude, "high": hi.magnitude,
-               "unit": f"{lo.units:~}"}]
+               "unit": format_unit(lo.units)}]
     x = claimed.to(lo.units).magnitude
     if lo.magnitude <= x <= hi.magnitude:
         return (lo, hi), "supported", "", inputs
     nearest = lo if x < lo.magnitude else hi
     gap = (x - nearest.magnitude) / nearest.magnitude if nearest.magnitude else float("nan")
     side = "below" if x < lo.magnitude else "above"
-    return (lo, hi), "contradicted", (f"measured {claimed:~.4g} is {side} the predicted "
-                                      f"range {lo:~.4g} to {hi:~.4g} ({gap:+.0%} from the "
+    return (lo, hi), "contradicted", (f"measured {format_quantity(claimed)} is {side} the predicted "
+                                      f"range {format_quantity(lo)} to {format_quantity(hi)} ({gap:+.0%} from the "
                                       f"nearest end)"), inputs

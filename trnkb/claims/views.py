@@ -13,6 +13,7 @@ from trnkb.claims.core import VERDICTS, Claim, validate_claims
 from trnkb.claims.coverage import coverage_markdown, coverage_path
 from trnkb.claims.diagnose import category, diagnose
 from trnkb.claims.history import changes_markdown, history_path
+from trnkb.units import format_quantity
 
 __all__ = ["VERDICT_ORDER", "audit_table", "measured_table", "page_sections", "tools_table", "tools_scorecard",
            "tools_markdown"]
@@ -36,8 +37,8 @@ def tools_table(claims: list[Claim], kb) -> pd.DataFrame:
         rows.append({"tool": TOOL_NAMES.get(c.tool.get("name"), c.tool.get("name")),
                      "version": str(c.tool.get("version", ""))[:12], "file": c.tool.get("file"),
                      "key": c.tool.get("key"), "kb_field": field,
-                     "tool_value": "" if c.claimed is None else f"{c.claimed:~.5g}",
-                     "kb_value": "" if c.computed is None else f"{c.computed:~.5g}",
+                     "tool_value": "" if c.claimed is None else format_quantity(c.claimed, sig=5),
+                     "kb_value": "" if c.computed is None else format_quantity(c.computed, sig=5),
                      "gap": gap, "verdict": c.verdict,
                      "why": diagnose(c, kb) if c.verdict == "contradicted" else c.reason,
                      "id": c.id})
