@@ -73,6 +73,14 @@ def _precision(text: str | None) -> str | None:
     return text
 
 
+def _count(text: str, what: str) -> int:
+    """A required whole-number option (see :func:`_int`)."""
+    n = _int(text, what)
+    if n is None:
+        raise ValueError(f"{what} is required")
+    return n
+
+
 def _overrides(items: list[str] | None) -> dict:
     from trnkb.workload.ranges import Input
 
@@ -86,7 +94,8 @@ def _overrides(items: list[str] | None) -> dict:
             parts = parts * 3
         if len(parts) != 3 or not parts[0] <= parts[1] <= parts[2]:
             raise ValueError(f"--set {name}: give one value or LOW:CENTRAL:HIGH in order")
-        out[name.strip()] = Input(name.strip(), *parts, "", "user", "set by the user")
+        lo, mid, hi = parts
+        out[name.strip()] = Input(name.strip(), lo, mid, hi, "", "user", "set by the user")
     return out
 
 
@@ -154,8 +163,8 @@ def register(app: typer.Typer) -> None:
                 from trnkb.workload.engine_mfu import engine_mfu
 
                 extra = {"mfu": engine_mfu(trnkb.load(specs), m, s.chip, dtype=prec), **extra}
-            res = W.train(m, s, _int(chips, "--chips"), plan, _number(tokens, "--tokens"), prec,
-                          seq_len=_int(seq_len, "--seq-len"),
+            res = W.train(m, s, _count(chips, "--chips"), plan, _number(tokens, "--tokens"), prec,
+                          seq_len=_count(seq_len, "--seq-len"),
                           batch_tokens=_number(batch_tokens, "--batch-tokens"), recipe=recipe,
                           assumptions=extra, pricing=pricing)
             if precision is None and prec != "bf16":
@@ -179,8 +188,8 @@ def register(app: typer.Typer) -> None:
         try:
             precision = _precision(precision)
             m, s = _objects(specs, model, system, switch_gen)
-            res = W.serve(m, s, _int(chips, "--chips"), _int(batch, "--batch"), _int(input_len, "--input-len"),
-                          _int(output_len, "--output-len"), precision or "bf16", kv_precision=kv_precision,
+            res = W.serve(m, s, _count(chips, "--chips"), _count(batch, "--batch"), _count(input_len, "--input-len"),
+                          _count(output_len, "--output-len"), precision or "bf16", kv_precision=kv_precision,
                           tp=_int(tp, "--tp"), assumptions=_overrides(set_), pricing=pricing)
         except (KeyError, ValueError) as e:
             _fail(e)
@@ -204,7 +213,7 @@ def register(app: typer.Typer) -> None:
         """The parallelism plans that fit, fastest first (central inputs)."""
         from trnkb import workload as W
         try:
-            n, top_n, seq = _int(chips, "--chips"), _int(top, "--top"), _int(seq_len, "--seq-len")
+            n, top_n, seq = _count(chips, "--chips"), _count(top, "--top"), _count(seq_len, "--seq-len")
             precision = _precision(precision)
             m, s = _objects(specs, model, system, switch_gen)
             rows = W.plans(m, s, n, _number(tokens, "--tokens"), precision or s.fallback_precision("bf16"),

@@ -109,9 +109,9 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
     """
     check_positive(chips=chips, batch=batch, input_len=input_len, output_len=output_len,
                    prefill_batch=prefill_batch)
-    for name, p in (("precision", precision), ("kv_precision", kv_precision)):
-        if p is not None and p not in WEIGHT_BYTES:
-            raise ValueError(f"{name} {p!r} is not one of {', '.join(WEIGHT_BYTES)}")
+    for name, fmt in (("precision", precision), ("kv_precision", kv_precision)):
+        if fmt is not None and fmt not in WEIGHT_BYTES:
+            raise ValueError(f"{name} {fmt!r} is not one of {', '.join(WEIGHT_BYTES)}")
     wb = WEIGHT_BYTES[precision]
     kvb = WEIGHT_BYTES[kv_precision or precision]
     cp = compute_precision or system.fallback_precision(precision)

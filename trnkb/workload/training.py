@@ -188,20 +188,23 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
         raise ValueError(f"unknown memory recipe {recipe!r}; choose from {', '.join(MEMORY_RECIPES)}")
     inputs = {**central_values(system, precision), **cost_inputs(system, pricing), **(assumptions or {})}
     weight_bytes = MEMORY_RECIPES[recipe][0] if recipe != "fp8-adam" else 1.0
+    chosen: Plan
     if plan is None:
         found = search_plans(model, system, chips, tokens, precision, seq_len=seq_len,
                              batch_tokens=batch_tokens, recipe=recipe, assumptions=assumptions, top=1)
         if not found:
             raise ValueError(f"no plan fits {model.id} on {chips} chips of {system.id}")
-        plan = found[0]["plan"]
+        chosen = found[0]["plan"]
     elif isinstance(plan, str):
-        plan = Plan.parse(plan, chips)
-    bad = plan.problems(model, chips, batch_tokens / seq_len)
+        chosen = Plan.parse(plan, chips)
+    else:
+        chosen = plan
+    bad = chosen.problems(model, chips, batch_tokens / seq_len)
     if bad:
-        raise ValueError(f"plan {plan.label}: " + "; ".join(bad))
+        raise ValueError(f"plan {chosen.label}: " + "; ".join(bad))
 
     def run(v: dict[str, float]) -> dict[str, float]:
-        s = step_breakdown(model, system, plan, v, seq_len=seq_len, batch_tokens=batch_tokens,
+        s = step_breakdown(model, system, chosen, v, seq_len=seq_len, batch_tokens=batch_tokens,
                            recipe=recipe, weight_bytes=weight_bytes, include_attention=include_attention,
                            budget=tokens, flops_per_token=flops_per_token)
         hours = s["days"] * 24
@@ -217,7 +220,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
         return s
 
     result = WorkloadResult.build("train", model, system, chips, precision, inputs, run, TRAIN_METRICS,
-                                  plan=plan, settings={"tokens": tokens, "seq_len": seq_len,
+                                  plan=chosen, settings={"tokens": tokens, "seq_len": seq_len,
                                                        "batch_tokens": batch_tokens, "recipe": recipe,
                                                        "include_attention": include_attention,
                                                        "pricing": pricing})
