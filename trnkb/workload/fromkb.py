@@ -10,6 +10,7 @@ spread of all the values the KB holds for its field and the ids of their sources
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from trnkb.workload.collectives import Network
 from trnkb.workload.models import Model
@@ -57,7 +58,7 @@ def model(kb, model_id: str) -> Model:
     """The :class:`Model` of a ``models`` row (``llama-3.1-70b`` and ``llama-3-1-70b`` both work)."""
     mid = _lookup(kb, "models", model_id)
     get = lambda f: kb.get(mid, f)  # noqa: E731
-    kw = {}
+    kw: dict[str, Any] = {}
     for f in _INT_FIELDS:
         v = get(f)
         if v is not None:

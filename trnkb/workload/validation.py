@@ -95,7 +95,8 @@ CASES = [
     Case("TPU v5e 4x2", "LLaMA-3-70B", "decode step, batch 32, 8192 tokens, int8", 0.017, "s", "scaling-book",
          "part 8, 'theoretically our step time is about 17ms'", "worked example",
          lambda kb: _book_decode(kb, "tpot"),
-         "KB HBM 800 GiB/s (859 GB/s, Google's current page) vs the book's 8.1e11; KV 163,840 B/token vs its rounded 160e3"),
+         "the KB's v5e HBM bandwidth spans 819 GB/s to 800 GiB/s (both ends in the range) against the "
+         "book's 8.1e11 B/s; KV 163,840 B/token against its rounded 160e3"),
     Case("TPU v5e 4x2", "LLaMA-3-70B", "decode tokens/s per chip", 235, "1/s", "scaling-book",
          "part 8, '235 tokens / sec / chip'", "worked example",
          lambda kb: _book_decode(kb, "decode_tokens_per_s_per_chip")),
