@@ -6,7 +6,6 @@ import pandas as pd
 import pytest
 import vl_convert as vlc
 
-import trnkb
 from trnkb import charts
 
 

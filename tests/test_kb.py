@@ -1,6 +1,5 @@
 """Loader, wide views, provenance and conflicts, on tests/data/good and the shipped specs."""
 
-import pandas as pd
 import pint_pandas
 import pytest
 
