@@ -2,13 +2,7 @@
 
 import pytest
 
-import trnkb
 from trnkb.check import THRESHOLD, check, coverage
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return trnkb.load()
 
 
 @pytest.fixture(scope="module")

@@ -16,11 +16,6 @@ from trnkb.units import Q_
 
 
 @pytest.fixture(scope="module")
-def kb():
-    return trnkb.load()
-
-
-@pytest.fixture(scope="module")
 def claims(kb):
     return {c.id: c for c in validate_claims(kb)}
 

@@ -69,8 +69,8 @@ def test_ids_are_unique_across_tables(good_specs):
 
 
 @pytest.fixture(scope="module")
-def shipped():
-    return trnkb.load()
+def shipped(kb):
+    return kb
 
 
 def test_shipped_specs_load_and_every_fact_has_a_resolving_source(shipped):

@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-import trnkb
 from trnkb import topology as T
 from trnkb.cli import app
 from trnkb.units import Q_
@@ -18,11 +17,6 @@ GENS = ("gen1", "pex90144-x8", "pex90144-x4", "gen2", "gen3")
 SWITCHED = ("trn3-nl32x2-switched", "trn3-nl72x2-switched")
 ALL = [(d, g) for d in SWITCHED for g in GENS] + [
     ("trn2-nl16-2d-torus", None), ("trn2-nl32x2-3d-torus", None), ("gb200-nvl72", None)]
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return trnkb.load()
 
 
 def fab(kb, domain, gen=None):
