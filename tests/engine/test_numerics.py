@@ -557,7 +557,7 @@ def test_the_code_in_docs_number_formats_runs():
         exec(compile(code, str(doc), "exec"), {})  # each block asserts its own results
 
 
-@pytest.mark.parametrize("block", [16, 48])
+@pytest.mark.parametrize("block", [2, 8, 16, 48, 64])
 def test_mx_other_block_sizes_and_empty_input(block):
     rng = np.random.default_rng(8)
     x = rng.standard_t(3, (4, 2 * block)).astype(np.float32)

@@ -43,7 +43,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "engine": ("engine", "Run GEMM and attention on a modelled NeuronCore (time and numerics)."),
     "workload": ("workload", "Train and serve models on systems: time, chips, tokens/s, cost, with ranges."),
     "diff": ("diff", "List what changed between two versions of the knowledge base."),
-    "audit": ("audit", "Check other tools' hardware constants against the KB."),
+    "audit": ("audit", "Compare another tool's hardware constants with the knowledge base."),
 }
 
 HELP = "Sourced, unit-checked AI-accelerator specifications: show, compare, validate, export."

@@ -224,14 +224,22 @@ def _multiplier(amax_bits: np.ndarray, el: ElementFormat, mode: ScaleMode) -> np
         return (np.uint32(254 << 23) - p).view(np.float32)
     emax = el.emax - (mode is ScaleMode.TRN3)
     # e = max(floor(log2 amax) - emax, -127), so 127 - e = min(254 + emax - exp, 254)
-    field = np.minimum(np.uint32(254 + emax) - (amax_bits >> 23), np.uint32(254))
-    return (field << np.uint32(23)).view(np.float32)
+    field = amax_bits >> 23
+    np.subtract(np.uint32(254 + emax), field, out=field)
+    np.minimum(field, np.uint32(254), out=field)
+    field <<= np.uint32(23)
+    return field.view(np.float32)
 
 
 def _scale_bytes(amax_bits: np.ndarray, mult: np.ndarray) -> np.ndarray:
     """E8M0 byte e + 127 = 254 - (exponent field of 2**-e); 255 where amax is not finite."""
-    field = (mult.view(np.uint32) >> 23).astype(np.int32)
-    return np.where(amax_bits >= _EXP, E8M0_NAN, 254 - field).astype(np.uint8)
+    field = mult.view(np.uint32) >> 23
+    np.subtract(np.uint32(254), field, out=field)
+    out = field.astype(np.uint8)
+    bad = amax_bits >= _EXP
+    if bad.any():
+        out[bad] = E8M0_NAN
+    return out
 
 
 @dataclass(frozen=True)
