@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import typer
 
+if TYPE_CHECKING:
+    from trnkb.claims.core import Claim
 
-def _print_claims(sel) -> None:
+
+def _print_claims(sel: list[Claim]) -> None:
     from trnkb.claims import claims_table
 
     for r in claims_table(sel).itertuples():

@@ -12,6 +12,7 @@ a larger scale than FLOOR every element of the block loses one bit of resolution
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,7 @@ from trnkb.engine.numerics import ScaleMode, error_stats, quantize_mx
 
 
 def scale_mode_errors(x: np.ndarray, fmt: str,
-                      modes: Iterable[str | ScaleMode] = ("floor", "rceil")) -> list[dict]:
+                      modes: Iterable[str | ScaleMode] = ("floor", "rceil")) -> list[dict[str, Any]]:
     """Quantize ``x`` to ``fmt`` in each scale mode and compare with FLOOR.
 
     Returns one dict per mode: ``mode``, ``rel_rms`` / ``max_rel`` / ``max_abs``

@@ -144,7 +144,8 @@ def cast_element(x: np.ndarray, fmt: ElementFormat) -> np.ndarray:
 
 def decode_element(codes: np.ndarray, fmt: ElementFormat) -> np.ndarray:
     """Values (float64) of element bit patterns."""
-    return _LUTS[fmt.name][np.asarray(codes, dtype=np.uint8)]
+    values: np.ndarray = _LUTS[fmt.name][np.asarray(codes, dtype=np.uint8)]
+    return values
 
 
 def round_to(x: np.ndarray, dtype: str) -> np.ndarray:
@@ -160,7 +161,8 @@ def round_to(x: np.ndarray, dtype: str) -> np.ndarray:
     if dtype == "bf16":
         return x.astype(ml_dtypes.bfloat16).astype(np.float32)
     if dtype == "fp8":
-        return np.clip(x, -448.0, 448.0).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
+        out: np.ndarray = np.clip(x, -448.0, 448.0).astype(ml_dtypes.float8_e4m3fn)
+        return out.astype(np.float32)
     raise ValueError(f"unknown dtype {dtype!r}; expected fp32, bf16 or fp8")
 
 
