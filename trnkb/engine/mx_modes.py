@@ -18,6 +18,8 @@ import numpy as np
 
 from trnkb.engine.numerics import ScaleMode, error_stats, quantize_mx
 
+__all__ = ["scale_mode_errors"]
+
 
 def scale_mode_errors(x: np.ndarray, fmt: str,
                       modes: Iterable[str | ScaleMode] = ("floor", "rceil")) -> list[dict[str, Any]]:

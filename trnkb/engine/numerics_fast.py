@@ -21,6 +21,9 @@ from functools import cache
 import ml_dtypes
 import numpy as np
 
+__all__ = ["KEY_BITS", "CHUNK_ELEMENTS", "cast_table", "lut_key", "cast_codes",
+           "block_abs_max_bits", "block_amax_bits", "cast_scaled_blocks", "quantize_blocks"]
+
 KEY_BITS = 16
 _SHIFT = 32 - KEY_BITS
 _LOW = np.uint32((1 << _SHIFT) - 1)
