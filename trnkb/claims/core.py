@@ -201,9 +201,9 @@ def _evaluate_entry(item: LineDict, kb: KnowledgeBase, source_ids: set[str], whe
 
         if claimed is None:
             raise ClaimError(f"{where}: a measured claim needs claimed: (the measurement)")
-        computed, verdict, reason, inputs = evaluate_measured(item, kb, claimed, where)
-        return Claim(**common, compare="in range", claimed=claimed, computed=computed,
-                     verdict=verdict, reason=reason, inputs=inputs)
+        predicted, verdict, reason, lineage = evaluate_measured(item, kb, claimed, where)
+        return Claim(**common, compare="in range", claimed=claimed, computed=predicted,
+                     verdict=verdict, reason=reason, inputs=lineage)
     if "compute" not in item:
         if not item.get("reason"):
             raise ClaimError(f"{where}: without compute, give the reason it is unverifiable")
@@ -221,7 +221,7 @@ def _evaluate_entry(item: LineDict, kb: KnowledgeBase, source_ids: set[str], whe
         if not common["why"]:
             raise ClaimError(f"{where}: tolerance {tol} needs a why (e.g. \"one-digit "
                              f"headline: 5%\")")
-    inputs = []
+    inputs: Inputs = []
     computed = evaluate(item["compute"], kb, inputs, f"{where}.compute")
     if isinstance(computed, str):
         raise ClaimError(f"{where}: '{op}' compares numbers, but compute gave text {computed!r}")
