@@ -71,3 +71,21 @@ def test_no_cache_env_writes_nothing(good_specs, cache_home, monkeypatch):
     monkeypatch.setenv("TRNKB_NO_CACHE", "1")
     cache.read_yaml_cached(good_specs / "chips.yaml")
     assert not cache_home.exists()
+
+
+def test_every_shipped_spec_file_is_served_from_the_cache(cache_home, monkeypatch):
+    # if the parse tree ever holds a class the unpickler refuses, the cache silently
+    # stops working (every load parses again): this fails instead
+    from trnkb import specfile
+    from trnkb.kb import default_specs_dir
+
+    files = sorted(default_specs_dir().glob("*.yaml"))
+    for p in files:
+        cache.read_yaml_cached(p)
+
+    def no_parse(*a, **k):
+        raise AssertionError("parsed again: the cache entry was not used")
+
+    monkeypatch.setattr(specfile, "parse_yaml", no_parse)
+    for p in files:
+        cache.read_yaml_cached(p)

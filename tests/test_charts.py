@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 import vl_convert as vlc
 
+import trnkb.units  # registers the pint[...] dtypes with the project's registry
 from trnkb import charts
 
 
@@ -30,8 +31,6 @@ def test_bars_render_to_svg_with_one_bar_per_row():
 
 
 def test_pint_columns_are_refused():
-    import trnkb.units  # registers pint_pandas with the project's registry
-
     df = pd.DataFrame({"chip": ["A"], "bw": pd.Series([1.0], dtype="pint[TB/s]")})
     # the column really is a pint column of the project's registry (bytes carry
     # [information]; in pint's default registry they are dimensionless)
@@ -73,3 +72,22 @@ def test_roofline_draws_roofs_and_points():
     marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"]
              for layer in spec["layer"]]
     assert marks == ["line", "line"]
+
+
+def test_labels_of_crowded_points_do_not_overlap():
+    # five points within a few pixels of each other: every label box must be clear
+    df = pd.DataFrame({"x": [8.0, 8.05, 7.3, 8.0, 2.9, 23.3], "y": [5000.0, 4500, 4614, 4550, 1299, 20000],
+                       "name": ["NVIDIA GB200", "NVIDIA B200", "Google TPU7x", "AMD Instinct MI355X",
+                                "AWS Trainium2", "AMD Instinct MI455X"]})
+    spots = charts.place_labels(df, "x", "y", "name")
+    (x0, x1), (y0, y1) = spots.attrs["domains"]
+    boxes = []
+    for i, r in spots.iterrows():
+        px = (r["label_x"] - x0) / (x1 - x0) * charts.WIDTH
+        py = (1 - (r["label_y"] - y0) / (y1 - y0)) * charts.HEIGHT
+        w = charts._CHAR_PX * len(df.at[i, "name"])
+        left = px if r["align"] == "left" else px - w
+        boxes.append((left, py - 10, left + w, py))
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)

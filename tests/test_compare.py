@@ -39,7 +39,7 @@ def kb(tmp_path):
 def test_chip_values_are_in_the_schema_unit_with_their_source(kb):
     v = compare.chip_values(kb)
     y = v[(v["id"] == "chip-y")].set_index("field")
-    assert y.loc["dense_bf16", "unit"] == "TFLOPS"
+    assert y.loc["dense_bf16", "unit"] == "TFLOP/s"
     assert y.loc["dense_bf16", "magnitude"] == pytest.approx(2500)  # 2.5 PFLOPS
     assert y.loc["hbm_capacity", "magnitude"] == pytest.approx(288)  # 288000 MB
     assert y.loc["hbm_capacity", "source"] == "src-b"
@@ -93,8 +93,8 @@ def test_profile_lists_values_with_units_and_rejects_unknown_ids(kb):
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("2.52 PFLOPS", "2.52 PFLOPS"), ("9.6 Gbit/s", "9.6 Gbit/s"), ("144 GiB", "144 GiB"),
-    ("300 FLOP/byte", "300 FLOP/B"), ("20000 TFLOPS", "20,000 TFLOPS"), ("0.00123 W", "0.00123 W"),
+    ("2.52 PFLOPS", "2.52 PFLOP/s"), ("9.6 Gbit/s", "9.6 Gbit/s"), ("144 GiB", "144 GiB"),
+    ("300 FLOP/byte", "300 FLOP/B"), ("20000 TFLOPS", "20,000 TFLOP/s"), ("0.00123 W", "0.00123 W"),
     ("4.90 TB/s", "4.9 TB/s"), ("513.67 FLOP/byte", "513.7 FLOP/B"),
 ])
 def test_fmt_writes_units_as_analysts_do(text, expected):

@@ -86,8 +86,8 @@ def test_a_source_can_be_chosen_with_at(good_specs):
      "never typed"),
     ("racks_per_domain: {derive: ratio, kind: derived, inputs: {numerator: self.domain_size, "
      "denominator: {value: 0, source: aws-neuron-trn3, locator: \"x\"}}}", "cannot compute"),
-    ("racks_per_domain: {derive: product, kind: derived, inputs: {1: self.domain_size, "
-     "2: self.chips_per_rack}}", "input name 1 is not text"),
+    # a number as an input name ({1: ...}) is refused by the YAML reader before derive sees
+    # it: tests/data/bad/key_number_in_value_block.yaml
     ("scaleout_per_chip: {derive: per-direction, kind: derived, inputs: {bidirectional: "
      "{value: 400 Gbit/s, source: aws-neuron-trn3, locator: \"x\", direction: per-direction}}}",
      "per-direction needs a bidirectional input"),

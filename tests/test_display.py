@@ -49,3 +49,12 @@ def test_wide_tables_split_and_long_tables_collapse():
 def test_short_names_drop_the_parenthetical():
     assert display.short_name("NVIDIA B200 (HGX)") == "NVIDIA B200"
     assert display.short_name("AWS Trainium3") == "AWS Trainium3"
+
+
+def test_labels_are_names_made_unique_by_id():
+    import trnkb
+    kb = trnkb.load()
+    out = display.labels(["trainium3", "trn3-nl32x2-switched-pex90144-x8",
+                          "trn3-nl32x2-switched-pex90144-x4", "trainium3"], kb)
+    assert out[0] == out[3] == "AWS Trainium3"
+    assert len(set(out[1:3])) == 2 and out[1].endswith("(trn3-nl32x2-switched-pex90144-x8)")

@@ -45,7 +45,8 @@ def _same(fact, row) -> None:
         if fact["kind"] != "derived":
             assert back.units == v.units, (row["value"], v)
         assert float(row["magnitude"]) == fact["magnitude"]  # full precision, exactly
-    for col in ("unit", "canonical_unit", "source", "kind", "id", "field", "table", "locator"):
+    for col in ("unit", "canonical_unit", "source", "kind", "id", "field", "table", "locator",
+                "derivation", "direction", "density"):
         assert str(row[col]) == str(fact[col]), col
 
 

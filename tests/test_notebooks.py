@@ -1,13 +1,15 @@
-"""The notebooks: all nine exist, each opens with its question and answer, and
-re-executing one gives the same bytes."""
+"""The notebooks: the issue's nine exist, each opens with its question and answer (and on
+the site nothing but those comes first), and re-executing one gives the same bytes."""
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
 from trnkb import notebooks
+from trnkb.site import answer_first
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
@@ -36,6 +38,24 @@ def test_notebook_opens_with_its_question_then_its_answer(path):
     assert first.startswith("# ") and "**Question.**" in first
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     answer = next(c for c in code[:3] if any("answer(" in line for line in c["source"]))
-    assert "remove-input" in answer["metadata"].get("tags", [])  # the site shows the answer only
     shown = "".join(answer["outputs"][0]["data"]["text/markdown"])
     assert shown.startswith("**Answer.** ") and shown.count(". ") >= 2
+    # on the site, every code cell up to the answer shows no code
+    staged = json.loads(answer_first(path.read_text()))
+    upto = next(i for i, c in enumerate(staged["cells"]) if "answer(" in "".join(c["source"]))
+    for c in staged["cells"][: upto + 1]:
+        if c["cell_type"] == "code":
+            assert {"remove-input", "remove-cell"} & set(c["metadata"].get("tags", [])), c["source"]
+
+
+def _sentences(markdown: str) -> int:
+    text = markdown.removeprefix("**Answer.** ").replace("\\", "")
+    return len([s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z])", text.strip()) if s])
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("0[1-6]-*.ipynb")), ids=lambda p: p.name)
+def test_answers_are_three_sentences_at_most(path):
+    nb = json.loads(path.read_text())
+    out = next(o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
+               if "**Answer.**" in "".join(o.get("data", {}).get("text/markdown", "")))
+    assert _sentences("".join(out["data"]["text/markdown"])) <= 3

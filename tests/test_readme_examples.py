@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+import trnkb
+
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```", re.M | re.S)
@@ -71,6 +73,14 @@ def test_example_runs(lang, code, tmp_path, monkeypatch):
 
         monkeypatch.chdir(tmp_path)
         args = shlex.split(code, comments=True)[1:]
+        if "--record" in args:  # writes the verdict history: into a copy, never the checkout's
+            import shutil
+
+            import trnkb.claims.history as history
+
+            copy = tmp_path / "history.yaml"
+            shutil.copy(history.history_path(trnkb.load()), copy)
+            monkeypatch.setattr(history, "history_path", lambda kb: copy)
         r = CliRunner().invoke(app, args, env={"COLUMNS": "120"})
         assert r.exception is None or isinstance(r.exception, SystemExit), (
             f"{code}\n{type(r.exception).__name__}: {r.exception}")

@@ -258,6 +258,18 @@ def test_explorer_sorts_filters_and_shows_provenance(browser):
     browser.eval("document.querySelector('#ex-table td[data-field=dense_fp8]:not(.ex-missing)').click()")
     href = browser.eval("document.querySelector('#ex-detail a.trnkb-source').getAttribute('href')")
     assert href.startswith("sources.html#src-") and href.split("#src-")[1] in source_ids(out)
+    # unit toggle: GiB shows the same capacity 1e9 / 2**30 times as large a number
+    cap = "document.querySelector('#ex-table tbody tr td[data-field=hbm_capacity]:not(.ex-missing)').textContent"
+    gb = float(browser.eval(cap).split()[0].replace(",", ""))
+    browser.eval("""(() => { const s = document.getElementById('ex-mem'); s.value = 'GiB';
+        s.dispatchEvent(new Event('change')); })()""")
+    gib = float(browser.eval(cap).split()[0].replace(",", ""))
+    assert gib == pytest.approx(gb * 1e9 / 2**30, rel=1e-3)
+    assert "(GiB)" in browser.eval("document.querySelector('th[data-field=hbm_capacity]').textContent")
+    # scale-up domains are a view of their own
+    browser.eval("""(() => { const s = document.getElementById('ex-view'); s.value = 'domains';
+        s.dispatchEvent(new Event('change')); })()""")
+    assert browser.eval("document.querySelectorAll('#ex-table td[data-field=domain_size]').length") >= 5
     # the permalink reproduces the filtered view (a fresh load, not a fragment change)
     browser.open((out / "index.html").as_uri())
     browser.open((out / "explorer.html").as_uri() + "#view=chips&vendor=AMD&sort=tdp&dir=-1")

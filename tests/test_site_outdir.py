@@ -68,6 +68,7 @@ def test_refuses_an_ancestor_of_the_current_directory(victim, monkeypatch):
 
 def test_refuses_the_home_directory(victim, monkeypatch):
     monkeypatch.setenv("HOME", str(victim))
+    monkeypatch.setenv("TRNKB_NO_CACHE", "1")  # the KB loader's cache would live in HOME
     (victim / ".trnkb-site").write_text("")
     refused(victim, match="home directory")
 
@@ -120,3 +121,12 @@ def test_cli_refuses_dot_with_one_line_and_exit_1(victim):
     assert r.stderr.strip().count("\n") == 0 and "refusing" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr + r.stdout
     assert snapshot(victim) == before
+
+
+def test_cli_output_below_a_file_is_one_line_not_a_traceback(tmp_path):
+    (tmp_path / "file.txt").write_text("x")
+    env = {**os.environ, "PYTHONPATH": str(Path(site.__file__).resolve().parents[2])}
+    r = subprocess.run([sys.executable, "-m", "trnkb.site", str(tmp_path / "file.txt" / "out")],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert (tmp_path / "file.txt").read_text() == "x"

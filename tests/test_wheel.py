@@ -69,3 +69,24 @@ def test_version_matches_the_checkout(installed):
     bin_, work = installed
     import trnkb
     assert sh(bin_ / "trnkb", "--version", cwd=work).strip() == f"trnkb {trnkb.__version__}"
+
+
+def test_site_builds_from_the_wheel_with_its_packaged_notebooks(installed):
+    bin_, work = installed
+    sh(bin_ / "python", "-m", "trnkb.site", work / "site", cwd=work, timeout=600)
+    index = (work / "site" / "index.html").read_text()
+    assert "Trainium3" in index
+    assert (work / "site" / "notebooks" / "01-trainium3-at-a-glance.html").is_file()
+
+
+def test_notebooks_execute_from_the_wheel(installed, tmp_path):
+    bin_, work = installed
+    nb = sh(bin_ / "python", "-c", "from trnkb.site import shipped; print(shipped('notebooks'))",
+            cwd=work).strip()
+    assert "site-packages" in nb
+    copy = work / "nb"
+    copy.mkdir()
+    src = Path(nb) / "06-datacenter.ipynb"
+    (copy / src.name).write_bytes(src.read_bytes())
+    sh(bin_ / "python", "-c", f"from trnkb.notebooks import execute; execute({str(copy / src.name)!r})",
+       cwd=work, timeout=600)

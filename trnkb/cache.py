@@ -44,13 +44,17 @@ def cache_dir(name: str) -> Path | None:
 class _TreeUnpickler(pickle.Unpickler):
     """Only the classes of a YAML parse tree; anything else is refused."""
 
-    ALLOWED = {("trnkb.specfile", "LineDict"), ("datetime", "date"), ("datetime", "datetime"),
-               ("datetime", "timezone"), ("datetime", "timedelta"), ("builtins", "set")}
+    ALLOWED = {("datetime", "date"), ("datetime", "datetime"), ("datetime", "timezone"),
+               ("datetime", "timedelta"), ("builtins", "set")}
 
     def find_class(self, module: str, name: str):
-        if (module, name) not in self.ALLOWED:
-            raise pickle.UnpicklingError(f"{module}.{name} is not part of a spec parse tree")
-        return super().find_class(module, name)
+        if (module, name) in self.ALLOWED:
+            return super().find_class(module, name)
+        if module == "trnkb.specfile":  # the loader's containers (LineDict, LineList...)
+            obj = super().find_class(module, name)
+            if isinstance(obj, type) and issubclass(obj, (dict, list)):
+                return obj
+        raise pickle.UnpicklingError(f"{module}.{name} is not part of a spec parse tree")
 
 
 def _code_key() -> bytes:

@@ -19,7 +19,7 @@ import altair as alt
 import pandas as pd
 
 __all__ = ["MEDIUM_COLORS", "VENDOR_COLORS", "bars", "caption", "graph", "grouped_bars", "lines",
-           "metric", "roofline", "roofs", "scatter", "strip", "timeline", "vendor_color"]
+           "metric", "place_labels", "roofline", "roofs", "scatter", "strip", "timeline", "vendor_color"]
 
 WIDTH = 480
 # One colour per vendor on every chart of the site (a column named ``vendor`` is always
@@ -153,24 +153,87 @@ def grouped_bars(df: pd.DataFrame, category: str, value: str, group: str, *,
     return _titled(chart, title, caption(sources, note))
 
 
+HEIGHT = 300  # Vega-Lite's default height of a continuous y axis, made explicit
+_CHAR_PX, _LINE_PX = 5.6, 13  # width of a 10 px label character, height of a label line
+
+
+def _axis(values: pd.Series, log: bool) -> tuple[list[float], callable, callable]:
+    """An explicit domain and data <-> pixel maps, so label placement matches the drawing."""
+    lo, hi = float(values.min()), float(values.max())
+    if log:
+        lo, hi = math.log10(lo) - 0.1, math.log10(hi) + 0.1
+        return ([10 ** lo, 10 ** hi], lambda v: (math.log10(v) - lo) / (hi - lo),
+                lambda f: 10 ** (lo + f * (hi - lo)))
+    pad = (hi - lo) * 0.06 or abs(hi) * 0.1 or 1.0
+    lo, hi = lo - pad, hi + pad
+    return [lo, hi], lambda v: (v - lo) / (hi - lo), lambda f: lo + f * (hi - lo)
+
+
+def place_labels(df: pd.DataFrame, x: str, y: str, label: str, *, log: bool = False,
+                 width: int = WIDTH, height: int = HEIGHT) -> pd.DataFrame:
+    """Label positions that do not overlap: ``label_x, label_y`` (data units) and ``align``.
+
+    Each label starts above and right of its point; when its box would cover a label
+    already placed (or leave the plot on the right), it moves down or up one line at a
+    time (or to the left of the point) until it is clear. Greedy, highest points first.
+    """
+    xdom, xf, xinv = _axis(df[x], log)
+    ydom, yf, yinv = _axis(df[y], log)
+    placed: list[tuple[float, float, float, float]] = []
+    out = {}
+    order = sorted(df.index, key=lambda i: -float(df.at[i, y]))
+    for i in order:
+        px, py = xf(float(df.at[i, x])) * width, (1 - yf(float(df.at[i, y]))) * height
+        w = _CHAR_PX * len(str(df.at[i, label])) + 2
+        best = None
+        for step in range(0, 12):
+            dy = (step + 1) // 2 * _LINE_PX * (1 if step % 2 else -1) - 6
+            for align in ("left", "right"):
+                x0 = px + 6 if align == "left" else px - 6 - w
+                box = (x0, py + dy - _LINE_PX + 3, x0 + w, py + dy + 3)
+                inside = box[0] >= -40 and box[2] <= width + 60
+                if inside and not any(box[0] < b[2] and b[0] < box[2] and box[1] < b[3]
+                                      and b[1] < box[3] for b in placed):
+                    best = (box, dy, align)
+                    break
+            if best:
+                break
+        box, dy, align = best or ((px + 6, py - 6 - _LINE_PX, px + 6 + w, py - 6), -6, "left")
+        placed.append(box)
+        out[i] = {"label_x": xinv((box[0] if align == "left" else box[2]) / width),
+                  "label_y": yinv(1 - (py + dy) / height), "align": align}
+    res = pd.DataFrame.from_dict(out, orient="index").reindex(df.index)
+    res.attrs["domains"] = (xdom, ydom)
+    return res
+
+
 def scatter(df: pd.DataFrame, x: str, y: str, label: str, *, x_title: str, y_title: str,
             title: str, sources: Iterable[str], color: str | None = None, note: str = "",
             log: bool = False) -> alt.Chart:
     """Labelled points of ``y`` against ``x`` (e.g. FLOP/s against HBM bandwidth).
 
-    Rows at the same point share one dot whose label lists them all.
+    Every row is a dot (coloured by ``color``, e.g. ``vendor``); rows at the same point
+    share one label listing them all, and labels are moved apart so none overlaps another
+    (:func:`place_labels`).
     """
     _check(df, x, y, label, *([color] if color else []))
-    agg = {label: lambda s: ", ".join(map(str, s)), **({color: "first"} if color else {})}
-    df = df.groupby([x, y], as_index=False, sort=False).agg(agg)
-    scale = alt.Scale(type="log") if log else alt.Scale(zero=False)
-    enc = {"x": alt.X(f"{x}:Q", title=x_title, scale=scale),
-           "y": alt.Y(f"{y}:Q", title=y_title, scale=scale)}
-    base = alt.Chart(df).encode(**enc)
-    points = base.mark_point(filled=True, size=70).encode(
-        **({"color": _color(df, color)} if color else {}))
-    text = base.mark_text(align="left", dx=6, dy=-6, fontSize=10).encode(text=f"{label}:N")
-    return _titled(alt.layer(points, text), title, caption(sources, note))
+    labels = df.groupby([x, y], as_index=False, sort=False).agg({label: lambda s: ", ".join(map(str, s))})
+    spots = place_labels(labels, x, y, label, log=log)
+    labels = pd.concat([labels, spots], axis=1)
+    xdom, ydom = spots.attrs["domains"]
+    kind = "log" if log else "linear"
+    xs, ys = (alt.Scale(type=kind, domain=d, nice=False) for d in (xdom, ydom))
+    enc = {"x": alt.X(f"{x}:Q", title=x_title, scale=xs), "y": alt.Y(f"{y}:Q", title=y_title, scale=ys)}
+    points = alt.Chart(df).mark_point(filled=True, size=70, clip=True).encode(
+        **enc, **({"color": _color(df, color)} if color else {}))
+    layers = [points]
+    for align in ("left", "right"):
+        sub = labels[labels["align"] == align][["label_x", "label_y", label]]
+        if len(sub):
+            layers.append(alt.Chart(sub).mark_text(align=align, fontSize=10, baseline="alphabetic").encode(
+                x=alt.X("label_x:Q", scale=xs), y=alt.Y("label_y:Q", scale=ys),
+                text=f"{label}:N"))
+    return _titled(alt.layer(*layers).properties(height=HEIGHT), title, caption(sources, note))
 
 
 def lines(df: pd.DataFrame, x: str, y: str, series: str | None, *, x_title: str, y_title: str,

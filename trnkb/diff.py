@@ -35,7 +35,7 @@ for f in kb.facts.to_dict("records"):
     key = f'{f["table"]}/{f["id"]}.{f["field"]} [{f["source"]}]'
     try:
         base = v.to_base_units()
-        values[key] = {"text": f"{v.magnitude:g} {v.units:~}".strip(), "base": float(base.magnitude),
+        values[key] = {"text": f"{v.magnitude!r} {v.units}".strip(), "base": float(base.magnitude),
                        "dim": str(base.dimensionality), "kind": f["kind"]}
     except AttributeError:
         values[key] = {"text": str(v), "base": None, "dim": "", "kind": f["kind"]}

@@ -29,7 +29,7 @@ import pint
 
 from trnkb.units import format_number, format_unit
 
-__all__ = ["MAX_COLUMNS", "MISSING", "Table", "fmt_cell", "header", "names", "short_name", "source_links",
+__all__ = ["MAX_COLUMNS", "MISSING", "Table", "fmt_cell", "header", "labels", "names", "short_name", "source_links",
            "table"]
 
 MAX_COLUMNS = 8
@@ -101,6 +101,18 @@ def names(kb, short: bool = True) -> dict[str, str]:
             out.update({i: short_name(n) if short else str(n)
                         for i, n in zip(df["id"], df["name"], strict=True) if not _is_missing(n)})
     return out
+
+
+def labels(ids, kb) -> list[str]:
+    """Chart labels for ``ids``: each row's display name, made unique by its id where two
+    rows share a name (``"... backup switch trays (trn3-nl32x2-switched-pex90144-x8)"``)."""
+    ids = [str(i) for i in ids]
+    known = names(kb)
+    first = {i: known.get(i, i) for i in dict.fromkeys(ids)}
+    count: dict[str, int] = {}
+    for n in first.values():
+        count[n] = count.get(n, 0) + 1
+    return [first[i] if count[first[i]] == 1 else f"{first[i]} ({i})" for i in ids]
 
 
 def source_links(value, page: str = SOURCES_PAGE) -> str:
@@ -185,9 +197,12 @@ def _frame(df: pd.DataFrame) -> pd.DataFrame:
 def _columns_html(df: pd.DataFrame, cols: list[str], kb_names: Mapping[str, str],
                   sources_page: str, percent: Iterable[str], sig: int) -> str:
     pct = set(percent)
-    head = "".join(f'<th scope="col" title="{html.escape(c)}">{html.escape(kb_names[c])}</th>'
-                   if c in kb_names else f'<th scope="col">{html.escape(header(c))}</th>'
-                   for c in cols)
+    def label(c: str) -> str:  # an id column shown as names is headed "name"
+        if c in kb_names:
+            return f'<th scope="col" title="{html.escape(c)}">{html.escape(kb_names[c])}</th>'
+        named = c == "id" and kb_names and any(v in kb_names for v in df[c].dropna())
+        return f'<th scope="col">{"name" if named else html.escape(header(c))}</th>'
+    head = "".join(label(c) for c in cols)
     body = []
     for _, row in df[cols].iterrows():
         cells = []

@@ -50,6 +50,9 @@ _FACT_FIELDS = {
     "preferred": "True for the value the wide tables use.",
     "note": "Remarks.",
     "qualifier": "What the value is of, when it matters.",
+    "density": "dense or sparse for FLOP/s figures (unstated when the source does not say).",
+    "direction": "per-direction or bidirectional for bandwidths (unstated when not said).",
+    "derivation": "For derived values: the formula and every input with its source.",
 }
 
 
@@ -118,6 +121,8 @@ def _plain_facts(kb: KnowledgeBase) -> pd.DataFrame:
         "preferred": facts["preferred"].astype(bool),
         "note": facts["note"].astype(str),
         "qualifier": facts["qualifier"].astype(str),
+        **{c: facts[c].fillna("").astype(str) if c in facts else [""] * len(facts)
+           for c in ("density", "direction", "derivation")},
     })
 
 

@@ -65,6 +65,7 @@ pint.set_application_registry(ureg)
 
 Q_ = ureg.Quantity
 Quantity = ureg.Quantity
+_DIMENSIONLESS = ureg.dimensionless  # one Unit: ``ureg.dimensionless`` parses on every access
 
 
 import pint_pandas  # noqa: E402  (after the registry exists)
@@ -150,8 +151,22 @@ def _check_unit_expression(unit: str, text: str) -> None:
         raise QuantityError(f"cannot read {_show(text)} as a quantity: the unit is incomplete")
 
 
-@functools.lru_cache(maxsize=1024)
 def _units(unit: str, text: str = "") -> pint.Unit:
+    """The Unit of ``unit`` (cached per unit text: pint's parser is slow, and most values
+    share a few units); errors are worded with the whole ``text``."""
+    u = _units_ok(unit)
+    return u if u is not None else _units_uncached(unit, text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _units_ok(unit: str) -> pint.Unit | None:
+    try:
+        return _units_uncached(unit, unit)
+    except QuantityError:
+        return None
+
+
+def _units_uncached(unit: str, text: str = "") -> pint.Unit:
     _check_unit_expression(unit, text or unit)
     try:
         return ureg.parse_units("1 " + unit if unit.startswith("/") else unit)
@@ -199,7 +214,7 @@ def parse(text: str | int | float) -> pint.Quantity:
         if not finite:
             why = "is out of range" if isinstance(text, int) else "is not a finite number"
             raise QuantityError(f"{_show(str(text))} {why}")
-        return Q_(text, "")
+        return Q_(text, _DIMENSIONLESS)
     if not isinstance(text, str):
         raise QuantityError(f"expected a quantity like '144 GB', got {type(text).__name__} "
                             f"{_show(str(text))}")
@@ -217,7 +232,7 @@ def parse(text: str | int | float) -> pint.Quantity:
         raise QuantityError(f"cannot read {_show(text)} as a quantity: {hint} (e.g. '144 GB')")
     value = _number(m.group(1), text)
     unit = text[m.end():].strip()
-    return Q_(value, _units(unit, text) if unit else "")
+    return Q_(value, _units(unit, text) if unit else _DIMENSIONLESS)
 
 
 def has_dimension(q: pint.Quantity, dim: str) -> bool:
@@ -227,10 +242,14 @@ def has_dimension(q: pint.Quantity, dim: str) -> bool:
     return q.dimensionality == target
 
 
+_BINARY = ("kibi", "mebi", "gibi", "tebi", "pebi", "Ki", "Mi", "Gi", "Ti", "Pi")
+
+
+@functools.lru_cache(maxsize=1024)
 def is_binary_prefixed(unit: pint.Unit | str) -> bool:
     """True when the unit string uses a binary prefix (KiB, MiB, GiB, TiB...)."""
-    binary = ("kibi", "mebi", "gibi", "tebi", "pebi", "Ki", "Mi", "Gi", "Ti", "Pi")
-    return any(p in str(unit) for p in binary)
+    text = str(unit)  # pint formats a Unit on every str(): once here, then cached
+    return any(p in text for p in _BINARY)
 
 
 # --------------------------------------------------------------------------- formatting

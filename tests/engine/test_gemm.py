@@ -85,6 +85,18 @@ def test_any_shape_mx_gemm_is_within_the_block_bound(trn3, dtype, weights, shape
     assert (np.abs(r.output - a @ b) <= _bound(a, b, da, db)).all()
 
 
+def test_activations_quantized_on_chip_follow_the_trainium3_rule_and_its_bound(trn3):
+    # nki.isa.quantize_mx: scale 2**(floor(log2 amax) - (E_max - 1)), E_max 8 for E4M3
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((200, 300)), rng.standard_normal((300, 100))
+    r = gemm(trn3, 200, 300, 100, dtype="mxfp8", a=a, b=b, quantize_activations=True)
+    da = _mx_delta(a, 2.0**-4, 448.0, 2.0**-9, 7)
+    db = _mx_delta(b.T, 2.0**-4, 448.0, 2.0**-9, 8).T
+    assert (np.abs(r.output - a @ b) <= _bound(a, b, da, db)).all()
+    floor = gemm(trn3, 200, 300, 100, dtype="mxfp8", a=a, b=b).output
+    assert not np.array_equal(r.output, floor)
+
+
 def test_mx_scales_carry_the_data_wrong_scales_give_a_wrong_product(trn3):
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((128, 256)), rng.standard_normal((256, 64))

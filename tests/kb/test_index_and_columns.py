@@ -122,5 +122,6 @@ def test_conflict_values_read_back_exactly(good_specs):
     for _, c in kb.conflicts.iterrows():
         for col, src in (("preferred", "preferred_source"), ("other", "other_source")):
             vals = kb.values(c["id"], c["field"])
-            assert parse(c[col]) in [v for v, s in zip(vals["value"], vals["source"]) if s == c[src]]
+            same_source = zip(vals["value"], vals["source"], strict=True)
+            assert parse(c[col]) in [v for v, s in same_source if s == c[src]]
     assert set(kb.conflicts["preferred"]) >= {"144 GB"}  # tests/data/good/chips.yaml

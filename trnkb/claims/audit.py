@@ -52,7 +52,8 @@ def _to_trnkb(q: Any) -> Quantity:
         per_s = "[time]" in dims
         mag = q.to("byte/second" if per_s else "byte").magnitude
         return Q_(mag, "byte/s" if per_s else "byte")
-    return Q_(q.to_base_units().magnitude, f"{q.to_base_units().units:~}")
+    base = q.to_base_units()
+    return Q_(base.magnitude, base.units)
 
 
 def mlsysim_value(key: str) -> Quantity | None:

@@ -15,6 +15,8 @@ replaces the entry for a release.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -85,9 +87,19 @@ def changes_since(version: str, claims: list[Claim], path: Path) -> list[Change]
     return out
 
 
+_VERSION = re.compile(r"\d{1,4}(\.\d{1,4}){1,3}((a|b|rc)\d{1,3})?")
+
+
 def record_release(version: str, claims: list[Claim], path: Path,
                    commit: str | None = None) -> None:
-    """Write the current verdicts as release ``version`` (replacing an existing entry)."""
+    """Write the current verdicts as release ``version`` (replacing an existing entry).
+
+    ``version`` is a release number such as ``0.2.0`` or ``1.0.0rc1``; anything else is a
+    ``ValueError`` (the history is a file of the repository, not a scratch pad).
+    """
+    if not isinstance(version, str) or not _VERSION.fullmatch(version):
+        shown = str(version)[:40] + ("..." if len(str(version)) > 40 else "")
+        raise ValueError(f"--record: {shown!r} is not a release number (e.g. 0.2.0)")
     rels = [r for r in read_history(path) if str(r["version"]) != str(version)]
     entry: dict[str, Any] = {"version": str(version)}
     if commit:

@@ -39,7 +39,7 @@ import pint
 
 from trnkb.claims.operations import ClaimError, Inputs
 from trnkb.qtypes import Quantity
-from trnkb.units import Q_
+from trnkb.units import Q_, format_quantity, format_unit
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
@@ -173,13 +173,13 @@ def evaluate_measured(item: dict[str, Any], kb: KnowledgeBase, claimed: Quantity
         return None, "unverifiable", f"the workload layer could not answer: {msg}", []
     inputs: Inputs = [{"workload": spec.get("call"), "args": dict(spec.get("args") or {}),
                "metric": spec["metric"], "low": lo.magnitude, "high": hi.magnitude,
-               "unit": f"{lo.units:~}"}]
+               "unit": format_unit(lo.units)}]
     x = claimed.to(lo.units).magnitude
     if lo.magnitude <= x <= hi.magnitude:
         return (lo, hi), "supported", "", inputs
     nearest = lo if x < lo.magnitude else hi
     gap = (x - nearest.magnitude) / nearest.magnitude if nearest.magnitude else float("nan")
     side = "below" if x < lo.magnitude else "above"
-    return (lo, hi), "contradicted", (f"measured {claimed:~.4g} is {side} the predicted "
-                                      f"range {lo:~.4g} to {hi:~.4g} ({gap:+.0%} from the "
+    return (lo, hi), "contradicted", (f"measured {format_quantity(claimed)} is {side} the predicted "
+                                      f"range {format_quantity(lo)} to {format_quantity(hi)} ({gap:+.0%} from the "
                                       f"nearest end)"), inputs

@@ -15,6 +15,7 @@ from trnkb.claims.core import VERDICTS, Claim, validate_claims
 from trnkb.claims.coverage import coverage_markdown, coverage_path
 from trnkb.claims.diagnose import category, diagnose
 from trnkb.claims.history import changes_markdown, history_path
+from trnkb.units import format_quantity
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
@@ -42,8 +43,8 @@ def tools_table(claims: list[Claim], kb: KnowledgeBase) -> pd.DataFrame:
         rows.append({"tool": TOOL_NAMES.get(str(name), name),
                      "version": str(c.tool.get("version", ""))[:12], "file": c.tool.get("file"),
                      "key": c.tool.get("key"), "kb_field": field,
-                     "tool_value": "" if c.claimed is None else f"{c.claimed:~.5g}",
-                     "kb_value": "" if c.computed is None else f"{c.computed:~.5g}",
+                     "tool_value": "" if c.claimed is None else format_quantity(c.claimed, sig=5),
+                     "kb_value": "" if c.computed is None else format_quantity(c.computed, sig=5),
                      "gap": gap, "verdict": c.verdict,
                      "why": diagnose(c, kb) if c.verdict == "contradicted" else c.reason,
                      "id": c.id})

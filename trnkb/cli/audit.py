@@ -19,6 +19,7 @@ def mlsysim_command(
     with both sources."""
     import trnkb
     from trnkb.claims.audit import MissingTool, audit_mlsysim
+    from trnkb.units import format_quantity
 
     kb = trnkb.load()
     try:
@@ -30,8 +31,8 @@ def mlsysim_command(
         print(json.dumps({"mlsysim": version, "compared": len(rows), "disagree": len(bad),
                           "rows": [{"claim": r.claim, "mlsysim_key": r.key,
                                     "kb_field": r.kb_field,
-                                    "mlsysim": None if r.tool_value is None else f"{r.tool_value:~.6g}",
-                                    "kb": f"{r.kb_value:~.6g}", "kb_source": r.kb_source,
+                                    "mlsysim": None if r.tool_value is None else format_quantity(r.tool_value, sig=6),
+                                    "kb": format_quantity(r.kb_value, sig=6), "kb_source": r.kb_source,
                                     "agrees": r.agrees, "changed_since_recorded": r.changed,
                                     "why": r.diagnosis} for r in (rows if all_rows else bad)]},
                          indent=2))
@@ -39,7 +40,7 @@ def mlsysim_command(
     print(f"mlsysim {version}: {len(rows)} constants compared, {len(bad)} disagree with the KB")
     for r in rows if all_rows else bad:
         mark = "ok  " if r.agrees else "DIFF"
-        tv = "missing" if r.tool_value is None else f"{r.tool_value:~.6g}"
+        tv = "missing" if r.tool_value is None else format_quantity(r.tool_value, sig=6)
         print(f"{mark} {r.kb_field}: mlsysim {tv} (mlsysim/hardware/data/cloud/"
               f"{r.key.split(':')[0]}.yaml {r.key.split(':')[1]}) vs KB {r.kb_value:~.6g} "
               f"({r.kb_source})" + (f" -- {r.diagnosis}" if r.diagnosis else "")

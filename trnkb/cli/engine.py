@@ -69,7 +69,9 @@ def _print(res: Result, as_json: bool) -> None:
     t = Table(title=f"{res.kernel} on {res.chip} ({res.dtype})", show_header=False)
     t.add_row("time", f"{res.seconds.to('us').magnitude:,.1f} µs")
     t.add_row("achieved", f"{res.achieved.to('TFLOPS').magnitude:,.1f} TFLOP/s")
-    t.add_row("peak (one core)", f"{res.peak.to('TFLOPS').magnitude:,.1f} TFLOP/s")
+    n = res.chip_figures.get("cores", 1)
+    t.add_row("peak (one core)" if n == 1 else f"peak ({n} cores)",
+              f"{res.peak.to('TFLOPS').magnitude:,.1f} TFLOP/s")
     t.add_row("utilization", f"{res.utilization:.1%}")
     t.add_row("bound by (critical path)", res.bound_by)
     t.add_row("busiest engine", res.busiest)
@@ -81,8 +83,10 @@ def _print(res: Result, as_json: bool) -> None:
         if isinstance(v, float):
             t.add_row(key.replace("_", " "), f"{v:,.4g}")
     for e, v in res.busy.items():
-        cyc = f" ({d['cycles'][e]:,} cycles)" if e in d["cycles"] else ""
-        t.add_row(f"busy {e}", f"{v.to('us').magnitude:,.1f} µs{cyc}")
+        cyc = (f" ({d['cycles'][e]:,} cycles{' per core' if n > 1 else ''})"
+               if e in d["cycles"] else "")
+        t.add_row(f"busy {e}" + (" (sum over cores)" if n > 1 else ""),
+                  f"{v.to('us').magnitude:,.1f} µs{cyc}")
     for level, b in res.bytes.items():
         t.add_row(f"bytes {level}", f"{b.to('MB').magnitude:,.2f} MB")
     if res.error is not None:

@@ -66,7 +66,7 @@ def chip_values(kb: KnowledgeBase, ids: Sequence[str] | None = None,
     sub = sub.assign(
         chip=sub["id"].map(_names(kb)), name=sub["id"].map(_short(kb)),
         vendor=sub["id"].map(_vendors(kb)),
-        unit=[TABLES["chips"].field(x).unit for x in sub["field"]],
+        unit=[unit_str(TABLES["chips"].field(x).unit) for x in sub["field"]],
         order=[ids.index(i) * len(fields) + fields.index(x) for i, x in zip(sub["id"], sub["field"], strict=True)],
     )
     return sub.sort_values("order")[LONG_COLUMNS].reset_index(drop=True)

@@ -16,10 +16,12 @@ from trnkb.units import Q_
 
 
 def unit_str(unit) -> str:
-    """A unit as analysts write it: ``TB/s``, ``Gbit/s``, ``PFLOPS``, ``FLOP/byte``."""
+    """A unit as analysts write it: ``TB/s``, ``Gbit/s``, ``PFLOP/s``, ``FLOP/B``; a rate per
+    watt stays ``TFLOPS/W`` (one slash reads better than ``TFLOP/s/W``)."""
     s = f"{Q_(1, unit).units:~P}"
     s = re.sub(r"\bflops\b", "FLOPS", re.sub(r"flops\b", "FLOPS", s))
     s = re.sub(r"flop\b", "FLOP", s)
+    s = re.sub(r"\b([kMGTPE]?)FLOPS\b(?!\s*/)", r"\1FLOP/s", s)
     return re.sub(r"\b([kMGTP]?)b\b", r"\1bit", s)
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -108,12 +109,22 @@ def plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
     """Choose orientation, block shape, K grouping and residency for C[m, n] = A[m, k] B[k, n].
 
     ``max_groups`` bounds the DMA groups the simulation issues (default ``MAX_STEPS``);
-    ``tune`` simulates the best candidates of small problems and keeps the fastest.
+    ``tune`` simulates the best candidates of small problems and keeps the fastest. Plans
+    are cached per core and arguments (as a kernel library keeps its tuned configurations).
     """
-    budget = MAX_STEPS if max_groups is None else max_groups
     for name, v in (("m", m), ("k", k), ("n", n)):
         if not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name}={v!r}: GEMM sizes must be integers >= 1")
+    return _plan_gemm(core, int(m), int(k), int(n), dtype, weight_dtype,
+                      bool(quantize_activations), orientation, max_groups, tune)
+
+
+@lru_cache(maxsize=512)
+def _plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
+              weight_dtype: str | None = None, quantize_activations: bool | None = None,
+              orientation: str = "auto", max_groups: int | None = None,
+              tune: bool = True) -> GemmPlan:
+    budget = MAX_STEPS if max_groups is None else max_groups
     mx = dtype in MX_DTYPES
     pack = core.pack(dtype)  # raises for MX on Trainium2
     wdt = weight_dtype or dtype
@@ -355,13 +366,20 @@ def _pad_k(x: np.ndarray, k_to: int) -> np.ndarray:
     return out
 
 
+@lru_cache(maxsize=16)
+def _lut32(element) -> np.ndarray:
+    """Every code of an element format (2**bits of them) decoded to float32 (exact)."""
+    return decode_element(np.arange(2 ** element.bits, dtype=np.uint8),
+                          element).astype(np.float32)
+
+
 def mx_values(q: MXTensor) -> np.ndarray:
     """The values of an MX tensor in float32: element x 2**(scale - 127), NaN for scale 0xFF.
 
     Exact in float32 (a power-of-two multiple of an element) unless the scale exceeds
     2**120 or so and the product overflows float32's range, which no real tensor does.
     """
-    vals = decode_element(q.codes, q.element).astype(np.float32)
+    vals = _lut32(q.element)[q.codes]
     s = q.scales.astype(np.int32)
     f = np.ldexp(np.float32(1.0), s - 127).astype(np.float32)
     f = np.where(s == 255, np.float32(np.nan), f)
@@ -369,7 +387,8 @@ def mx_values(q: MXTensor) -> np.ndarray:
     return (blocks * f[..., None]).reshape(q.codes.shape)
 
 
-def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed, fast: bool = False):
+def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed, fast: bool = False,
+                on_chip_quantize: bool = False):
     """The inputs as float64 references and as the values TensorE multiplies.
 
     Returns ``(a64, b64, aq, bq, scale)``: bf16-rounded, fp8 per-tensor scaled
@@ -377,6 +396,8 @@ def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed, fast: bool = False):
     K zero-padded to a multiple of 32). ``a`` (m, k) and ``b`` (k, n) may be given as
     :class:`MXTensor` (quantized along K; ``b`` then has shape (n, k)); their scale bytes
     are used as they are. ``fast`` keeps the reference inputs in float32 (no float64 copy).
+    ``on_chip_quantize``: A is quantized by Trainium3's ``quantize_mx`` rule (a scale twice
+    the OCP one; the Neuron docs state it for MXFP8), not the OCP FLOOR rule.
     """
     rng = np.random.default_rng(seed)
     mx = dtype in MX_DTYPES
@@ -403,8 +424,10 @@ def gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed, fast: bool = False):
         aq, bq = round_to(a64 / sa, "fp8"), round_to(b64 / sb, "fp8")
         scale = float(np.float32(sa * sb))
     else:
-        aq = mx_values(a if a_mx else quantize_mx(_pad_k(a64, kp), dtype))
-        bt = mx_values(b if b_mx else quantize_mx(_pad_k(b64.T, kp), weight_dtype or dtype))
+        mode = "trn3" if on_chip_quantize and dtype == "mxfp8" else "floor"
+        aq = mx_values(a if a_mx else quantize_mx(_pad_k(a64, kp), dtype, scale_mode=mode))
+        bt = mx_values(b if b_mx else quantize_mx(_pad_k(np.ascontiguousarray(b64.T), kp),
+                                                  weight_dtype or dtype))
         aq, bq = aq[:, :k], bt[:, :k].T
     return a64, b64, aq, bq, scale
 
@@ -461,7 +484,8 @@ def gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16", execute:
     scale = 1.0
     if execute:
         a64, b64, aq, bq, scale = gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed,
-                                              fast=not reference)
+                                              fast=not reference,
+                                              on_chip_quantize=bool(plan.quantize))
     tl = Timeline(core, execute=False)
     for _ in gemm_program(tl, plan, scale, progress):
         pass

@@ -32,7 +32,7 @@ class Result:
     seconds : makespan (s), including the last DMA's fixed latency.
     busy : per engine, the time it was busy (s); ``dma`` is the time the core's DMA
         engines were moving data (summed over cores in a chip run).
-    cycles : per compute engine, busy time x its clock.
+    cycles : per compute engine, busy time x its clock (per core: averaged in a chip run).
     flops : useful FLOPs of the operation (2mnk for GEMM).
     peak : derived peak of the cores used, from :func:`trnkb.calc.flops.peak_flops`.
     bytes : moved per level: ``hbm`` (DMA to/from HBM), ``sbuf`` and ``psum``.

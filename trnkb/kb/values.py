@@ -60,6 +60,24 @@ def _unit(text: str):
     return ureg.parse_units(text) if text else ureg.dimensionless
 
 
+_UNIT_FAMILY: dict[tuple, str | None] = {}
+_NO_UNIT = ureg.dimensionless  # a plain number (``%`` is a unit here)
+
+
+def _value_problem(f: Field, q) -> str | None:
+    """:func:`trnkb.schema.value_problem`, remembered per (dimension, unit) for quantities
+    (for them the answer depends on nothing else; pint makes it costly to compute)."""
+    if f.kind == "count" and q.units == _NO_UNIT and (
+            not f.integer or float(q.magnitude).is_integer()):
+        return None  # the common case, decided without pint's registry look-ups
+    if f.kind != "quantity":
+        return value_problem(f, q)
+    key = (f.dim, q.units)
+    if key not in _UNIT_FAMILY:
+        _UNIT_FAMILY[key] = value_problem(f, q)
+    return _UNIT_FAMILY[key]
+
+
 def parse_value(f: Field, raw, ctx: Ctx, line: int, where: str):
     """Return (value, magnitude_in_display_unit, unit_as_written, canonical_unit) or None
     after recording an error."""
@@ -86,7 +104,7 @@ def parse_value(f: Field, raw, ctx: Ctx, line: int, where: str):
         ctx.err(line, where, f"wrong dimension: {raw!r} is {got}, expected "
                              f"{want or 'a plain count'} (e.g. {f.unit or 'a number'})")
         return None
-    problem = value_problem(f, q)  # counts: plain whole numbers; quantities: unit family
+    problem = _value_problem(f, q)  # counts: plain whole numbers; quantities: unit family
     if problem:
         ctx.err(line, where, problem)
         return None

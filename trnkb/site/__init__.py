@@ -44,6 +44,14 @@ __all__ = ["build", "external_resources", "pages"]
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def shipped(name: str) -> Path:
+    """``docs`` or ``notebooks``: packaged in the wheel (``trnkb/_site/NAME``), else the checkout's."""
+    packaged = Path(__file__).resolve().parents[1] / "_site" / name
+    return packaged if packaged.is_dir() else REPO / name
+
+
 # Docstring markup slips in the API reference are printed but do not fail the build;
 # everything else (broken cross-references, bad notebooks, bad generated pages) does.
 DOWNLOAD_FORMATS = ("csv", "parquet", "json")
@@ -138,9 +146,9 @@ def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> N
         index.write_text(text.replace(landing.MARKER, landing.landing(kb, nbs, src)), encoding="utf-8")
 
 
-def build(out: str | Path = "build/site", docs: str | Path = REPO / "docs",
-          notebooks: str | Path | None = REPO / "notebooks", specs: str | Path | None = None,
-          strict: bool = True) -> Path:
+def build(out: str | Path = "build/site", docs: str | Path = shipped("docs"),
+          notebooks: str | Path | None = shipped("notebooks"), specs: str | Path | None = None,
+          strict: bool = True, progress: bool = False) -> Path:
     """Build the site into ``out`` and return the path of its ``index.html``.
 
     Parameters
@@ -153,6 +161,8 @@ def build(out: str | Path = "build/site", docs: str | Path = REPO / "docs",
         Spec directory for the generated pages; default the shipped specs.
     strict : bool
         Fail on Sphinx warnings other than :data:`TOLERATED_WARNINGS`.
+    progress : bool
+        Print each step on stderr as it starts (the command line does).
     """
     from sphinx.cmd.build import build_main
 
@@ -161,11 +171,16 @@ def build(out: str | Path = "build/site", docs: str | Path = REPO / "docs",
     src = out.parent / f"{out.name}-src"
     outdir.check(out, kb.path)
     outdir.check(src, kb.path)
+    def step(n: int, what: str) -> None:
+        if progress:
+            print(f"site: [{n}/4] {what}", file=sys.stderr, flush=True)
+    step(1, "staging pages, notebooks and the explorer")
     stage(outdir.claim(src, kb.path), kb, Path(docs), Path(notebooks) if notebooks else None)
     outdir.claim(out, kb.path)
     log = src / "warnings.txt"
     args = ["-b", "html", "-q", "-E", "-w", str(log), "-d", str(src / ".doctrees"),
             str(src), str(out)]
+    step(2, "rendering with Sphinx (about a minute)")
     console = io.StringIO()  # Sphinx echoes every warning; the log file keeps them all
     with warnings.catch_warnings(), contextlib.redirect_stderr(console):
         warnings.simplefilter("ignore", DeprecationWarning)  # extensions' notices about Sphinx 11
@@ -184,12 +199,14 @@ def build(out: str | Path = "build/site", docs: str | Path = REPO / "docs",
         print(w, file=sys.stderr)
     # pydata-sphinx-theme copies one of its Jinja templates into _static; it is not a page.
     (out / "_static" / "webpack-macros.html").unlink(missing_ok=True)
+    step(3, "writing the downloads (" + ", ".join(DOWNLOAD_FORMATS) + ")")
     for fmt in DOWNLOAD_FORMATS:  # the downloads page links these files
         export.export(kb, out / "data" / fmt, fmt)
     sources = all_sources(kb)
     ids = {sid: sid for sid in sources["id"]}
     ids.update({url: sid for sid, url in zip(sources["id"], sources["url"], strict=True)
                 if url in SEEDS})
+    step(4, "linking sources and checking the pages")
     fixed = post.finish(out, ids)
     raw = {k.split(":", 1)[1]: v for k, v in fixed.items() if k.startswith("pages:")}
     if raw:
@@ -205,13 +222,13 @@ def build(out: str | Path = "build/site", docs: str | Path = REPO / "docs",
 def main(
     out: Annotated[Path, typer.Argument(help="Output directory.")] = Path("build/site"),
     specs: Annotated[Path | None, typer.Option(help="Spec directory (default: shipped).")] = None,
-    notebooks: Annotated[Path, typer.Option(help="Executed notebooks.")] = REPO / "notebooks",
+    notebooks: Annotated[Path, typer.Option(help="Executed notebooks.")] = shipped("notebooks"),
     strict: Annotated[bool, typer.Option(help="Fail on Sphinx warnings.")] = True,
 ) -> None:
     """Build the static site into OUT (only ever clearing directories it created)."""
     try:
-        index = build(out, specs=specs, notebooks=notebooks, strict=strict)
-    except (outdir.UnsafeOutput, SpecError, RuntimeError) as e:
+        index = build(out, specs=specs, notebooks=notebooks, strict=strict, progress=True)
+    except (outdir.UnsafeOutput, SpecError, RuntimeError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         raise typer.Exit(1) from None
     print(f"site: {index}")

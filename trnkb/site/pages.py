@@ -117,9 +117,11 @@ def bibliography(kb: KnowledgeBase) -> str:
             f'<td class="num">{int(cited.get(s.id, 0)):,}</td></tr>')
     head = "".join(f'<th scope="col">{h}</th>' for h in
                    ("source id", "title", "publisher", "date", "kind", "URL", "values", "claims"))
+    widths = (15, 25, 13, 9, 7, 23, 4, 4)  # percent of the page; URLs wrap inside theirs
+    cols = "".join(f'<col style="width:{w}%">' for w in widths)
     table = (f'<div class="trnkb-tables"><div class="trnkb-table-wrap"><table class="trnkb-table '
-             f'trnkb-sources"><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
-             "</table></div></div>")
+             f'trnkb-sources"><colgroup>{cols}</colgroup><thead><tr>{head}</tr></thead>'
+             f'<tbody>{"".join(rows)}</tbody></table></div></div>')
     return ("# Sources\n\nEvery source the knowledge base cites (`specs/sources.yaml`), "
             f"{len(rows)} in all. Every source id on this site links to its row here. "
             "`values` counts the spec values that cite the source and `claims` the published "
@@ -160,7 +162,8 @@ def _why(row) -> str:
 def claims_page(kb: KnowledgeBase) -> str:
     """MyST page: every claim of ``specs/claims.yaml``, contradicted first, then unverifiable,
     then supported, each with its statement in full and the reason for its verdict."""
-    df = claims.claims_table(claims.validate_claims(kb))
+    claim_list = claims.validate_claims(kb)
+    df = claims.claims_table(claim_list)
     df = df.assign(why=[_why(r) for r in df.itertuples(index=False)])
     counts = df["verdict"].value_counts()
     order = ("contradicted", "unverifiable", "supported")
@@ -180,6 +183,10 @@ def claims_page(kb: KnowledgeBase) -> str:
                     _block(display.table(sub, sources_page=HERE, max_columns=7,
                                          max_rows=10**6 if verdict == "contradicted" else 25,
                                          summary=f"{len(sub)} {verdict} claims").html)]
+    # what was and was not checked: seed coverage, verdicts over time, other tools
+    from trnkb.claims.views import page_sections
+
+    out.append(page_sections(kb, claim_list))
     return "\n".join(out)
 
 
