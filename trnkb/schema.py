@@ -19,6 +19,11 @@ import datetime
 import re
 from dataclasses import dataclass, field
 
+__all__ = ["ID_PATTERN", "VALUE_KINDS", "SOURCE_KINDS", "STATUSES", "Field", "Table", "NAME",
+           "VENDOR", "NOTES", "CHIPS", "PACKAGES", "HBM", "RACKS", "NETWORK", "DATACENTER",
+           "CORES", "FABRICS", "MODELS", "PRICES", "TABLES", "SOURCE_FIELDS", "UNIT_FAMILIES",
+           "FIRST_SOURCE_YEAR", "value_problem", "date_problem", "pandera_schema"]
+
 ID_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 VALUE_KINDS = ("reported", "estimate", "derived")
 SOURCE_KINDS = ("vendor", "analyst", "press", "seed", "derived", "paper")

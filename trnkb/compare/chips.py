@@ -14,6 +14,10 @@ from trnkb.display import short_name
 from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES
 
+__all__ = ["PRECISIONS", "CHIP_FIELDS", "LONG_COLUMNS", "HEADLINE", "accelerators", "chip_values",
+           "DERIVED", "ridge_point", "flops_per_watt", "comparison", "wide", "columns",
+           "standing", "LANE_MEDIA", "lane_budget", "rack_skus"]
+
 # Dense peak rates, lowest precision last; sparse rates are never mixed in.
 PRECISIONS = ("dense_fp32", "dense_tf32", "dense_bf16", "dense_fp8", "dense_mxfp8",
               "dense_int8", "dense_mxfp6", "dense_mxfp4", "dense_fp4")

@@ -11,6 +11,8 @@ from trnkb.calc import network
 from trnkb.compare.tables import fmt, sources_of
 from trnkb.kb import KnowledgeBase
 
+__all__ = ["hop_histograms", "graph_layout", "port_speeds", "fabric_sweep", "tor_fabrics"]
+
 
 def hop_histograms(fabrics: Iterable) -> pd.DataFrame:
     """Chip pairs per hop count for each :class:`trnkb.topology.Fabric`, long:

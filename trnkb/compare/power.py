@@ -10,6 +10,8 @@ from trnkb.calc import power, tco
 from trnkb.compare.chips import accelerators
 from trnkb.kb import KnowledgeBase
 
+__all__ = ["PUE_FIELD", "chips_per_mw", "campus_power", "tco_sweep"]
+
 PUE_FIELD = "pue_peak"  # design-day PUE: the sources give it for every archetype
 
 

@@ -14,6 +14,8 @@ from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES
 from trnkb.units import Q_
 
+__all__ = ["unit_str", "fmt", "magnitudes", "rows", "sources_of", "cited", "conflicts", "profile"]
+
 
 def unit_str(unit) -> str:
     """A unit as analysts write it: ``TB/s``, ``Gbit/s``, ``PFLOP/s``, ``FLOP/B``; a rate per
