@@ -35,7 +35,7 @@ def memory_view(kb: KnowledgeBase, chips: Sequence[str] | None = None) -> pd.Dat
     if chips is not None:
         hbm = hbm.set_index("chip").loc[[c for c in chips if c in set(hbm["chip"])]].reset_index()
 
-    def mag(row, field, unit):
+    def mag(row: str, field: str, unit: str) -> float | None:
         v = kb.get(row, field)
         return float(v.to(unit).magnitude) if v is not None else None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 import pint
@@ -17,7 +18,7 @@ from trnkb.units import Q_
 __all__ = ["unit_str", "fmt", "magnitudes", "rows", "sources_of", "cited", "conflicts", "profile"]
 
 
-def unit_str(unit) -> str:
+def unit_str(unit: Any) -> str:
     """A unit as analysts write it: ``TB/s``, ``Gbit/s``, ``PFLOP/s``, ``FLOP/B``; a rate per
     watt stays ``TFLOPS/W`` (one slash reads better than ``TFLOP/s/W``)."""
     s = f"{Q_(1, unit).units:~P}"
@@ -27,7 +28,7 @@ def unit_str(unit) -> str:
     return re.sub(r"\b([kMGTP]?)b\b", r"\1bit", s)
 
 
-def fmt(value, digits: int = 4) -> str:
+def fmt(value: Any, digits: int = 4) -> str:
     """A value as prose, ``digits`` significant digits, no exponent: ``144 GB``,
     ``1.2 TB/s``, ``20,000 TFLOPS``, ``8`` (counts); text unchanged."""
     if isinstance(value, pint.Quantity):
