@@ -20,7 +20,7 @@ import shutil
 import sys
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import nbformat
 import typer
@@ -100,11 +100,11 @@ def external_resources(site: Path) -> list[str]:
 def _is_nav_link(html: str, url: str) -> bool:
     # <link rel="index"/"search"/"next"...> are navigation hints, never fetched.
     m = re.search(r"<link\b[^>]*href=[\"']" + re.escape(url) + r"[\"'][^>]*>", html)
-    return bool(m) and not re.search(r"rel=[\"'](stylesheet|preload|modulepreload|icon|"
+    return m is not None and not re.search(r"rel=[\"'](stylesheet|preload|modulepreload|icon|"
                                      r"shortcut icon|preconnect|dns-prefetch|manifest)[\"']", m.group(0))
 
 
-def _is_answer(cell) -> bool:
+def _is_answer(cell: Any) -> bool:
     return any("**Answer.**" in str(o.get("data", {}).get("text/markdown", ""))
                for o in cell.get("outputs", []))
 
@@ -116,7 +116,7 @@ def answer_first(text: str) -> str:
     they print something), and the answer cell shows only its output, so a page opens
     with the question and the answer. The committed notebook keeps every cell.
     """
-    nb = nbformat.reads(text, as_version=4)
+    nb = nbformat.reads(text, as_version=4)  # type: ignore[no-untyped-call]
     answer = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and _is_answer(c)), None)
     if answer is None:
         return text
@@ -126,7 +126,7 @@ def answer_first(text: str) -> str:
         tags = set(c.metadata.get("tags", []))
         tags.add("remove-input" if c.get("outputs") else "remove-cell")
         c.metadata["tags"] = sorted(tags)
-    return nbformat.writes(nb)
+    return str(nbformat.writes(nb))  # type: ignore[no-untyped-call]
 
 
 def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> None:
