@@ -16,7 +16,6 @@ replaces the entry for a release.
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
