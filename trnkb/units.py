@@ -25,8 +25,11 @@ import functools
 import math
 import re
 from importlib import resources
+from pathlib import Path
+from typing import Any
 
 import pint
+from pint.facets.plain import PlainUnit
 
 __all__ = [
     "DIMENSIONS", "Q_", "Quantity", "QuantityError", "format_number", "format_quantity",
@@ -40,7 +43,7 @@ class QuantityError(ValueError):
     """Text that is not ``<number> <unit>``: unknown unit, arithmetic, nan, no number..."""
 
 
-def _cache_folder():
+def _cache_folder() -> Path | None:
     """pint's own disk cache of parsed definitions (keyed by the files' content hash), in
     trnkb's user cache directory (:func:`trnkb.cache.cache_dir`); None parses every time."""
     from trnkb.cache import cache_dir
@@ -48,7 +51,7 @@ def _cache_folder():
     return cache_dir(f"pint-{pint.__version__}")
 
 
-def _make_registry() -> pint.UnitRegistry:
+def _make_registry() -> pint.UnitRegistry[Any]:
     path = resources.files("trnkb").joinpath("data", UNITS_FILE)
     with resources.as_file(path) as p:
         folder = _cache_folder()
@@ -60,8 +63,8 @@ def _make_registry() -> pint.UnitRegistry:
         return pint.UnitRegistry(str(p))
 
 
-ureg: pint.UnitRegistry = _make_registry()
-pint.set_application_registry(ureg)
+ureg: pint.UnitRegistry[Any] = _make_registry()
+pint.set_application_registry(ureg)  # type: ignore[no-untyped-call]
 
 Q_ = ureg.Quantity
 Quantity = ureg.Quantity
@@ -115,6 +118,7 @@ def _check_unit_expression(unit: str, text: str) -> None:
             bad = unit[pos:].strip()[:1]
             raise QuantityError(f"cannot read {_show(text)} as a quantity: unexpected {bad!r} in "
                                 f"the unit (a unit is words with *, / and **n, no arithmetic)")
+        assert m.lastgroup is not None  # every alternative of _TOKEN is a named group
         kind, tok = m.lastgroup, m.group(m.lastgroup)
         pos = m.end()
         if kind == "word":
@@ -140,13 +144,14 @@ def _check_unit_expression(unit: str, text: str) -> None:
             operand = True
         elif kind == "pow":
             e = _TOKEN.match(unit, pos)
-            if operand or powered or not e or e.lastgroup != "int" or abs(int(e.group("int"))) > MAX_EXPONENT:
+            if (operand or powered or not e or e.lastgroup != "int"
+                    or abs(int(e.group("int"))) > MAX_EXPONENT):
                 raise QuantityError(f"cannot read {_show(text)} as a quantity: '**' takes a whole "
                                     f"number from -{MAX_EXPONENT} to {MAX_EXPONENT}")
             pos, powered = e.end(), True
         else:  # a number inside the unit: arithmetic on numbers is not a quantity
-            raise QuantityError(f"cannot read {_show(text)} as a quantity: a number inside the unit "
-                                f"(write one plain number, then the unit)")
+            raise QuantityError(f"cannot read {_show(text)} as a quantity: a number inside the "
+                                f"unit (write one plain number, then the unit)")
     if operand or depth:
         raise QuantityError(f"cannot read {_show(text)} as a quantity: the unit is incomplete")
 
@@ -189,7 +194,7 @@ def _number(token: str, text: str) -> int | float:
     return value
 
 
-def parse(text: str | int | float) -> pint.Quantity:
+def parse(text: str | int | float) -> pint.Quantity[Any]:
     """Parse ``"144 GB"`` into a Quantity of this registry (a bare number is dimensionless).
 
     Only ``<plain decimal number> <unit expression>`` or a bare number is accepted: the
@@ -219,7 +224,8 @@ def parse(text: str | int | float) -> pint.Quantity:
         raise QuantityError(f"expected a quantity like '144 GB', got {type(text).__name__} "
                             f"{_show(str(text))}")
     if len(text) > MAX_TEXT:
-        raise QuantityError(f"quantity of {len(text):,} characters (limit {MAX_TEXT}): {_show(text)}")
+        raise QuantityError(f"quantity of {len(text):,} characters (limit {MAX_TEXT}): "
+                            f"{_show(text)}")
     if not text.strip():
         raise QuantityError("empty quantity; write e.g. '144 GB'")
     stripped = text.strip()
@@ -235,7 +241,7 @@ def parse(text: str | int | float) -> pint.Quantity:
     return Q_(value, _units(unit, text) if unit else _DIMENSIONLESS)
 
 
-def has_dimension(q: pint.Quantity, dim: str) -> bool:
+def has_dimension(q: pint.Quantity[Any], dim: str) -> bool:
     """True when ``q`` has the dimensionality named in :data:`DIMENSIONS` (or a raw one)."""
     want = DIMENSIONS.get(dim, dim)
     target = ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality
@@ -257,7 +263,7 @@ def is_binary_prefixed(unit: pint.Unit | str) -> bool:
 _SYMBOL_OVERRIDES = {"lane": "lane", "lanes": "lane", "year": "year"}  # pint: "lanes", "a"
 
 
-def _to_unit(unit) -> pint.Unit:
+def _to_unit(unit: PlainUnit | pint.Quantity[Any] | str) -> PlainUnit:
     if isinstance(unit, pint.Quantity):
         return unit.units
     if isinstance(unit, str):
@@ -266,11 +272,11 @@ def _to_unit(unit) -> pint.Unit:
 
 
 @functools.lru_cache(maxsize=1024)
-def _format_unit_cached(unit: pint.Unit) -> str:
-    terms: dict[str, float] = {}
+def _format_unit_cached(unit: PlainUnit) -> str:
+    terms: dict[str, Any] = {}  # symbol -> exponent (pint's int, float or Fraction)
     order: list[str] = []
 
-    def add(symbol: str, exp: float) -> None:
+    def add(symbol: str, exp: Any) -> None:
         if symbol not in terms:
             order.append(symbol)
             terms[symbol] = 0
@@ -299,7 +305,7 @@ def _format_unit_cached(unit: pint.Unit) -> str:
     return text
 
 
-def format_unit(unit: pint.Unit | pint.Quantity | str) -> str:
+def format_unit(unit: PlainUnit | pint.Quantity[Any] | str) -> str:
     """The unambiguous symbol string of a unit, the one written everywhere.
 
     Bits are ``bit`` (``Gbit/s``; pint's ``Gb`` is a gilbert), compute rates ``FLOP/s``
@@ -315,7 +321,7 @@ def format_unit(unit: pint.Unit | pint.Quantity | str) -> str:
     return _format_unit_cached(u)
 
 
-def format_number(x, sig: int = 4) -> str:
+def format_number(x: Any, sig: int = 4) -> str:
     """A number for people: ``sig`` significant digits, thousands separators, no exponent.
 
     The integer part is never replaced by zeros (``123456.7`` is ``123,457``, not
@@ -347,7 +353,7 @@ def format_number(x, sig: int = 4) -> str:
     return "0" if text in ("-0", "") else text
 
 
-def format_quantity(q, sig: int = 4) -> str:
+def format_quantity(q: Any, sig: int = 4) -> str:
     """A quantity for people: ``"2,517 TFLOP/s"``, ``"144 GiB"``, ``"8"`` (counts).
 
     Text passes through unchanged; bare numbers are formatted by :func:`format_number`.
