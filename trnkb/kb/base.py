@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from trnkb.kb.tables import plain_columns
 from trnkb.kb.values import suggest
+
+__all__ = ["PROVENANCE_KEYS", "KnowledgeBase"]
 
 PROVENANCE_KEYS = ("source", "locator", "kind", "note", "qualifier", "file", "line", "density",
                    "direction", "derivation")
@@ -41,7 +44,8 @@ class KnowledgeBase:
 
     def __init__(self, path: Path, facts: pd.DataFrame, sources: pd.DataFrame,
                  tables: Mapping[str, pd.DataFrame | Callable[[], pd.DataFrame]],
-                 conflicts: pd.DataFrame, row_ids: Mapping[str, list[str]] | None = None):
+                 conflicts: pd.DataFrame, row_ids: Mapping[str, list[str]] | None = None
+                 ) -> None:
         # ``tables`` values may be builders, called on first use (pint-pandas columns are
         # costly to make and many programs never ask for a wide table); ``row_ids`` then
         # gives each table's ids in order.
@@ -50,7 +54,7 @@ class KnowledgeBase:
         self.sources = sources
         self._tables = dict(tables)
         self.conflicts = conflicts
-        self.memo: dict = {}
+        self.memo: dict[Any, Any] = {}
         self._row_ids = {n: list(i) for n, i in row_ids.items()} if row_ids is not None else {
             n: list(self._wide(n)["id"]) for n in self._tables}
         self._build_index()
@@ -63,7 +67,7 @@ class KnowledgeBase:
 
     def _build_index(self) -> None:
         cols = ["id", "field", "preferred", "value", *PROVENANCE_KEYS]
-        self._preferred: dict[tuple[str, str], dict] = {}
+        self._preferred: dict[tuple[str, str], dict[str, Any]] = {}
         self._positions: dict[tuple[str, str], list[int]] = {}
         data = [self.facts[c].tolist() for c in cols]
         for pos, row in enumerate(zip(*data, strict=True)):
@@ -72,7 +76,8 @@ class KnowledgeBase:
             if row[2]:
                 self._preferred[key] = dict(zip(cols[3:], row[3:], strict=True))
         self._table_of = {i: name for name, ids in self._row_ids.items() for i in ids}
-        self._sources = {r["id"]: r for r in self.sources.to_dict("records")}
+        self._sources: dict[str, dict[Any, Any]] = {
+            r["id"]: r for r in self.sources.to_dict("records")}
 
     @property
     def tables(self) -> list[str]:
@@ -107,30 +112,30 @@ class KnowledgeBase:
         names = [table] if table else self.tables
         return [i for n in names for i in self._row_ids[n]]
 
-    def _fact(self, row_id: str, field: str) -> dict:
+    def _fact(self, row_id: str, field: str) -> dict[str, Any]:
         fact = self._preferred.get((row_id, field))
         if fact is None:
             self.table_of(row_id)  # raises for an unknown id
             raise KeyError(f"{row_id} has no value for {field!r}")
         return fact
 
-    def value(self, row_id: str, field: str):
+    def value(self, row_id: str, field: str) -> Any:
         """The preferred value: a pint Quantity (counts are dimensionless) or a string."""
         return self._fact(row_id, field)["value"]
 
-    def get(self, row_id: str, field: str, default=None):
+    def get(self, row_id: str, field: str, default: Any = None) -> Any:
         """Like :meth:`value` but returns ``default`` when no source gives the field."""
         fact = self._preferred.get((row_id, field))
         return default if fact is None else fact["value"]
 
-    def provenance(self, row_id: str, field: str) -> dict:
+    def provenance(self, row_id: str, field: str) -> dict[str, Any]:
         """Source, locator, kind, note, qualifier, file:line, density, direction and (for a
         derived value) the derivation naming every input and its source, of the preferred
         value."""
         f = self._fact(row_id, field)
         return {k: f[k] for k in PROVENANCE_KEYS}
 
-    def attributes(self, row_id: str, field: str) -> dict:
+    def attributes(self, row_id: str, field: str) -> dict[str, Any]:
         """What the preferred value counts: ``{"density", "direction", "qualifier"}``.
 
         ``density`` is dense, sparse or unstated ('' for fields that are not FLOP/s);
@@ -145,7 +150,7 @@ class KnowledgeBase:
         sub = self.facts.iloc[self._positions.get((row_id, field), [])]
         return sub.sort_values("preferred", ascending=False, kind="stable").reset_index(drop=True)
 
-    def source(self, source_id: str) -> dict:
+    def source(self, source_id: str) -> dict[str, Any]:
         try:
             return dict(self._sources[source_id])
         except KeyError:

@@ -9,12 +9,15 @@ physical), ``text`` for differing text, else ``value``.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pandas as pd
 import pint
 
 from trnkb.schema import TABLES, Field
 from trnkb.units import format_unit, is_binary_prefixed, ureg
+
+__all__ = ["CONFLICT_COLUMNS", "conflict_type", "find_conflicts"]
 
 CONFLICT_COLUMNS = ["table", "id", "field", "preferred", "preferred_source", "other",
                     "other_source", "relative_difference", "type"]
@@ -23,7 +26,7 @@ _PREFIX_PAIRS = (("kibi", "kilo"), ("mebi", "mega"), ("gibi", "giga"), ("tebi", 
                  ("pebi", "peta"))
 
 
-def conflict_type(f: Field, pref: dict, other: dict) -> tuple[float, str] | None:
+def conflict_type(f: Field, pref: dict[str, Any], other: dict[str, Any]) -> tuple[float, str] | None:
     """(relative difference, type) when two values of one field disagree, else None."""
     if f.kind in ("text", "ref"):
         same = str(other["value"]).strip().lower() == str(pref["value"]).strip().lower()
@@ -44,15 +47,16 @@ def conflict_type(f: Field, pref: dict, other: dict) -> tuple[float, str] | None
     return rel, "value"
 
 
-def _other_prefix(q: pint.Quantity) -> pint.Quantity:
+def _other_prefix(q: pint.Quantity[Any]) -> pint.Quantity[Any]:
     """``q`` with binary prefixes read as decimal and decimal as binary (GB <-> GiB)."""
     swapped = str(q.units)
     for binary, decimal in _PREFIX_PAIRS:
         swapped = swapped.replace(binary, "\0").replace(decimal, binary).replace("\0", decimal)
-    return q.magnitude * ureg.Unit(swapped)
+    out: pint.Quantity[Any] = q.magnitude * ureg.Unit(swapped)
+    return out
 
 
-def _text(v) -> str:
+def _text(v: object) -> str:
     """The value exactly as compared, as text :func:`trnkb.units.parse` reads back
     identically (``"2517 TFLOP/s"``, ``"144 GiB"``): full precision, no separators."""
     if not isinstance(v, pint.Quantity):
@@ -63,9 +67,9 @@ def _text(v) -> str:
     return f"{num} {unit}" if unit else num
 
 
-def find_conflicts(facts: list[dict]) -> pd.DataFrame:
+def find_conflicts(facts: list[dict[str, Any]]) -> pd.DataFrame:
     """One row per (preferred, other) pair that disagrees; columns :data:`CONFLICT_COLUMNS`."""
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for fact in facts:
         groups.setdefault((fact["table"], fact["id"], fact["field"]), []).append(fact)
     rows = []
@@ -73,6 +77,7 @@ def find_conflicts(facts: list[dict]) -> pd.DataFrame:
         if len(group) < 2:
             continue
         f = TABLES[table].field(fname)
+        assert f is not None  # every fact's field was checked against the table when read
         pref = next(x for x in group if x["preferred"])
         for other in (x for x in group if not x["preferred"]):
             found = conflict_type(f, pref, other)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -12,6 +13,8 @@ from trnkb.kb.values import Ctx, parse_field
 from trnkb.schema import ID_PATTERN, SOURCE_FIELDS, SOURCE_KINDS, Table, date_problem
 from trnkb.specfile import LineDict, display_path, item_line, show
 
+__all__ = ["SEED_PATTERN", "parse_sources", "parse_table"]
+
 SEED_PATTERN = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
 
 
@@ -19,7 +22,8 @@ def parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
     """``sources.yaml`` as a frame with the columns of ``SOURCE_FIELDS`` (all text)."""
     ctx = Ctx(display_path(path), errors)
     data = read_yaml(path)
-    rows, seen = [], {}
+    rows: list[dict[str, str]] = []
+    seen: dict[str, int] = {}
     if not isinstance(data, list):
         ctx.err(1, "(file)", "expected a list of sources")
         return pd.DataFrame(columns=SOURCE_FIELDS)
@@ -49,28 +53,30 @@ def parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
             ctx.err(item.key_lines["kind"], f"{sid}.kind",
                     f"{item['kind']!r} is not one of {', '.join(SOURCE_KINDS)}")
         d = item.get("date")
-        if d is not None and date_problem(d):
-            ctx.err(item.key_lines["date"], f"{sid}.date", date_problem(d))
+        problem = date_problem(d) if d is not None else None
+        if problem:
+            ctx.err(item.key_lines["date"], f"{sid}.date", problem)
         rows.append({k: (str(item[k]) if item.get(k) is not None else "") for k in SOURCE_FIELDS})
     return pd.DataFrame(rows, columns=list(SOURCE_FIELDS))
 
 
 def parse_table(path: Path, table: Table, source_ids: set[str], errors: list[str],
-                ids: dict[str, str], declarations: list | None = None
-                ) -> tuple[list[dict], list[dict]]:
+                ids: dict[str, str], declarations: list[Any] | None = None
+                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(labels, facts) of one table file. ``labels`` has one dict per row (id, label
     fields, ``_file``, ``_line``); ``ids`` (id -> file:line) is shared across tables so
     an id is unique in the whole knowledge base. Derived-value declarations are appended
     to ``declarations`` (:mod:`trnkb.derive`)."""
     ctx = Ctx(display_path(path), errors, declarations)
     data = read_yaml(path)
-    labels: list[dict] = []
-    facts: list[dict] = []
+    labels: list[dict[str, Any]] = []
+    facts: list[dict[str, Any]] = []
     if not isinstance(data, list):
         ctx.err(1, "(file)", f"expected a list of {table.name} rows")
         return labels, facts
     if not data:
-        ctx.err(getattr(data, "line", 1), "(file)", f"no {table.name} rows; add one or remove the file")
+        ctx.err(getattr(data, "line", 1), "(file)",
+                f"no {table.name} rows; add one or remove the file")
     for i, row in enumerate(data):
         if not isinstance(row, LineDict):
             ctx.err(item_line(data, i), "(row)", f"expected a mapping, got {show(row)}")
@@ -86,12 +92,12 @@ def parse_table(path: Path, table: Table, source_ids: set[str], errors: list[str
         for f in table.fields:
             if f.required and f.name not in row:
                 ctx.err(row.line, f"{rid}.{f.name}", "required field missing")
-        label = {"id": rid, "_line": row.line, "_file": ctx.file}
+        label: dict[str, Any] = {"id": rid, "_line": row.line, "_file": ctx.file}
         for fname, raw in row.items():
             if fname == "id":
                 continue
-            f = table.field(fname)
-            if f is not None and f.kind == "label":
+            lf = table.field(fname)
+            if lf is not None and lf.kind == "label":
                 label[fname] = raw
             facts += parse_field(table, rid, fname, raw, row, ctx, source_ids)
         labels.append(label)

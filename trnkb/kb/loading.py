@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -36,9 +37,13 @@ from trnkb.kb.values import FACT_COLUMNS, suggest
 from trnkb.schema import SOURCE_FIELDS, TABLES, pandera_schema
 from trnkb.specfile import SpecError, display_path, show
 
+__all__ = ["Parsed", "check_claims", "check_references", "check_schemas", "default_specs_dir",
+           "derive_facts", "load", "read_sources", "read_tables", "table_builders"]
+
 
 def default_specs_dir() -> Path:
-    """The specs shipped with the package (``trnkb/specs`` in a wheel, ``specs/`` in a checkout)."""
+    """The specs shipped with the package (``trnkb/specs`` in a wheel, ``specs/`` in a
+    checkout)."""
     packaged = resources.files("trnkb").joinpath("specs")
     if packaged.is_dir():
         return Path(str(packaged))
@@ -52,10 +57,10 @@ class Parsed:
     root: Path
     errors: list[str] = field(default_factory=list)
     sources: pd.DataFrame | None = None
-    labels: dict[str, list[dict]] = field(default_factory=dict)  # table -> row labels
-    facts: list[dict] = field(default_factory=list)
+    labels: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # table -> row labels
+    facts: list[dict[str, Any]] = field(default_factory=list)
     unreadable: set[str] = field(default_factory=set)  # tables whose file failed to parse
-    declarations: list[dict] = field(default_factory=list)  # derived values (trnkb.derive)
+    declarations: list[Any] = field(default_factory=list)  # derived values (trnkb.derive)
 
     def raise_if_errors(self) -> None:
         if self.errors:
@@ -74,6 +79,7 @@ def read_sources(p: Parsed) -> None:
 
 
 def read_tables(p: Parsed) -> None:
+    assert p.sources is not None  # read_sources ran first
     source_ids = set(p.sources["id"])
     ids: dict[str, str] = {}
     for name, table in TABLES.items():
@@ -110,15 +116,16 @@ def check_references(p: Parsed) -> None:
     table_ids = {name: {x["id"] for x in labels} for name, labels in p.labels.items()}
     for fact in p.facts:
         f = TABLES[fact["table"]].field(fact["field"])
+        assert f is not None  # checked when the fact was read
         if f.kind == "ref" and f.ref not in p.unreadable and fact["value"] not in table_ids[f.ref]:
             p.errors.append(f"{fact['file']}:{fact['line']}: {fact['id']}.{fact['field']}: "
                             f"dangling reference {fact['value']!r}: no such id in {f.ref}"
                             f"{suggest(fact['value'], sorted(table_ids[f.ref]))}")
 
 
-def _preferred(p: Parsed) -> dict[str, dict[str, dict[str, dict]]]:
+def _preferred(p: Parsed) -> dict[str, dict[str, dict[str, dict[str, Any]]]]:
     """table -> field -> id -> preferred fact."""
-    preferred: dict[str, dict[str, dict[str, dict]]] = {}
+    preferred: dict[str, dict[str, dict[str, dict[str, Any]]]] = {}
     for fact in p.facts:
         if fact["preferred"]:
             preferred.setdefault(fact["table"], {}).setdefault(fact["field"], {})[fact["id"]] = fact
@@ -156,7 +163,8 @@ def check_schemas(kb: KnowledgeBase) -> list[str]:
     return errors
 
 
-def _schema_errors(kb: KnowledgeBase, name: str, wide: pd.DataFrame, cases) -> list[str]:
+def _schema_errors(kb: KnowledgeBase, name: str, wide: pd.DataFrame, cases: pd.DataFrame
+                   ) -> list[str]:
     facts = kb.facts[(kb.facts["table"] == name) & kb.facts["preferred"]]
     default = display_path(Path(kb.path) / f"{name}.yaml")
     out = []
@@ -213,6 +221,7 @@ def load(path: str | Path | None = None, *, schemas: bool = False,
     derive_facts(p)
     check_references(p)
     p.raise_if_errors()
+    assert p.sources is not None  # read_sources ran first
     facts = pd.DataFrame(p.facts, columns=FACT_COLUMNS)
     row_ids = {name: [x["id"] for x in labels] for name, labels in p.labels.items()}
     kb = KnowledgeBase(root, facts, p.sources, table_builders(p), find_conflicts(p.facts),

@@ -14,21 +14,25 @@ Two shapes of the same table:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pandas as pd
 
 from trnkb.schema import TABLES, Table
 from trnkb.units import format_unit
 
+__all__ = ["column_name", "plain_columns", "wide_table"]
 
-def wide_table(table: Table, labels: list[dict],
-               preferred: dict[str, dict[str, dict]]) -> pd.DataFrame:
+
+def wide_table(table: Table, labels: list[dict[str, Any]],
+               preferred: dict[str, dict[str, dict[str, Any]]]) -> pd.DataFrame:
     """The pint-pandas wide view. ``preferred`` maps field -> id -> preferred fact."""
     ids = [x["id"] for x in labels]
     out = pd.DataFrame({"id": pd.Series(ids, dtype="str")})
     names = table.names + sorted(set(preferred) - set(table.names))
     for name in names:
         f = table.field(name)
+        assert f is not None  # table.names and the facts' fields are the table's
         if f.kind == "label":
             vals = [x.get(name) for x in labels]
             if any(v is not None for v in vals):
@@ -46,7 +50,9 @@ def wide_table(table: Table, labels: list[dict],
             out[name] = pd.array([None if math.isnan(m) else m for m in mags],
                                  dtype="Int64" if integral else "Float64")
         else:
-            out[name] = pd.Series(pd.array(mags, dtype=f"pint[{f.unit}][Float64]"))
+            # a pint-pandas dtype string: unknown to pandas-stubs
+            arr = pd.array(mags, dtype=f"pint[{f.unit}][Float64]")  # type: ignore[call-overload]
+            out[name] = pd.Series(arr)
     return out
 
 
@@ -62,7 +68,7 @@ def column_name(table: str, field: str) -> str:
 def plain_columns(name: str, wide: pd.DataFrame) -> pd.DataFrame:
     """``wide`` (pint-pandas) with quantity and count columns as float64 (NaN for missing),
     quantity columns renamed ``field (unit)`` (the field's display unit)."""
-    out = {}
+    out: dict[str, Any] = {}
     for col in wide.columns:
         s = wide[col]
         if s.dtype.name.startswith("pint"):

@@ -12,11 +12,20 @@ import functools
 import math
 import re
 from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+import pint
 
 from trnkb import attributes, derive, specfile
 from trnkb.schema import VALUE_KINDS, Field, Table, value_problem
 from trnkb.specfile import LineDict, show
 from trnkb.units import DIMENSIONS, QuantityError, format_unit, parse, ureg
+
+__all__ = ["FACT_COLUMNS", "VALUE_KEYS", "Ctx", "Fact", "parse_field", "parse_value", "suggest",
+           "written_unit"]
+
+Fact: TypeAlias = dict[str, Any]
+"""One value of one field from one source, keyed by :data:`FACT_COLUMNS`."""
 
 VALUE_KEYS = {"value", "source", "locator", "kind", "preferred", "note", "qualifier", "density",
               "direction"}
@@ -33,7 +42,7 @@ class Ctx:
 
     file: str
     errors: list[str]
-    declarations: list | None = None  # derived-value declarations found (trnkb.derive)
+    declarations: list[Any] | None = None  # derived-value declarations found (trnkb.derive)
 
     def err(self, line: int, where: str, msg: str) -> None:
         self.errors.append(f"{self.file}:{line}: {where}: {msg}")
@@ -44,27 +53,27 @@ def suggest(name: str, options: list[str]) -> str:
     return specfile.suggest(name, options)
 
 
-def written_unit(raw) -> str:
+def written_unit(raw: object) -> str:
     """The unit text exactly as written after the number (``"144 GB"`` -> ``"GB"``)."""
     return "" if isinstance(raw, (int, float)) else _LEADING_NUMBER.sub("", str(raw)).strip()
 
 
 @functools.lru_cache(maxsize=64)
-def _dimensionality(want: str):
+def _dimensionality(want: str) -> Any:
     return ureg.get_dimensionality(want) if want else ureg.dimensionless.dimensionality
 
 
 @functools.lru_cache(maxsize=256)
-def _unit(text: str):
+def _unit(text: str) -> Any:
     """A field's display unit, parsed once (pint's unit parser is slow)."""
     return ureg.parse_units(text) if text else ureg.dimensionless
 
 
-_UNIT_FAMILY: dict[tuple, str | None] = {}
+_UNIT_FAMILY: dict[tuple[str, Any], str | None] = {}
 _NO_UNIT = ureg.dimensionless  # a plain number (``%`` is a unit here)
 
 
-def _value_problem(f: Field, q) -> str | None:
+def _value_problem(f: Field, q: pint.Quantity[Any]) -> str | None:
     """:func:`trnkb.schema.value_problem`, remembered per (dimension, unit) for quantities
     (for them the answer depends on nothing else; pint makes it costly to compute)."""
     if f.kind == "count" and q.units == _NO_UNIT and (
@@ -78,7 +87,8 @@ def _value_problem(f: Field, q) -> str | None:
     return _UNIT_FAMILY[key]
 
 
-def parse_value(f: Field, raw, ctx: Ctx, line: int, where: str):
+def parse_value(f: Field, raw: Any, ctx: Ctx, line: int, where: str
+                ) -> tuple[pint.Quantity[Any] | str, float, str, str] | None:
     """Return (value, magnitude_in_display_unit, unit_as_written, canonical_unit) or None
     after recording an error."""
     if f.kind in ("text", "ref"):
@@ -119,8 +129,8 @@ def parse_value(f: Field, raw, ctx: Ctx, line: int, where: str):
     return q, float(mag), written_unit(raw), format_unit(q.units)
 
 
-def parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx: Ctx,
-                source_ids: set[str]) -> list[dict]:
+def parse_field(table: Table, row_id: str, fname: str, raw: Any, row: LineDict, ctx: Ctx,
+                source_ids: set[str]) -> list[Fact]:
     """The facts of one field of one row (one per source), or [] after errors."""
     f = table.field(fname)
     line = row.key_lines.get(fname, row.line)
@@ -137,7 +147,7 @@ def parse_field(table: Table, row_id: str, fname: str, raw, row: LineDict, ctx: 
     blocks = raw if isinstance(raw, list) else [raw]
     if not blocks:
         ctx.err(line, where, "empty list of values; give at least one {value, source, ...}")
-    facts = []
+    facts: list[Fact] = []
     for block in blocks:
         bline = block.line if isinstance(block, LineDict) else line
         if not isinstance(block, LineDict):
