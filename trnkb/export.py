@@ -20,6 +20,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -64,25 +65,27 @@ class ExportResult:
     written: tuple[Path, ...]
 
 
-def _number_text(m) -> str:
+def _number_text(m: Any) -> str:
     """A magnitude as text that reads back to the identical number (``repr`` of a float
     is its shortest round-trip form)."""
     return str(m) if isinstance(m, int) else repr(float(m))
 
 
-def _plain_table(kb: KnowledgeBase, name: str) -> tuple[pd.DataFrame, list[dict]]:
+def _plain_table(kb: KnowledgeBase, name: str) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
     """A wide table with plain columns, and its Frictionless field descriptors."""
     wide = kb.table(name)
     table = TABLES[name]
     out = pd.DataFrame({"id": wide["id"].astype(str)})
-    fields = [{"name": "id", "type": "string", "description": "Unique lowercase kebab-case id.",
+    fields: list[dict[str, Any]] = [{"name": "id", "type": "string", "description": "Unique lowercase kebab-case id.",
                "constraints": {"required": True, "unique": True}}]
     for col in wide.columns[1:]:
         f = table.field(col)
+        assert f is not None  # every wide column is a field of its table
         s = wide[col]
         if f.kind == "quantity":
             unit = format_unit(f.unit)
-            out[col] = pd.to_numeric(pd.Series(s.pint.to(f.unit).pint.magnitude, index=s.index),
+            mags = s.pint.to(f.unit).pint.magnitude
+            out[col] = pd.to_numeric(pd.Series(mags, index=s.index),
                                      errors="coerce").astype("float64")
             fields.append({"name": col, "type": "number", "unit": unit,
                            "description": f"{f.description} Unit: {unit}."})
@@ -98,9 +101,16 @@ def _plain_table(kb: KnowledgeBase, name: str) -> tuple[pd.DataFrame, list[dict]
     return out, fields
 
 
+def _unit_of(table: str, field: str) -> str:
+    """The display unit of a fact's field (every fact's field is one of its table's)."""
+    f = TABLES[table].field(field)
+    assert f is not None
+    return f.unit
+
+
 def _plain_facts(kb: KnowledgeBase) -> pd.DataFrame:
     facts = kb.facts
-    display = [format_unit(TABLES[t].field(f).unit) if TABLES[t].field(f).unit else ""
+    display = [format_unit(_unit_of(t, f)) if _unit_of(t, f) else ""
                for t, f in zip(facts["table"], facts["field"], strict=True)]
     written = [
         v if isinstance(v, str) else f"{_number_text(v.magnitude)} {u}".strip()
@@ -126,7 +136,7 @@ def _plain_facts(kb: KnowledgeBase) -> pd.DataFrame:
     })
 
 
-def _frictionless_type(dtype) -> str:
+def _frictionless_type(dtype: Any) -> str:
     if pd.api.types.is_bool_dtype(dtype):
         return "boolean"
     if pd.api.types.is_integer_dtype(dtype):
@@ -136,7 +146,7 @@ def _frictionless_type(dtype) -> str:
     return "string"
 
 
-def _json_cell(x):
+def _json_cell(x: Any) -> Any:
     if x is None or x is pd.NA:
         return None
     if isinstance(x, float):
@@ -162,12 +172,13 @@ def _write(df: pd.DataFrame, path: Path, fmt: str) -> None:
 
 def _build(kb: KnowledgeBase, fmt: str, tmp: Path) -> list[str]:
     """Write every resource and the descriptor into ``tmp``; return the file names."""
-    resources: list[dict] = []
+    resources: list[dict[str, Any]] = []
 
-    def add(name: str, df: pd.DataFrame, fields: list[dict], description: str, key=None):
+    def add(name: str, df: pd.DataFrame, fields: list[dict[str, Any]], description: str,
+            key: list[str] | None = None) -> None:
         path = tmp / f"{name}.{fmt}"
         _write(df, path, fmt)
-        schema: dict = {"fields": fields}
+        schema: dict[str, Any] = {"fields": fields}
         if key:
             schema["primaryKey"] = key
         resources.append({

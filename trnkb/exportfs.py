@@ -63,7 +63,7 @@ def _renameat2_exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(a))
 
 
-def _check_target(out: Path) -> Path:
+def _check_target(out: str | Path) -> Path:
     """The real target path, or :class:`ExportError` when it cannot be a directory."""
     out = Path(os.path.abspath(out))
     if out.is_symlink():
