@@ -18,6 +18,11 @@ Read them with ``kb.attributes(id, field)``.
 
 from __future__ import annotations
 
+from typing import Any
+
+__all__ = ["DENSITIES", "DIRECTIONS", "LINK_FIELDS", "check", "check_literal", "comparable",
+           "default_density", "default_direction", "resolve"]
+
 DENSITIES = ("dense", "sparse", "unstated")
 DIRECTIONS = ("per-direction", "bidirectional", "unstated")
 
@@ -50,7 +55,7 @@ def default_direction(table: str, field: str) -> str:
     return "bidirectional" if field.endswith("_bidir") else "per-direction"
 
 
-def check(table: str, field: str, density, direction) -> list[str]:
+def check(table: str, field: str, density: object, direction: object) -> list[str]:
     """Problems with explicit ``density``/``direction`` keys of a value (None: not given)."""
     problems = []
     if density is not None:
@@ -67,7 +72,7 @@ def check(table: str, field: str, density, direction) -> list[str]:
     return problems
 
 
-def check_literal(density, direction) -> str:
+def check_literal(density: object, direction: object) -> str:
     """Problem with the density/direction of a literal input of a declaration, or ''."""
     if density not in (None, "", *DENSITIES):
         return f"density {density!r} is not one of {', '.join(DENSITIES)}"
@@ -76,17 +81,18 @@ def check_literal(density, direction) -> str:
     return ""
 
 
-def resolve(table: str, field: str, density=None, direction=None) -> tuple[str, str]:
+def resolve(table: str, field: str, density: str | None = None, direction: str | None = None
+            ) -> tuple[str, str]:
     """``(density, direction)`` of a value: its explicit keys, else the field's defaults."""
     return (density if density is not None else default_density(table, field),
             direction if direction is not None else default_direction(table, field))
 
 
-def comparable(a: dict, b: dict) -> bool:
+def comparable(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """True when two facts count the same thing (same density and same direction).
 
     ``unstated`` compares with nothing but itself: a figure whose direction is not known
     is never set against a per-direction or a bidirectional one.
     """
-    return (a.get("density", "") == b.get("density", "")
-            and a.get("direction", "") == b.get("direction", ""))
+    return bool(a.get("density", "") == b.get("density", "")
+                and a.get("direction", "") == b.get("direction", ""))

@@ -20,7 +20,7 @@ _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|&~$#])")
 _SAFE_URL = re.compile(r"^https?://[^\s<>()|\\`\"']+$")
 
 
-def escape(text) -> str:
+def escape(text: object) -> str:
     """Text that Markdown renders literally, on one line (``<``, ``|``, ``*``... escaped)."""
     if text is None or (isinstance(text, float) and text != text):
         return ""
@@ -30,7 +30,7 @@ def escape(text) -> str:
     return re.sub(r"^(\d+)([.)])", r"\1\\\2", text)  # "1." would open a list
 
 
-def link(text, url: str) -> str:
+def link(text: object, url: str) -> str:
     """A Markdown link when ``url`` is a plain http(s) URL, otherwise the escaped text."""
     if isinstance(url, str) and _SAFE_URL.match(url):
         return f"[{escape(text)}](<{url}>)"
@@ -49,7 +49,7 @@ def table(df: pd.DataFrame, raw: tuple[str, ...] = ()) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _cell(v) -> str:
+def _cell(v: object) -> str:
     if v is None or v is pd.NA or (isinstance(v, float) and v != v):
         return ""
     if isinstance(v, float):

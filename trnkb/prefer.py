@@ -5,8 +5,8 @@ calculators use one of them, the *preferred* value. It is chosen by rule, not by
 
 1. an explicit override wins: a value written ``preferred: true`` with a ``note`` that
    says why the rule is set aside (at most one per field);
-2. otherwise estimates (and values derived from an estimate) come last, and a value whose density or direction its source
-   leaves unstated comes after one that states it;
+2. otherwise estimates (and values derived from an estimate) come last, and a value whose
+   density or direction its source leaves unstated comes after one that states it;
 3. then by the kind of source: ``vendor`` > ``paper`` > ``analyst`` > ``seed`` > ``press``
    (for a derived value, the weakest kind among its inputs' sources);
 4. then a source's direct statement (``reported``, ``measured``) before our arithmetic
@@ -22,6 +22,10 @@ The rule is written out for contributors in ``docs/spec-format.md``.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["SOURCE_RANK", "VALUE_RANK", "apply", "choose", "fact_rank", "override_errors",
+           "source_info"]
 
 #: source kind -> rank (higher is preferred)
 SOURCE_RANK = {"vendor": 5, "paper": 4, "analyst": 3, "seed": 2, "press": 1, "derived": 0}
@@ -29,14 +33,15 @@ SOURCE_RANK = {"vendor": 5, "paper": 4, "analyst": 3, "seed": 2, "press": 1, "de
 VALUE_RANK = {"reported": 2, "measured": 2, "derived": 1, "estimate": 0}
 
 
-def source_info(sources) -> dict[str, tuple[int, str]]:
+def source_info(sources: Any) -> dict[str, tuple[int, str]]:
     """``source id -> (rank, date text)`` from the sources table (a DataFrame or records)."""
     records = sources.to_dict("records") if hasattr(sources, "to_dict") else list(sources)
     return {str(s["id"]): (SOURCE_RANK.get(str(s.get("kind", "")), 0), str(s.get("date", "")))
             for s in records}
 
 
-def fact_rank(fact: dict, info: dict[str, tuple[int, str]]) -> tuple:
+def fact_rank(fact: dict[str, Any], info: dict[str, tuple[int, str]]
+              ) -> tuple[bool, bool, int, int, str]:
     """Sort key of one fact (higher is preferred), without the override and file order.
 
     A derived fact carries ``input_sources`` (ids of its inputs' sources); its source rank
@@ -53,7 +58,7 @@ def fact_rank(fact: dict, info: dict[str, tuple[int, str]]) -> tuple:
     return (not estimated, stated, rank, VALUE_RANK.get(kind, 0), date)
 
 
-def choose(group: list[dict], info: dict[str, tuple[int, str]]) -> int:
+def choose(group: list[dict[str, Any]], info: dict[str, tuple[int, str]]) -> int:
     """Index of the preferred fact of one field (``group`` in file order).
 
     A fact with ``override`` true wins (the loader refuses more than one per field).
@@ -68,9 +73,9 @@ def choose(group: list[dict], info: dict[str, tuple[int, str]]) -> int:
     return best
 
 
-def apply(facts: Iterable[dict], info: dict[str, tuple[int, str]]) -> None:
+def apply(facts: Iterable[dict[str, Any]], info: dict[str, tuple[int, str]]) -> None:
     """Set ``preferred`` on every fact in place: exactly one per (table, id, field)."""
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for fact in facts:
         groups.setdefault((fact["table"], fact["id"], fact["field"]), []).append(fact)
     for group in groups.values():
@@ -79,9 +84,9 @@ def apply(facts: Iterable[dict], info: dict[str, tuple[int, str]]) -> None:
             fact["preferred"] = i == pick
 
 
-def override_errors(facts: Iterable[dict]) -> list[str]:
+def override_errors(facts: Iterable[dict[str, Any]]) -> list[str]:
     """``file:line: id.field: problem`` for fields with more than one override."""
-    seen: dict[tuple, list[dict]] = {}
+    seen: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for fact in facts:
         if fact.get("override"):
             seen.setdefault((fact["table"], fact["id"], fact["field"]), []).append(fact)
