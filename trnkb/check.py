@@ -25,13 +25,22 @@ Pairs checked:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from trnkb.attributes import comparable
 from trnkb.calc.derivation import Result
 from trnkb.calc.fromkb import call, first
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
+
+__all__ = ["CHECKS", "COLUMNS", "DISPLAY_UNITS", "DOMAIN_FIELDS", "FLOP_FIELDS", "GIB_PER_GB",
+           "PER_CORE_FIELDS", "THRESHOLD", "check", "coverage", "domain_size_ref"]
+
+Row = dict[str, Any]  # one pair, keyed by COLUMNS
 
 THRESHOLD = 0.02
 _SOURCE_IN_DERIVATION = re.compile(r"\[([a-z0-9-]+)\]")  # "per_chip = 671 TFLOPS [aws-...]"
@@ -55,8 +64,8 @@ DOMAIN_FIELDS = {
 }
 
 
-def _row(kb, check: str, row_id: str, field: str, res: Result, unit: str,
-         direction: str = "", density: str = "") -> dict | None:
+def _row(kb: KnowledgeBase, check: str, row_id: str, field: str, res: Result, unit: str,
+         direction: str = "", density: str = "") -> Row | None:
     """One pair, or None when the reported value does not count the same thing as the
     derived one (``direction``/``density``: what the derived value is; '' = either)."""
     reported = kb.value(row_id, field)
@@ -70,8 +79,8 @@ def _row(kb, check: str, row_id: str, field: str, res: Result, unit: str,
                  res.derivation.calculator, ", ".join(res.derivation.sources()), unit)
 
 
-def _pair(check, row_id, field, reported, reported_source, derived, calculator, sources,
-          unit) -> dict:
+def _pair(check: str, row_id: str, field: str, reported: Any, reported_source: str,
+          derived: Any, calculator: str, sources: str, unit: str) -> Row:
     rep = reported.to(unit).magnitude if unit else reported.to("").magnitude
     der = derived.to(unit).magnitude if unit else derived.to("").magnitude
     rel = abs(der - rep) / abs(rep) if rep else float("inf")
@@ -91,15 +100,15 @@ def _pair(check, row_id, field, reported, reported_source, derived, calculator, 
     }
 
 
-def _has(kb, row_id: str, *fields: str) -> bool:
+def _has(kb: KnowledgeBase, row_id: str, *fields: str) -> bool:
     return all(kb.get(row_id, f) is not None for f in fields)
 
 
-def _ids(kb, table: str) -> list[str]:
+def _ids(kb: KnowledgeBase, table: str) -> list[str]:
     return list(kb.table(table)["id"]) if table in kb.tables else []
 
 
-def _hbm(kb) -> Iterator[dict | None]:
+def _hbm(kb: KnowledgeBase) -> Iterator[Row | None]:
     for hid in _ids(kb, "hbm"):
         chip = kb.get(hid, "chip")
         targets = [(hid, "capacity"), (chip, "hbm_capacity")]
@@ -117,7 +126,7 @@ def _hbm(kb) -> Iterator[dict | None]:
                     yield _row(kb, "hbm-bandwidth", rid, f, res, "TB/s")
 
 
-def _peak(kb) -> Iterator[dict | None]:
+def _peak(kb: KnowledgeBase) -> Iterator[Row | None]:
     for cid in _ids(kb, "cores"):
         chip = kb.get(cid, "chip")
         if not _has(kb, cid, "pe_rows", "pe_cols", "tensor_clock"):
@@ -135,14 +144,14 @@ def _peak(kb) -> Iterator[dict | None]:
                 yield _row(kb, "peak-flops", target, field, res, "TFLOPS", density="dense")
 
 
-def domain_size_ref(kb, rack_id: str) -> str | None:
+def domain_size_ref(kb: KnowledgeBase, rack_id: str) -> str | None:
     """``kb:`` reference to a rack's domain size, or None when the KB lacks it."""
     if _has(kb, rack_id, "domain_size"):
         return f"kb:{rack_id}.domain_size"
     return None
 
 
-def _domains(kb) -> Iterator[dict | None]:
+def _domains(kb: KnowledgeBase) -> Iterator[Row | None]:
     for rid in _ids(kb, "racks"):
         chip = kb.get(rid, "chip")
         size = domain_size_ref(kb, rid)
@@ -166,7 +175,7 @@ def _domains(kb) -> Iterator[dict | None]:
                     yield row
 
 
-def _lane_rate(kb, budget_id: str) -> str | None:
+def _lane_rate(kb: KnowledgeBase, budget_id: str) -> str | None:
     if _has(kb, budget_id, "lane_rate"):
         return f"kb:{budget_id}.lane_rate"
     tech = kb.get(budget_id, "technology")
@@ -177,7 +186,7 @@ def _lane_rate(kb, budget_id: str) -> str | None:
     return None
 
 
-def _scaleup(kb) -> Iterator[dict | None]:
+def _scaleup(kb: KnowledgeBase) -> Iterator[Row | None]:
     for nid in _ids(kb, "network"):
         if kb.get(nid, "chip") is None or not _has(kb, nid, "active_lanes"):
             continue
@@ -197,7 +206,7 @@ def _scaleup(kb) -> Iterator[dict | None]:
                        bidir, "GB/s", direction="bidirectional")
 
 
-def _lane_counts(kb) -> Iterator[dict | None]:
+def _lane_counts(kb: KnowledgeBase) -> Iterator[Row | None]:
     """Lane budgets: the media add up to the stated active and total lanes."""
     media = ("pcb_lanes", "backplane_active_lanes", "cross_rack_lanes")
     for nid in _ids(kb, "network"):
@@ -214,10 +223,10 @@ def _lane_counts(kb) -> Iterator[dict | None]:
                            Result(res.derivation.outputs[out], res.derivation), "")
 
 
-def _declared_pairs(kb) -> Iterator[tuple[dict, dict | None, str]]:
+def _declared_pairs(kb: KnowledgeBase) -> Iterator[tuple[Row, Row | None, str]]:
     """(derived fact, other fact or None, why skipped) for every declared derived value."""
     facts = kb.facts.to_dict("records")
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple[str, str], list[dict[Any, Any]]] = {}
     for f in facts:
         groups.setdefault((f["id"], f["field"]), []).append(f)
     for group in groups.values():
@@ -231,7 +240,7 @@ def _declared_pairs(kb) -> Iterator[tuple[dict, dict | None, str]]:
                     f"{o['density'] or o['direction']}")
 
 
-def _declared(kb) -> Iterator[dict]:
+def _declared(kb: KnowledgeBase) -> Iterator[Row]:
     for d, o, why in _declared_pairs(kb):
         if o is None or why:
             continue
@@ -242,7 +251,7 @@ def _declared(kb) -> Iterator[dict]:
                     d["value"], calc, sources, unit or _unit_of(o["value"]))
 
 
-def _unit_of(q) -> str:
+def _unit_of(q: Any) -> str:
     from trnkb.units import format_unit
 
     return "" if q.dimensionless else format_unit(q.units)
@@ -254,7 +263,7 @@ DISPLAY_UNITS = {"[compute] / [time]": "TFLOPS", "[information]": "GB",
                  "[power]": "W"}
 
 
-def coverage(kb) -> dict:
+def coverage(kb: KnowledgeBase) -> dict[str, Any]:
     """How completely ``check`` covers the declared derived values.
 
     ``derived``: declared derived values in the KB; ``checked``: those examined (all);
@@ -264,7 +273,10 @@ def coverage(kb) -> dict:
     ``share``: checked / derived.
     """
     derived = int((kb.facts["kind"] == "derived").sum())
-    seen, compared, alone, skipped = set(), set(), set(), 0
+    seen: set[tuple[str, str, int]] = set()
+    compared: set[tuple[str, str, int]] = set()
+    alone: set[tuple[str, str, int]] = set()
+    skipped = 0
     for d, o, why in _declared_pairs(kb):
         key = (d["id"], d["field"], d["line"])
         seen.add(key)
@@ -279,12 +291,14 @@ def coverage(kb) -> dict:
             "share": len(seen) / derived if derived else 1.0}
 
 
-CHECKS = (_declared, _hbm, _peak, _domains, _scaleup, _lane_counts)
+CHECKS: tuple[Callable[[KnowledgeBase], Iterator[Row | None]], ...] = (
+    _declared, _hbm, _peak, _domains, _scaleup, _lane_counts)
 
 
-def check(kb) -> pd.DataFrame:
+def check(kb: KnowledgeBase) -> pd.DataFrame:
     """Every derived-vs-reported pair, worst first (columns: :data:`COLUMNS`)."""
-    rows, seen = [], set()
+    rows: list[Row] = []
+    seen: set[tuple[Any, ...] | None] = set()
     for fn in CHECKS:
         for r in fn(kb):
             key = None if r is None else (r["id"], r["field"], r["reported_source"],

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from typing import Any, cast
 
 import typer
+
+__all__ = ["check_command", "register"]
 
 
 def check_command(as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -29,7 +33,7 @@ def check_command(as_json: bool = typer.Option(False, "--json", help="Print JSON
     print(f"{len(df)} derived-vs-reported pair(s); {n} differ by more than {THRESHOLD:.0%}"
           + (":" if n else "."))
     rows = df if show_all else df[df["flagged"]]
-    for r in rows.itertuples():
+    for r in cast(Iterable[Any], rows.itertuples()):  # rows of the check table
         unit = f" {r.unit}" if r.unit else ""
         print(f"  {r.id}.{r.field}: reported {r.reported:,.6g}{unit} [{r.reported_source}], "
               f"derived {r.derived:,.6g}{unit} ({r.check}), "
