@@ -26,26 +26,38 @@ Nothing here uses Python ``eval``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import pint
 
 from trnkb import attributes, prefer
 from trnkb.formulas import DIVISOR, FORMULAS
+from trnkb.qtypes import Quantity
 from trnkb.units import parse, ureg
+
+if TYPE_CHECKING:
+    from trnkb.calc import Calculator
+    from trnkb.formulas import Formula
+
+__all__ = ["DECLARATION_KEYS", "derive_and_prefer", "describe", "evaluate", "fact_from_quantity",
+           "parse_declaration"]
+
+Record = dict[str, Any]  # a fact, a declaration or an input's provenance
+Key = tuple[str, str]  # (row id, field)
 
 DECLARATION_KEYS = {"derive", "inputs", "kind", "note", "qualifier", "density", "direction",
                     "preferred", "output"}
 
 
-def _calculators():
+def _calculators() -> dict[str, Calculator]:
     from trnkb.calc import CALCULATORS
 
     return CALCULATORS
 
 
-def parse_declaration(table: str, row_id: str, field: str, block: dict, file: str,
-                      line: int, source_ids: set[str]) -> tuple[dict | None, list[str]]:
+def parse_declaration(table: str, row_id: str, field: str, block: dict[str, Any], file: str,
+                      line: int, source_ids: set[str]) -> tuple[Record | None, list[str]]:
     """Check one declaration block; return (declaration, errors)."""
     where = f"{file}:{line}: {row_id}.{field}"
     errors = []
@@ -73,7 +85,7 @@ def parse_declaration(table: str, row_id: str, field: str, block: dict, file: st
         elif formula.params is not None and set(own) != set(formula.params):
             errors.append(f"{where}: {name} takes inputs {', '.join(formula.params)} (and "
                           f"divisors named {DIVISOR}...); got {', '.join(own) or 'none'}")
-    parsed_inputs: dict[str, dict] = {}
+    parsed_inputs: dict[str, Record] = {}
     for key, raw in inputs.items():
         if not isinstance(key, str):
             errors.append(f"{where}: input name {key!r} is not text")
@@ -135,21 +147,24 @@ class _Refused(Exception):
 
 
 class _Evaluator:
-    def __init__(self, facts, declarations, info, field_of, table_of, make_fact):
-        self.groups: dict[tuple, list[dict]] = {}
+    def __init__(self, facts: Iterable[Record], declarations: Iterable[Record],
+                 info: dict[str, tuple[int, str]], field_of: Callable[[str, str], object],
+                 table_of: Callable[[str], str | None],
+                 make_fact: Callable[[Record, Quantity], Record]) -> None:
+        self.groups: dict[Key, list[Record]] = {}
         for f in facts:
             self.groups.setdefault((f["id"], f["field"]), []).append(f)
-        self.pending: dict[tuple, list[dict]] = {}
+        self.pending: dict[Key, list[Record]] = {}
         for d in declarations:
             self.pending.setdefault((d["id"], d["field"]), []).append(d)
         self.info, self.field_of, self.table_of = info, field_of, table_of
         self.make_fact = make_fact
-        self.visiting: list[tuple] = []
-        self.derived: list[dict] = []
+        self.visiting: list[Key] = []
+        self.derived: list[Record] = []
         self.errors: list[str] = []
-        self.failed: set[tuple] = set()
+        self.failed: set[Key] = set()
 
-    def preferred(self, key: tuple, decl: dict, ref: str) -> dict:
+    def preferred(self, key: Key, decl: Record, ref: str) -> Record:
         """The preferred fact of ``(id, field)``, after evaluating its declarations."""
         if key in self.visiting:
             chain = " -> ".join(f"{i}.{f}" for i, f in self.visiting[self.visiting.index(key):])
@@ -168,7 +183,7 @@ class _Evaluator:
         # file order: reported facts first, then derived ones, as the loader orders them
         return group[prefer.choose(group, self.info)]
 
-    def resolve(self, decl: dict, name: str, spec: dict) -> tuple[pint.Quantity, dict]:
+    def resolve(self, decl: Record, name: str, spec: Record) -> tuple[Quantity, Record]:
         if "literal" in spec:
             return spec["literal"], {"name": name, "source": spec["source"],
                                      "locator": spec["locator"], "kind": spec["kind"],
@@ -211,19 +226,22 @@ class _Evaluator:
         if self.field_of(table, field) is None:
             raise _Refused(f"unknown input {ref}: table {table} has no field {field!r}")
 
-    def run(self, decl: dict) -> None:
+    def run(self, decl: Record) -> None:
         key = (decl["id"], decl["field"])
         try:
             fact = self.compute(decl)
         except _Refused as e:
-            self.errors.append(f"{decl['file']}:{decl['line']}: {decl['id']}.{decl['field']}: {e}")
+            self.errors.append(f"{decl['file']}:{decl['line']}: {decl['id']}.{decl['field']}: "
+                               f"{e}")
             self.failed.add(key)
             return
         self.groups.setdefault(key, []).append(fact)
         self.derived.append(fact)
 
-    def compute(self, decl: dict) -> dict:
-        values, divisors, inputs = {}, [], []
+    def compute(self, decl: Record) -> Record:
+        values: dict[str, Quantity] = {}
+        divisors: list[Quantity] = []
+        inputs: list[Record] = []
         for name, spec in decl["inputs"].items():
             q, prov = self.resolve(decl, name, spec)
             inputs.append({**prov, "value": q})
@@ -272,9 +290,11 @@ class _Evaluator:
                      "formula": f"{decl['derive']}: {text}", "override": decl["override"]})
         return fact
 
-    def attributes(self, decl, formula, inputs) -> tuple[str, str]:
+    def attributes(self, decl: Record, formula: Formula | None, inputs: list[Record]
+                   ) -> tuple[str, str]:
         table, field = self.table_of(decl["id"]), decl["field"]
-        want_density, want_direction = attributes.resolve(table, field, decl["density"],
+        # (a row without a table has no defaults: "" is no table's name)
+        want_density, want_direction = attributes.resolve(table or "", field, decl["density"],
                                                           decl["direction"])
         own = [i for i in inputs if not i["name"].startswith(DIVISOR)]
         got_density = formula.density if formula and formula.density else _combine(
@@ -297,7 +317,7 @@ def _combine(values: list[str], order: tuple[str, ...]) -> str:
     return ""
 
 
-def _unique(items) -> list[str]:
+def _unique(items: Iterable[str]) -> list[str]:
     out: list[str] = []
     for i in items:
         if i and i not in out:
@@ -305,9 +325,10 @@ def _unique(items) -> list[str]:
     return out
 
 
-def evaluate(facts: list[dict], declarations: list[dict], info: dict,
+def evaluate(facts: list[Record], declarations: list[Record], info: dict[str, tuple[int, str]],
              field_of: Callable[[str, str], object], table_of: Callable[[str], str | None],
-             make_fact: Callable[[dict, pint.Quantity], dict]) -> tuple[list[dict], list[str]]:
+             make_fact: Callable[[Record, Quantity], Record]
+             ) -> tuple[list[Record], list[str]]:
     """Evaluate every declaration; return (derived facts, errors).
 
     ``facts`` are the parsed (typed) facts, ``declarations`` come from
@@ -327,8 +348,9 @@ def evaluate(facts: list[dict], declarations: list[dict], info: dict,
     return ev.derived, ev.errors
 
 
-def _guard(make_fact):
-    def make(decl, value):
+def _guard(make_fact: Callable[[Record, Quantity], Record]
+           ) -> Callable[[Record, Quantity], Record]:
+    def make(decl: Record, value: Quantity) -> Record:
         try:
             return make_fact(decl, value)
         except ValueError as e:
@@ -336,7 +358,7 @@ def _guard(make_fact):
     return make
 
 
-def describe(fact: dict) -> str:
+def describe(fact: Record) -> str:
     """One line of lineage: ``formula; name = value [source] (ref), ...``."""
     from trnkb.units import format_quantity
 
@@ -349,7 +371,7 @@ def describe(fact: dict) -> str:
     return f"{fact.get('formula', '')}; " + ", ".join(parts)
 
 
-def fact_from_quantity(decl: dict, q: pint.Quantity) -> dict:
+def fact_from_quantity(decl: Record, q: Quantity) -> Record:
     """A fact row for a derived value in its field's display unit (ValueError when the
     result does not fit the field: wrong dimension or implausible)."""
     from trnkb.schema import TABLES
@@ -387,8 +409,8 @@ def fact_from_quantity(decl: dict, q: pint.Quantity) -> dict:
     }
 
 
-def derive_and_prefer(facts: list[dict], declarations: list[dict], sources,
-                      labels: dict[str, list[dict]], errors: list[str]) -> list[dict]:
+def derive_and_prefer(facts: list[Record], declarations: list[Record], sources: Any,
+                      labels: dict[str, list[Record]], errors: list[str]) -> list[Record]:
     """The loader's derive step: evaluate every declaration, then mark the preferred value
     of every field by rule (:mod:`trnkb.prefer`). Returns the derived facts; problems go
     to ``errors``. ``labels`` maps table -> row labels (each with its ``id``)."""
