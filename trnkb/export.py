@@ -76,8 +76,9 @@ def _plain_table(kb: KnowledgeBase, name: str) -> tuple[pd.DataFrame, list[dict[
     wide = kb.table(name)
     table = TABLES[name]
     out = pd.DataFrame({"id": wide["id"].astype(str)})
-    fields: list[dict[str, Any]] = [{"name": "id", "type": "string", "description": "Unique lowercase kebab-case id.",
-               "constraints": {"required": True, "unique": True}}]
+    fields: list[dict[str, Any]] = [
+        {"name": "id", "type": "string", "description": "Unique lowercase kebab-case id.",
+         "constraints": {"required": True, "unique": True}}]
     for col in wide.columns[1:]:
         f = table.field(col)
         assert f is not None  # every wide column is a field of its table

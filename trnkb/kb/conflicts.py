@@ -26,7 +26,8 @@ _PREFIX_PAIRS = (("kibi", "kilo"), ("mebi", "mega"), ("gibi", "giga"), ("tebi", 
                  ("pebi", "peta"))
 
 
-def conflict_type(f: Field, pref: dict[str, Any], other: dict[str, Any]) -> tuple[float, str] | None:
+def conflict_type(f: Field, pref: dict[str, Any], other: dict[str, Any]
+                  ) -> tuple[float, str] | None:
     """(relative difference, type) when two values of one field disagree, else None."""
     if f.kind in ("text", "ref"):
         same = str(other["value"]).strip().lower() == str(pref["value"]).strip().lower()
