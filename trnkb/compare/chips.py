@@ -255,6 +255,7 @@ def caveats(kb: KnowledgeBase, long: pd.DataFrame,
     or sparse not stated") and, where sources disagree, which figure the view uses and
     what the others say (Trainium3 FP8: AWS's chip table, the MXFP8 rate, against the
     architecture guide's plain FP8 at the BF16 rate; ``trnkb conflicts`` lists them).
+    Plain text (no markup), for :func:`trnkb.nbsetup.answer` or a Markdown escape.
 
     Values are the KB's, written by :func:`trnkb.units.format_quantity`.
     """
@@ -283,7 +284,7 @@ def caveats(kb: KnowledgeBase, long: pd.DataFrame,
         for r in others:
             text += (f"; {r['source']} gives {format_quantity(r['value'])}"
                      + (f" ({r['note']})" if r["note"] else ""))
-        out.append(text + ("; see `trnkb conflicts`." if others else "."))
+        out.append(text + ("; see trnkb conflicts." if others else "."))
     return out
 
 
