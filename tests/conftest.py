@@ -12,3 +12,14 @@ def good_specs(tmp_path) -> Path:
     dst = tmp_path / "specs"
     shutil.copytree(DATA / "good", dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def kb():
+    """The shipped knowledge base, loaded once per test session (issue 15 §2).
+
+    Shared by every test module: do not mutate it (load your own copy to mutate).
+    """
+    import trnkb
+
+    return trnkb.load()

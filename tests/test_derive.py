@@ -114,7 +114,7 @@ def test_a_cycle_is_refused(good_specs):
                for e in errors), errors
 
 
-def test_shipped_specs_declare_every_derived_value():
+def test_shipped_specs_declare_every_derived_value(kb):
     # every line that says kind: derived is a declaration, none types a number
     for path in sorted((ROOT / "specs").glob("*.yaml")):
         for n, line in enumerate(path.read_text().splitlines(), 1):
@@ -122,12 +122,10 @@ def test_shipped_specs_declare_every_derived_value():
                 assert "derive:" in line, f"{path.name}:{n} types a derived value"
     out = subprocess.run("grep -h 'kind: derived' specs/*.yaml", shell=True, cwd=ROOT,
                          capture_output=True, text=True).stdout.splitlines()
-    kb = trnkb.load()
     assert len(out) == int((kb.facts["kind"] == "derived").sum())
 
 
-def test_shipped_derived_values_match_their_arithmetic():
-    kb = trnkb.load()
+def test_shipped_derived_values_match_their_arithmetic(kb):
     # GB200 NVL72: 72 x 2,500 TFLOPS dense BF16 (Lockwood's GB200 table) = 180 PFLOPS
     assert kb.value("gb200-nvl72", "domain_bf16").to("PFLOPS").magnitude == pytest.approx(180)
     # H100: half of the 2:4 sparse 1,979 TFLOPS BF16 of the NVIDIA table = 989.5
@@ -153,8 +151,7 @@ def test_docs_example_runs(tmp_path, good_specs):
         pytest.approx(200)
 
 
-def test_density_and_direction_are_attributes_with_one_accessor():
-    kb = trnkb.load()
+def test_density_and_direction_are_attributes_with_one_accessor(kb):
     # AMD does not say whether MI455X's 20 PF FP8 is dense or sparse (cloudnews, AMD goals)
     assert kb.attributes("mi455x", "dense_fp8") == {
         "density": "unstated", "direction": "", "qualifier": "dense or sparse not stated"}
@@ -166,8 +163,7 @@ def test_density_and_direction_are_attributes_with_one_accessor():
     assert kb.attributes("h100", "hbm_bandwidth")["direction"] == ""
 
 
-def test_rubin_dense_fp4_is_the_training_figure():
-    kb = trnkb.load()
+def test_rubin_dense_fp4_is_the_training_figure(kb):
     # CES 2026: 35 PF NVFP4 training (dense) per GPU; 50 PF is the inference figure
     assert kb.value("rubin", "dense_fp4").to("PFLOPS").magnitude == pytest.approx(35)
     assert kb.value("vr-nvl144", "domain_fp4").to("EFLOPS").magnitude == pytest.approx(2.5)

@@ -14,11 +14,6 @@ from trnkb.units import parse
 
 
 @pytest.fixture(scope="module")
-def kb():
-    return trnkb.load()
-
-
-@pytest.fixture(scope="module")
 def exported(kb, tmp_path_factory):
     out = {}
     for fmt in FORMATS:

@@ -2,7 +2,6 @@
 
 import pytest
 
-import trnkb
 from trnkb import prefer
 
 INFO = {"aws": (prefer.SOURCE_RANK["vendor"], "2026-08-21"),
@@ -39,8 +38,7 @@ def test_an_override_wins():
     assert prefer.choose([fact("aws"), fact("press", override=True)], INFO) == 1
 
 
-def test_shipped_trainium_memory_is_the_vendors_gib():
-    kb = trnkb.load()
+def test_shipped_trainium_memory_is_the_vendors_gib(kb):
     # AWS's Neuron pages write 96 GiB (Trn2) and 144 GiB (Trn3)
     assert str(kb.value("trainium2", "hbm_capacity").units) == "gibibyte"
     assert kb.provenance("trainium3", "hbm_capacity")["source"] == "aws-neuron-trainium3"
@@ -63,7 +61,7 @@ def test_every_shipped_override_says_why():
     ("neuronlink-v4-trn3", "total_lanes", "aws-neuron-trn3-connectivity"),
     ("neuronlink-v4-trn3", "pcb_lanes", "aws-neuron-trn3-connectivity"),
 ])
-def test_aws_conflicts_are_visible(row, field, other_source):
-    c = trnkb.load().conflicts
+def test_aws_conflicts_are_visible(kb, row, field, other_source):
+    c = kb.conflicts
     hit = c[(c["id"] == row) & (c["field"] == field) & (c["other_source"] == other_source)]
     assert len(hit) == 1

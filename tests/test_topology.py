@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-import trnkb
 from trnkb import topology as T
 from trnkb.cli import app
 from trnkb.units import Q_
@@ -18,11 +17,6 @@ GENS = ("gen1", "pex90144-x8", "pex90144-x4", "gen2", "gen3")
 SWITCHED = ("trn3-nl32x2-switched", "trn3-nl72x2-switched")
 ALL = [(d, g) for d in SWITCHED for g in GENS] + [
     ("trn2-nl16-2d-torus", None), ("trn2-nl32x2-3d-torus", None), ("gb200-nvl72", None)]
-
-
-@pytest.fixture(scope="module")
-def kb():
-    return trnkb.load()
 
 
 def fab(kb, domain, gen=None):
@@ -36,34 +30,73 @@ def hops(f, a, b):
 # ---- graph invariants -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("domain", "gen"), ALL)
+# Trainium3 switched SKUs state chip lane budgets (seed 004 lane budget); Trn2 tori and
+# GB200 state none, and the tori have no switches: those cases are tested separately below
+# instead of passing vacuously.
+BUDGETED = [(d, g) for d in SWITCHED for g in GENS]
+WITH_SWITCHES = BUDGETED + [("gb200-nvl72", None)]
+TORI = [("trn2-nl16-2d-torus", None), ("trn2-nl32x2-3d-torus", None)]
+
+
+@pytest.mark.parametrize(("domain", "gen"), BUDGETED)
 def test_no_chip_exceeds_its_lane_budget(kb, domain, gen):
-    for medium, (used, budget) in fab(kb, domain, gen).chip_lane_usage().items():
-        if budget is not None:
-            assert used <= budget, medium
+    usage = fab(kb, domain, gen).chip_lane_usage()
+    # seed 004 lane budget per Trainium3: 64 PCB + 80 backplane (64 active + 16 redundant)
+    # + 16 cross-rack AEC lanes
+    assert {m: b for m, (_, b) in usage.items()} == {"pcb": 64, "backplane": 80, "aec": 16}
+    for medium, (used, budget) in usage.items():
+        assert used <= budget, medium
 
 
-@pytest.mark.parametrize(("domain", "gen"), ALL)
+@pytest.mark.parametrize(("domain", "gen"), WITH_SWITCHES)
 def test_no_switch_exceeds_its_lanes_or_ports(kb, domain, gen):
-    for u in fab(kb, domain, gen).switch_usage().to_dict("records"):
+    usage = fab(kb, domain, gen).switch_usage().to_dict("records")
+    assert usage
+    for u in usage:
         if pd.notna(u["lanes_available"]) and pd.notna(u["lanes_used"]):
             assert u["lanes_used"] <= u["lanes_available"], u
-        if pd.notna(u["ports_available"]):
-            assert u["ports_used"] <= u["ports_available"], u
+        assert pd.notna(u["ports_available"]), u
+        assert u["ports_used"] <= u["ports_available"], u
 
 
-@pytest.mark.parametrize(("domain", "gen"), ALL)
+@pytest.mark.parametrize(("domain", "gen"), TORI)
+def test_tori_have_no_switches_and_no_switch_budget(kb, domain, gen):
+    # seed 004: "Trn2 only supports a 4x4x4 3D Torus mesh scaleup topology" (no switches)
+    f = fab(kb, domain, gen)
+    assert len(f.switch_usage()) == 0 and f.switches_per_domain == 0
+
+
+@pytest.mark.parametrize(("domain", "gen"), WITH_SWITCHES)
 def test_graph_counts_match_the_fabrics_row(kb, domain, gen):
     f = fab(kb, domain, gen)
     row = f.spec.id
+    compared = 0
     for field, measured in (("switches_per_rack", f.switch_tray_switches_per_rack),
                             ("tray_switches_per_rack", f.tray_switches_per_rack),
                             ("switches_per_domain", f.switches_per_domain),
-                            ("ports_used_per_switch", f.switch_usage()["ports_used"].iloc[0]
-                             if len(f.switch_usage()) else None)):
+                            ("ports_used_per_switch", f.switch_usage()["ports_used"].iloc[0])):
         stated = kb.get(row, field)
         if stated is not None:
             assert measured == stated.magnitude, field
+            compared += 1
+    assert compared >= 2  # every switched row states at least rack switches and ports used
+
+
+# Counts read from the source text, not from specs/ (seed 004, "Trainium3 NL32x2 Switched"
+# and "NL72x2 Switched" sections): NL32x2 gen1 "two switch planes consisting of 8 switches
+# each" per rack; NL72x2 gen1 "four planes of 10 160-lane PCIe switches each, 40 total" per
+# rack plus "144 of the smaller PCIe switches on the Compute Trays", 18 of 20 ports used.
+@pytest.mark.parametrize(("domain", "rack_switches", "tray_switches", "ports_used"), [
+    ("trn3-nl32x2-switched", 2 * 8, 0, None),
+    ("trn3-nl72x2-switched", 4 * 10, 18 * 8, 20 - 2),
+])
+def test_gen1_graph_counts_match_the_source_text(kb, domain, rack_switches, tray_switches,
+                                                  ports_used):
+    f = fab(kb, domain, "gen1")
+    assert f.switch_tray_switches_per_rack == rack_switches
+    assert f.tray_switches_per_rack == tray_switches
+    if ports_used is not None:
+        assert f.switch_usage()["ports_used"].iloc[0] == ports_used
 
 
 @pytest.mark.parametrize(("domain", "gen"), ALL)
@@ -233,9 +266,20 @@ def test_every_domain_answers_topology_json(domain, gen):
     r = CliRunner().invoke(app, args, catch_exceptions=False)
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    for key in ("switches_per_rack", "switches_per_domain", "max_hops_in_rack",
-                "max_hops_in_domain", "bisection_bandwidth", "path_examples"):
-        assert key in out
+    # chips per domain from the SKU names (NLxx = chips per rack) and NVIDIA's NVL72;
+    # hop bounds: a 4x4 torus is at most 2+2 links apart (3 hops), 4x4x4 at most 6 (5 hops),
+    # NVL72 is one NVSwitch hop
+    chips = {"trn3-nl32x2-switched": 64, "trn3-nl72x2-switched": 144, "trn2-nl16-2d-torus": 16,
+             "trn2-nl32x2-3d-torus": 64, "gb200-nvl72": 72}[domain]
+    assert out["chips"] == chips
+    assert out["switches_per_rack"] == (out["switch_tray_switches_per_rack"]
+                                        + out["tray_switches_per_rack"])
+    assert out["switches_per_domain"] == out["switches_per_rack"] * out["racks"]
+    assert out["max_hops_in_rack"] <= out["max_hops_in_domain"]
+    hand = {"trn2-nl16-2d-torus": 3, "trn2-nl32x2-3d-torus": 5, "gb200-nvl72": 1}
+    if domain in hand:
+        assert out["max_hops_in_domain"] == hand[domain]
+    assert out["bisection_bandwidth"]["value"] > 0 and out["path_examples"]
     for e in out["path_examples"]:
         assert {"from", "to", "path", "hops"} <= set(e)
         assert e["hops"] == len(e["path"]) - 2

@@ -23,11 +23,15 @@ import html
 import math
 import re
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 import pint
 
 from trnkb.units import format_number, format_unit
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
 
 __all__ = ["MAX_COLUMNS", "MISSING", "Table", "fmt_cell", "header", "labels", "names", "short_name", "source_links",
            "table"]
@@ -54,7 +58,7 @@ _WORDS = {"hbm": "HBM", "tdp": "TDP", "pue": "PUE", "it": "IT", "tor": "ToR", "t
           "bidir": "bidirectional", "scaleup": "scale-up", "scaleout": "scale-out"}
 
 
-def _is_missing(v) -> bool:
+def _is_missing(v: object) -> bool:
     if v is None or v is pd.NA or v is pd.NaT:
         return True
     if isinstance(v, float) and math.isnan(v):
@@ -64,7 +68,7 @@ def _is_missing(v) -> bool:
     return isinstance(v, str) and v.strip() in ("", "nan", "NaN", "<NA>", "None")
 
 
-def header(column) -> str:
+def header(column: object) -> str:
     """A column name as a reader sees it: ``hbm_bandwidth (TB/s)`` -> ``HBM bandwidth (TB/s)``,
     ``capacity_GB`` -> ``capacity (GB)``, ``relative_difference`` -> ``relative difference (%)``."""
     text = str(column)
@@ -91,7 +95,7 @@ def short_name(name: str) -> str:
     return re.sub(r"\s*\([^()]*\)\s*$", "", str(name)).strip() or str(name)
 
 
-def names(kb, short: bool = True) -> dict[str, str]:
+def names(kb: KnowledgeBase, short: bool = True) -> dict[str, str]:
     """Display name of every KB row that has one: ``{"trainium3": "AWS Trainium3", ...}``
     (without the parenthetical when ``short``; the full name is in the sources' tables)."""
     out: dict[str, str] = {}
@@ -103,7 +107,7 @@ def names(kb, short: bool = True) -> dict[str, str]:
     return out
 
 
-def labels(ids, kb) -> list[str]:
+def labels(ids: Iterable[str], kb: KnowledgeBase) -> list[str]:
     """Chart labels for ``ids``: each row's display name, made unique by its id where two
     rows share a name (``"... backup switch trays (trn3-nl32x2-switched-pex90144-x8)"``)."""
     ids = [str(i) for i in ids]
@@ -115,7 +119,7 @@ def labels(ids, kb) -> list[str]:
     return [first[i] if count[first[i]] == 1 else f"{first[i]} ({i})" for i in ids]
 
 
-def source_links(value, page: str = SOURCES_PAGE) -> str:
+def source_links(value: object, page: str = SOURCES_PAGE) -> str:
     """HTML for a source cell: each id (split on ``+``, ``;`` or ``,``) linked to its anchor."""
     if _is_missing(value):
         return MISSING
@@ -136,13 +140,13 @@ def _is_year(column: str, s: pd.Series) -> bool:
     return bool(re.search(r"(^|_)years?$", name)) and not name.endswith(("per_year", "_years"))
 
 
-def fmt_cell(v, *, percent: bool = False, year: bool = False, sig: int = 4) -> str:
+def fmt_cell(v: Any, *, percent: bool = False, year: bool = False, sig: int = 4) -> str:
     """One cell as HTML text (escaped); missing -> em dash with its tooltip."""
     if _is_missing(v):
         return MISSING
     if isinstance(v, pint.Quantity):
         num = fmt_cell(v.magnitude, sig=sig)
-        return num if v.dimensionless else f"{num} {html.escape(format_unit(v.units))}"
+        return num if v.dimensionless else f"{num} {html.escape(format_unit(cast(pint.Unit, v.units)))}"
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -224,7 +228,7 @@ def _columns_html(df: pd.DataFrame, cols: list[str], kb_names: Mapping[str, str]
             f'<tbody>{"".join(body)}</tbody></table>')
 
 
-def table(df: pd.DataFrame, *, kb=None, summary: str | None = None, max_rows: int = 20,
+def table(df: pd.DataFrame, *, kb: KnowledgeBase | None = None, summary: str | None = None, max_rows: int = 20,
           max_columns: int = MAX_COLUMNS, sources_page: str = SOURCES_PAGE,
           percent: Iterable[str] = (), sig: int = 4, caption: str | None = None) -> Table:
     """Render ``df`` in the site's one table style (see the module docstring).

@@ -11,6 +11,8 @@ Makes notebook outputs static, offline and byte-stable so nbval can compare them
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import altair as alt
 import pandas as pd
 from IPython.display import Markdown, display
@@ -22,7 +24,7 @@ from trnkb.markdown import escape
 __all__ = ["answer", "setup"]
 
 
-def setup(path=None) -> KnowledgeBase:
+def setup(path: str | Path | None = None) -> KnowledgeBase:
     """Configure altair and pandas for notebooks and return the loaded knowledge base.
 
     Parameters
@@ -59,4 +61,5 @@ def answer(*sentences: str) -> None:
     The sentences are built from KB values (f-strings), so they are escaped: a spec string
     can never inject markup into the rendered notebook or the site.
     """
-    display(Markdown("**Answer.** " + " ".join(escape(s) for s in sentences)))
+    text = "**Answer.** " + " ".join(escape(s) for s in sentences)
+    display(Markdown(text))  # type: ignore[no-untyped-call]

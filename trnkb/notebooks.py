@@ -40,7 +40,7 @@ def execute(path: str | Path, timeout: int = 600, kernel_name: str = "python3") 
     """
     path = Path(path)
     before = path.read_bytes()
-    nb = nbformat.reads(before.decode("utf-8"), as_version=4)
+    nb = nbformat.reads(before.decode("utf-8"), as_version=4)  # type: ignore[no-untyped-call]
     # The kernel's own start-up notices (e.g. about its local TCP transport) are not
     # findings; only errors reach the console.
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, record_timing=False,
@@ -53,10 +53,10 @@ def execute(path: str | Path, timeout: int = 600, kernel_name: str = "python3") 
     finally:
         os.environ.clear()
         os.environ.update(old)
-    after = (nbformat.writes(nb) + "\n").encode("utf-8")
+    after = (nbformat.writes(nb) + "\n").encode("utf-8")  # type: ignore[no-untyped-call]
     if after != before:
         path.write_bytes(after)
-    return after != before
+    return bool(after != before)
 
 
 def execute_all(folder: str | Path, timeout: int = 600) -> list[Path]:

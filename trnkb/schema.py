@@ -18,6 +18,12 @@ from __future__ import annotations
 import datetime
 import re
 from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ID_PATTERN", "VALUE_KINDS", "SOURCE_KINDS", "STATUSES", "Field", "Table", "NAME",
+           "VENDOR", "NOTES", "CHIPS", "PACKAGES", "HBM", "RACKS", "NETWORK", "DATACENTER",
+           "CORES", "FABRICS", "MODELS", "PRICES", "TABLES", "SOURCE_FIELDS", "UNIT_FAMILIES",
+           "FIRST_SOURCE_YEAR", "value_problem", "date_problem", "pandera_schema"]
 
 ID_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 VALUE_KINDS = ("reported", "estimate", "derived")
@@ -69,19 +75,20 @@ class Table:
         return [f.name for f in self.fields]
 
 
-def _q(name, dim, unit, lo, hi, description, **kw) -> Field:
+def _q(name: str, dim: str, unit: str, lo: float, hi: float, description: str,
+       **kw: Any) -> Field:
     return Field(name, "quantity", description, dim=dim, unit=unit, lo=lo, hi=hi, **kw)
 
 
-def _n(name, lo, hi, description, **kw) -> Field:
+def _n(name: str, lo: float, hi: float, description: str, **kw: Any) -> Field:
     return Field(name, "count", description, lo=lo, hi=hi, **kw)
 
 
-def _t(name, description, **kw) -> Field:
+def _t(name: str, description: str, **kw: Any) -> Field:
     return Field(name, "text", description, **kw)
 
 
-def _flops(name, what) -> Field:
+def _flops(name: str, what: str) -> Field:
     return _q(name, "compute_rate", "TFLOPS", 0.01, 1e5, f"Peak {what} per chip, FLOP/s.")
 
 
@@ -427,14 +434,14 @@ UNIT_FAMILIES: dict[str, tuple[str, ...]] = {
 FIRST_SOURCE_YEAR = 1950  # no source in this field is older
 
 
-def _shape(units) -> list[tuple[str, float]]:
+def _shape(units: Any) -> list[tuple[str, float]]:
     """How a unit is built: the dimension and exponent of each of its terms, sorted."""
     from trnkb.units import ureg
 
     return sorted((str(ureg.get_dimensionality(name)), exp) for name, exp in units._units.items())
 
 
-def value_problem(f: Field, q) -> str | None:
+def value_problem(f: Field, q: Any) -> str | None:
     """What is wrong with quantity ``q`` for field ``f`` beyond its dimension, or None.
 
     A count takes a plain number (no unit, not even ``%``), whole unless ``f.integer`` is
@@ -457,7 +464,7 @@ def value_problem(f: Field, q) -> str | None:
     return None
 
 
-def date_problem(value, today: datetime.date | None = None) -> str | None:
+def date_problem(value: object, today: datetime.date | None = None) -> str | None:
     """What is wrong with a source date (``YYYY``, ``YYYY-MM``, ``YYYY-MM-DD`` or a date),
     or None: it must exist on the calendar and lie between 1950 and next year."""
     today = today or datetime.date.today()
@@ -480,7 +487,7 @@ def date_problem(value, today: datetime.date | None = None) -> str | None:
     return None
 
 
-def pandera_schema(table: Table, present: list[str]):
+def pandera_schema(table: Table, present: list[str]) -> Any:
     """Build the pandera schema of a wide table (columns ``present`` that exist).
 
     Quantity columns carry pint dtypes, which pandera's type engine does not know, so
@@ -500,7 +507,7 @@ def pandera_schema(table: Table, present: list[str]):
         )
 
     def range_check(f: Field) -> pa.Check:
-        def ok(s):
+        def ok(s: Any) -> Any:
             m = s.pint.to(f.unit).pint.magnitude if f.kind == "quantity" else s
             m = m.astype("float64")
             return m.isna() | ((m >= f.lo) & (m <= f.hi))

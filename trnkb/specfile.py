@@ -16,22 +16,27 @@ import datetime
 import os
 import re
 import stat
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import yaml
+
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_MESSAGE", "show", "suggest", "SpecError", "LineDict",
+           "LineList", "item_line", "display_path", "read_bytes", "read_yaml", "parse_yaml"]
 
 MAX_BYTES = 10_000_000  # one spec file
 MAX_DEPTH = 32  # nested mappings / lists (the format needs about 4)
 MAX_MESSAGE = 400  # characters of one error message
 
 
-def show(value, cap: int = 60) -> str:
+def show(value: object, cap: int = 60) -> str:
     """``repr(value)`` cut to ``cap`` characters: never echo an unbounded value."""
     text = repr(value)
     return text if len(text) <= cap else f"{text[:cap]}... ({len(text):,} chars)"
 
 
-def suggest(name, options) -> str:
+def suggest(name: object, options: Iterable[object]) -> str:
     """`` (did you mean 'x'?)`` for a near miss of ``name`` among ``options`` (case
     ignored: ``TRAINIUM3`` finds ``trainium3``), else ``""``."""
     import difflib
@@ -60,27 +65,27 @@ class SpecError(Exception):
         super().__init__("\n".join(self.errors))
 
 
-class LineDict(dict):
+class LineDict(dict[Any, Any]):
     """A mapping that remembers the line of the mapping and of each key (1-based)."""
 
     line: int = 0
-    key_lines: dict
+    key_lines: dict[Any, int]
 
 
-class LineList(list):
+class LineList(list[Any]):
     """A list that remembers its own line and the line of each item (1-based)."""
 
     line: int = 0
-    item_lines: list
+    item_lines: list[int]
 
 
-def item_line(seq, index: int, default: int = 1) -> int:
+def item_line(seq: object, index: int, default: int = 1) -> int:
     """Line of item ``index`` of a list read by :func:`read_yaml` (``default`` otherwise)."""
     lines = getattr(seq, "item_lines", None)
-    return lines[index] if lines and index < len(lines) else default
+    return int(lines[index]) if lines and index < len(lines) else default
 
 
-def _kind_of(value) -> str:
+def _kind_of(value: object) -> str:
     if isinstance(value, bool):
         return "a true/false value"
     if isinstance(value, (int, float)):
@@ -92,7 +97,7 @@ def _kind_of(value) -> str:
     return type(value).__name__
 
 
-class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+class _LineLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """SafeLoader (libyaml's when available: 10x faster) keeping key and item lines."""
 
 
@@ -126,7 +131,7 @@ def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> LineLis
     return out
 
 
-def _construct_timestamp(loader: _LineLoader, node: yaml.ScalarNode):
+def _construct_timestamp(loader: _LineLoader, node: yaml.ScalarNode) -> Any:
     try:
         return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
     except (ValueError, OverflowError) as e:
@@ -203,7 +208,7 @@ def _scan(text: str, name: str) -> None:
             depth -= 1
 
 
-def read_yaml(path: Path):
+def read_yaml(path: Path) -> Any:
     """Parse one YAML file. Raises :class:`SpecError` with ``file:line`` on any problem.
 
     UTF-8 with or without a byte-order mark; LF or CRLF line ends.
@@ -212,7 +217,7 @@ def read_yaml(path: Path):
     return parse_yaml(read_bytes(path, name), name)
 
 
-def parse_yaml(raw: bytes, name: str):
+def parse_yaml(raw: bytes, name: str) -> Any:
     """Parse the bytes of one YAML file called ``name`` (as :func:`read_yaml`)."""
     try:
         text = raw.decode("utf-8-sig")

@@ -97,8 +97,8 @@ def _alarm(signum, frame):
 
 
 @pytest.fixture(scope="module")
-def shipped_kb():
-    return trnkb.load()
+def shipped_kb(kb):
+    return kb
 
 
 @pytest.fixture

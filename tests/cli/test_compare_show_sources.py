@@ -20,11 +20,6 @@ HEADLINE = ["trainium3", "trainium2", "gb300", "gb200", "b200", "h100", "mi355x"
 runner = CliRunner()
 
 
-@pytest.fixture(scope="module")
-def kb():
-    return trnkb.load()
-
-
 @pytest.fixture
 def run(kb, monkeypatch):
     monkeypatch.setattr(kbcmds, "_load", lambda specs: kb)  # load the shipped KB once

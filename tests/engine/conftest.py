@@ -2,13 +2,7 @@
 
 import pytest
 
-import trnkb
 from trnkb.engine import NeuronCore
-
-
-@pytest.fixture(scope="session")
-def kb():
-    return trnkb.load()
 
 
 @pytest.fixture(scope="session")

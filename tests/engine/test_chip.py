@@ -91,3 +91,17 @@ def test_a_wait_for_another_cores_hbm_transfer_is_labelled_hbm_on_the_critical_p
     assert crit["hbm"] == pytest.approx(n_bytes / link_rate, rel=1e-9)
     assert crit["dma"] == pytest.approx(n_bytes / core_rate, rel=1e-9)
     assert stalls == pytest.approx({"dma latency": latency}, rel=1e-9)
+
+
+def test_mxfp8_layer_at_llama_405b_shapes_fits_the_scale_tiles_in_128_partitions():
+    # 405B: hidden 16,384 makes a K group hold more E8M0 scale rows (K/32) than the 128
+    # partitions; they fold into the free dimension. MXFP8 runs at 4x the BF16 array rate
+    # (Neuron docs, neuroncore_facts.md B.1), so the layer must be faster than in BF16
+    # yet never above its own peak.
+    import trnkb
+    from trnkb.engine import model_layer_time
+
+    kb = trnkb.load()
+    mx = model_layer_time(kb, "llama-3-1-405b", "trainium3", 2048, cores=8, dtype="mxfp8")
+    bf = model_layer_time(kb, "llama-3-1-405b", "trainium3", 2048, cores=8, dtype="bf16")
+    assert mx.seconds < bf.seconds and 0 < mx.mfu <= 1

@@ -571,3 +571,17 @@ def test_mx_other_block_sizes_and_empty_input(block):
         assert q.codes.reshape(-1, block)[r].tolist() == expected
     assert quantize_mx(np.zeros((0, block)), "mxfp8", block=block).dequantize().shape == (0, block)
     assert quantize_nvfp4(np.zeros((0, 16))).dequantize().shape == (0, 16)
+
+
+@pytest.mark.parametrize(("name", "min_subnormal", "unit_roundoff"), [
+    # OCP Microscaling Formats (MX) v1.0, Table 2 (min subnormal) and u = 2**-(mbits+1):
+    # E4M3 2**-9, E5M2 2**-16, E2M3 2**-3, E3M2 2**-4, E2M1 2**-1
+    ("e4m3", 2.0**-9, 2.0**-4), ("e5m2", 2.0**-16, 2.0**-3), ("e2m3", 2.0**-3, 2.0**-4),
+    ("e3m2", 2.0**-4, 2.0**-3), ("e2m1", 2.0**-1, 2.0**-2),
+])
+def test_format_constants_match_the_ocp_spec(name, min_subnormal, unit_roundoff):
+    from trnkb.engine.numerics import ELEMENTS
+
+    f = ELEMENTS[name]
+    assert f.min_subnormal == min_subnormal
+    assert f.unit_roundoff == unit_roundoff

@@ -48,8 +48,8 @@ def test_memo_is_per_knowledge_base(good_specs):
 
 
 @pytest.fixture(scope="module")
-def chips():
-    return trnkb.load().table("chips", units="columns")
+def chips(kb):
+    return kb.table("chips", units="columns")
 
 
 def test_columns_are_plain_floats_named_with_their_unit(chips):
@@ -61,8 +61,7 @@ def test_columns_are_plain_floats_named_with_their_unit(chips):
     assert row["hbm_bandwidth (TB/s)"] == pytest.approx(4.9)
 
 
-def test_missing_values_are_nan_never_zero():
-    kb = trnkb.load()
+def test_missing_values_are_nan_never_zero(kb):
     plain = kb.table("chips", units="columns").set_index("id")
     checked = 0
     for col in plain.columns:
@@ -98,11 +97,11 @@ def test_unknown_units_option_is_refused(good_specs):
         load(good_specs).table("chips", units="rows")
 
 
-def test_shipped_specs_pass_the_pandera_schemas_too():
+def test_shipped_specs_pass_the_pandera_schemas_too(kb):
     # the second, independent implementation of the per-value rules (trnkb validate runs it)
     from trnkb.kb import check_schemas
 
-    assert check_schemas(trnkb.load()) == []
+    assert check_schemas(kb) == []
 
 
 def test_pandera_schemas_catch_what_they_check(good_specs):

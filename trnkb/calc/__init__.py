@@ -140,7 +140,7 @@ ZERO_ALLOWED = {("lane-budget", "pcb"), ("lane-budget", "backplane_active"),
                 ("tco", "cost_of_capital")}
 
 
-def _check_sign(name: str, pname: str, value, default) -> None:
+def _check_sign(name: str, pname: str, value: Any, default: Any) -> None:
     """Inputs are sizes, counts, rates and prices: never negative; zero only where allowed."""
     mag = getattr(value, "magnitude", value)
     if not isinstance(mag, (int, float)) or isinstance(mag, bool):

@@ -17,6 +17,8 @@ import pint
 from trnkb.qtypes import Provenance, Quantity, QuantityLike
 from trnkb.units import Q_, format_unit, parse
 
+__all__ = ["Input", "Derivation", "Result", "quantity_json", "unit_text", "count"]
+
 
 @dataclass(frozen=True)
 class Input:

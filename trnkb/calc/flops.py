@@ -12,6 +12,9 @@ from trnkb.calc.derivation import Result
 from trnkb.qtypes import QuantityLike, Sources
 from trnkb.units import Q_
 
+__all__ = ["FLOPS_PER_MAC", "peak_flops", "implied_clock", "flops_per_watt", "time_for_flops",
+           "training_flops"]
+
 FLOPS_PER_MAC = 2
 
 

@@ -13,6 +13,8 @@ from trnkb.calc.derivation import Result, count
 from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import Q_, parse
 
+__all__ = ["hbm_capacity", "hbm_bandwidth", "ridge_point", "lnc_memory"]
+
 
 def hbm_capacity(stacks: QuantityLike, stack_height: QuantityLike, die_density: QuantityLike, *, sources: Sources = None) -> Result:
     """HBM capacity per chip ``stacks x stack_height x die_density``, in GB.

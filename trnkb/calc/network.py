@@ -17,6 +17,8 @@ from trnkb.calc.derivation import Result, count
 from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import Q_
 
+__all__ = ["LAYER_NAMES", "radix", "fabric_size", "tor_fabric_size"]
+
 LAYER_NAMES = ("leaf", "spine", "core", "layer4", "layer5")
 
 

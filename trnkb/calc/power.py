@@ -10,6 +10,8 @@ from trnkb.calc.derivation import Result, count
 from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import Q_
 
+__all__ = ["it_power", "facility_power", "chips_per_mw", "rack_power_density", "training_energy"]
+
 
 def _pue(x: QuantityLike) -> Quantity:
     q = count(x)

@@ -13,6 +13,8 @@ from trnkb.calc.derivation import Result, count
 from trnkb.qtypes import QuantityLike, Sources
 from trnkb.units import Q_
 
+__all__ = ["scaleup_bandwidth", "lane_budget", "switches_per_rack"]
+
 
 def scaleup_bandwidth(lanes: QuantityLike, lane_rate: QuantityLike, *, sources: Sources = None) -> Result:
     """Scale-up bandwidth per chip, per direction: ``lanes x lane_rate`` (GB/s).

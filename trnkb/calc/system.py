@@ -13,6 +13,8 @@ from trnkb.calc.derivation import Result
 from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import parse
 
+__all__ = ["domain_total", "domain_totals"]
+
 #: display unit of a total, by dimensionality of the per-chip quantity
 _UNITS = {"[compute] / [time]": "PFLOPS", "[information]": "TB",
           "[information] / [time]": "TB/s"}

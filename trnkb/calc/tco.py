@@ -13,6 +13,8 @@ from trnkb.calc.power import _pue
 from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import Q_
 
+__all__ = ["tco"]
+
 
 def _money(x: QuantityLike, name: str) -> Quantity:
     return quantity(x, "[currency]", name)

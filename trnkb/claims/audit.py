@@ -10,11 +10,15 @@ names both sources: MLSys·im's file and version, and the KB value's source.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-import pint
-
+from trnkb.qtypes import Quantity
 from trnkb.units import Q_
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
 
 __all__ = ["AuditRow", "MissingTool", "mlsysim_value", "audit_mlsysim"]
 
@@ -28,15 +32,15 @@ class AuditRow:
     claim: str
     key: str
     kb_field: str
-    tool_value: pint.Quantity | None
-    kb_value: pint.Quantity | None
+    tool_value: Quantity | None
+    kb_value: Quantity | None
     kb_source: str
     agrees: bool
     changed: bool      # the live value differs from the one recorded in tools.yaml
     diagnosis: str = ""
 
 
-def _to_trnkb(q) -> pint.Quantity:
+def _to_trnkb(q: Any) -> Quantity:
     """An MLSys·im quantity (its own pint registry) as a trnkb Quantity."""
     if isinstance(q, (int, float)):
         return Q_(q, "")
@@ -52,7 +56,7 @@ def _to_trnkb(q) -> pint.Quantity:
     return Q_(base.magnitude, base.units)
 
 
-def mlsysim_value(key: str):
+def mlsysim_value(key: str) -> Quantity | None:
     """The live MLSys·im value for ``Registry:attribute.path`` (e.g.
     ``H100:memory.capacity``), as a trnkb Quantity. Raises MissingTool or KeyError."""
     try:
@@ -69,7 +73,7 @@ def mlsysim_value(key: str):
     return None if obj is None else _to_trnkb(obj)
 
 
-def audit_mlsysim(kb) -> tuple[str, list[AuditRow]]:
+def audit_mlsysim(kb: KnowledgeBase) -> tuple[str, list[AuditRow]]:
     """(installed mlsysim version, one row per mapped constant)."""
     from trnkb.claims import validate_claims
     from trnkb.claims.diagnose import diagnose
@@ -78,14 +82,14 @@ def audit_mlsysim(kb) -> tuple[str, list[AuditRow]]:
         mls = importlib.import_module("mlsysim")
     except ImportError:
         raise MissingTool("mlsysim is not installed (pip install 'trnkb[audit]')") from None
-    version = getattr(mls, "__version__", None) or importlib.metadata.version("mlsysim")
-    rows = []
+    version = str(getattr(mls, "__version__", None) or importlib.metadata.version("mlsysim"))
+    rows: list[AuditRow] = []
     for c in validate_claims(kb):
         if c.kind != "tool" or c.tool.get("name") != "mlsysim" or c.computed is None:
             continue
         live = mlsysim_value(c.tool["key"])
         kb_val = c.computed
-        src = next((i.get("source") for i in c.inputs if "kb" in i), "")
+        src = str(next((i.get("source") for i in c.inputs if "kb" in i), "") or "")
         field = next((i["kb"] for i in c.inputs if "kb" in i), "")
         if live is None:
             rows.append(AuditRow(c.id, c.tool["key"], field, None, kb_val, src, False, True,

@@ -29,15 +29,23 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pandas as pd
 
 from trnkb.calc.derivation import quantity_json
-from trnkb.claims.operations import ClaimError, evaluate, literal, unit_of
+from trnkb.claims.operations import ClaimError, Inputs, evaluate, literal, unit_of
 from trnkb.schema import ID_PATTERN
 from trnkb.specfile import LineDict, SpecError, display_path, item_line, read_yaml, show
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
+
+ClaimValue: TypeAlias = Any
+"""A claimed or computed value: a Quantity, a (low, high) pair of Quantities, text, or None."""
 
 __all__ = ["VERDICTS", "COMPARISONS", "Claim", "ClaimError", "claims_path", "claim_files",
            "claim_sources", "evaluate_claims", "validate_claims", "claims_table"]
@@ -51,13 +59,13 @@ KEYS = set(REQUIRED) | {"compute", "compare", "claimed", "tolerance", "why", "re
 EXTRA_FILES = ("claims/tools.yaml", "claims/measured.yaml")
 
 
-def _between(c, claimed, tol):
+def _between(c: float, claimed: tuple[float, float], tol: float | None) -> bool:
     lo, hi = sorted(claimed)
     return lo <= c <= hi
 
 
 # The comparison table: op -> (test(computed, claimed, tolerance), needs a tolerance)
-COMPARATORS = {
+COMPARATORS: dict[str, tuple[Callable[[Any, Any, Any], bool], bool]] = {
     "==": (lambda c, x, tol: math.isclose(c, x, rel_tol=EXACT, abs_tol=1e-12), False),
     "~": (lambda c, x, tol: abs(c - x) <= tol * abs(x), True),
     "<": (lambda c, x, tol: c < x, False),
@@ -67,7 +75,7 @@ COMPARATORS = {
     "between": (_between, False),
 }
 # Text comparisons (case-insensitive), for names, generations, topologies and vendors.
-TEXT_COMPARATORS = {
+TEXT_COMPARATORS: dict[str, Callable[[str, str], bool]] = {
     "is": lambda c, x: c.strip().lower() == x.strip().lower(),
     "contains": lambda c, x: x.strip().lower() in c.lower(),
     "lacks": lambda c, x: x.strip().lower() not in c.lower(),
@@ -87,17 +95,17 @@ class Claim:
     statement: str
     quantity: str
     compare: str | None
-    claimed: object
-    computed: object
+    claimed: ClaimValue
+    computed: ClaimValue
     verdict: str
     reason: str = ""
     tolerance: float | None = None
     why: str = ""
     note: str = ""
     kind: str = "statement"
-    tool: dict = field(default_factory=dict)
-    measured: dict = field(default_factory=dict)
-    inputs: list[dict] = field(default_factory=list)
+    tool: dict[str, Any] = field(default_factory=dict)
+    measured: dict[str, Any] = field(default_factory=dict)
+    inputs: Inputs = field(default_factory=list)
     file: str = "claims.yaml"
     line: int = 0
 
@@ -117,8 +125,8 @@ class Claim:
         c = self.claimed.to(self.computed.units).magnitude
         return abs(self.computed.magnitude - c) / abs(c) if c else None
 
-    def to_dict(self) -> dict:
-        def q(x, unit=None):
+    def to_dict(self) -> dict[str, Any]:
+        def q(x: ClaimValue, unit: str | None = None) -> Any:
             if x is None or isinstance(x, str):
                 return x
             if isinstance(x, tuple):
@@ -159,7 +167,7 @@ def _check_shape(item: LineDict, source_ids: set[str], where: str) -> str:
     return cid
 
 
-def _claimed(item, op, where, kb=None):
+def _claimed(item: LineDict, op: object, where: str, kb: KnowledgeBase) -> ClaimValue:
     if "claimed" not in item:
         return None
     raw = item["claimed"]
@@ -175,10 +183,10 @@ def _claimed(item, op, where, kb=None):
     return literal(raw, f"{where}.claimed")
 
 
-def _evaluate_entry(item: LineDict, kb, source_ids: set[str], where: str, file: str) -> Claim:
+def _evaluate_entry(item: LineDict, kb: KnowledgeBase, source_ids: set[str], where: str, file: str) -> Claim:
     cid = _check_shape(item, source_ids, where)
     kind = str(item.get("kind", "statement"))
-    common = dict(id=cid, source=str(item["source"]), locator=str(item["locator"]),
+    common: dict[str, Any] = dict(id=cid, source=str(item["source"]), locator=str(item["locator"]),
                   statement=" ".join(str(item["statement"]).split()),
                   quantity=str(item["quantity"]), note=str(item.get("note", "") or ""),
                   kind=kind, tool=dict(item.get("tool") or {}),
@@ -193,9 +201,9 @@ def _evaluate_entry(item: LineDict, kb, source_ids: set[str], where: str, file: 
 
         if claimed is None:
             raise ClaimError(f"{where}: a measured claim needs claimed: (the measurement)")
-        computed, verdict, reason, inputs = evaluate_measured(item, kb, claimed, where)
-        return Claim(**common, compare="in range", claimed=claimed, computed=computed,
-                     verdict=verdict, reason=reason, inputs=inputs)
+        predicted, verdict, reason, lineage = evaluate_measured(item, kb, claimed, where)
+        return Claim(**common, compare="in range", claimed=claimed, computed=predicted,
+                     verdict=verdict, reason=reason, inputs=lineage)
     if "compute" not in item:
         if not item.get("reason"):
             raise ClaimError(f"{where}: without compute, give the reason it is unverifiable")
@@ -213,8 +221,10 @@ def _evaluate_entry(item: LineDict, kb, source_ids: set[str], where: str, file: 
         if not common["why"]:
             raise ClaimError(f"{where}: tolerance {tol} needs a why (e.g. \"one-digit "
                              f"headline: 5%\")")
-    inputs: list[dict] = []
+    inputs: Inputs = []
     computed = evaluate(item["compute"], kb, inputs, f"{where}.compute")
+    if isinstance(computed, str):
+        raise ClaimError(f"{where}: '{op}' compares numbers, but compute gave text {computed!r}")
     first = claimed[0] if isinstance(claimed, tuple) else claimed
     if first.dimensionality != computed.dimensionality:
         raise ClaimError(f"{where}: claimed {first:~} and computed {computed:~} have "
@@ -229,11 +239,12 @@ def _evaluate_entry(item: LineDict, kb, source_ids: set[str], where: str, file: 
                  reason=str(item.get("reason", "") or ""), tolerance=tol, inputs=inputs)
 
 
-def _evaluate_text(item, kb, op, common, where) -> Claim:
+def _evaluate_text(item: LineDict, kb: KnowledgeBase, op: str, common: dict[str, Any],
+                   where: str) -> Claim:
     raw = item.get("claimed")
     if not isinstance(raw, str) or not raw.strip():
         raise ClaimError(f"{where}: '{op}' needs claimed: some text")
-    inputs: list[dict] = []
+    inputs: Inputs = []
     computed = evaluate(item["compute"], kb, inputs, f"{where}.compute")
     if not isinstance(computed, str):
         raise ClaimError(f"{where}: '{op}' compares text, but compute gave {computed:~}")
@@ -243,11 +254,11 @@ def _evaluate_text(item, kb, op, common, where) -> Claim:
                  reason=str(item.get("reason", "") or ""), inputs=inputs)
 
 
-def claims_path(kb) -> Path:
+def claims_path(kb: KnowledgeBase) -> Path:
     return Path(kb.path) / "claims.yaml"
 
 
-def claim_files(kb, path: Path | None = None) -> list[Path]:
+def claim_files(kb: KnowledgeBase, path: Path | None = None) -> list[Path]:
     """The claim files: ``claims.yaml`` and the extra files beside it that exist."""
     main = Path(path) if path is not None else claims_path(kb)
     files = [main]
@@ -256,7 +267,7 @@ def claim_files(kb, path: Path | None = None) -> list[Path]:
     return files
 
 
-def _read(path: Path) -> tuple[list, list[dict], list[str]]:
+def _read(path: Path) -> tuple[list[Any], list[Any], list[str]]:
     name = display_path(path)
     data = read_yaml(path)
     if isinstance(data, list):
@@ -269,7 +280,7 @@ def _read(path: Path) -> tuple[list, list[dict], list[str]]:
     return [], [], [f"{name}:1: (file): expected a list of claims or {{sources, claims}}"]
 
 
-def claim_sources(kb, path: Path | None = None) -> pd.DataFrame:
+def claim_sources(kb: KnowledgeBase, path: Path | None = None) -> pd.DataFrame:
     """The sources that claim files define for themselves (other tools, benchmarks)."""
     rows = []
     for p in claim_files(kb, path):
@@ -278,11 +289,13 @@ def claim_sources(kb, path: Path | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def evaluate_claims(kb, path: Path | None = None) -> tuple[list[Claim], list[str]]:
+def evaluate_claims(kb: KnowledgeBase, path: Path | None = None) -> tuple[list[Claim], list[str]]:
     """Evaluate every claim; returns (claims, errors as ``file:line: id: problem``)."""
     files = [p for p in claim_files(kb, path) if p.exists()]
     source_ids = set(kb.sources["id"])
-    claims, errors, seen = [], [], {}
+    claims: list[Claim] = []
+    errors: list[str] = []
+    seen: dict[str, str] = {}
     for p in files:
         items, sources, errs = _read(p)
         errors += errs
@@ -307,7 +320,7 @@ def evaluate_claims(kb, path: Path | None = None) -> tuple[list[Claim], list[str
     return claims, errors
 
 
-def validate_claims(kb, path: Path | None = None) -> list[Claim]:
+def validate_claims(kb: KnowledgeBase, path: Path | None = None) -> list[Claim]:
     """Evaluate every claim; raise :class:`~trnkb.specfile.SpecError` listing each claim
     that fails to evaluate. Returns the evaluated claims."""
     claims, errors = evaluate_claims(kb, path)
@@ -316,7 +329,7 @@ def validate_claims(kb, path: Path | None = None) -> list[Claim]:
     return claims
 
 
-def _txt(q) -> str:
+def _txt(q: ClaimValue) -> str:
     if q is None:
         return ""
     if isinstance(q, str):

@@ -20,11 +20,15 @@ under ``(no section)`` so a gap cannot hide.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import yaml
 
 from trnkb.claims.core import VERDICTS, Claim
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
 
 __all__ = ["coverage_path", "read_coverage", "section_of", "coverage_table",
            "coverage_markdown"]
@@ -33,11 +37,11 @@ NO_SECTION = "(no section)"
 COLUMNS = ["seed", "source", "section", "statements", "claims", *VERDICTS]
 
 
-def coverage_path(kb) -> Path:
+def coverage_path(kb: KnowledgeBase) -> Path:
     return Path(kb.path) / "claims" / "coverage.yaml"
 
 
-def read_coverage(path: Path) -> list[dict]:
+def read_coverage(path: Path) -> list[dict[str, Any]]:
     """The seeds with their sections. Raises ValueError on a malformed file."""
     data = yaml.safe_load(Path(path).read_text()) or {}
     seeds = data.get("seeds") if isinstance(data, dict) else None
@@ -66,7 +70,7 @@ def coverage_table(claims: list[Claim], path: Path) -> pd.DataFrame:
     for seed in read_coverage(path):
         names = [s["section"] for s in seed["sections"]]
         mine = [c for c in claims if c.source == seed["source"]]
-        by = {n: [] for n in [*names, NO_SECTION]}
+        by: dict[str, list[Claim]] = {n: [] for n in [*names, NO_SECTION]}
         for c in mine:
             by[section_of(c.locator, names)].append(c)
         found = {s["section"]: s["statements"] for s in seed["sections"]}

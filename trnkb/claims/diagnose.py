@@ -19,11 +19,15 @@ hardware constants that are wrong, and returns the first that fits:
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 import pint
 
 from trnkb.claims.core import Claim
 from trnkb.units import Q_
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
 
 __all__ = ["CATEGORIES", "FACTORS", "category", "diagnose", "diagnoses"]
 
@@ -57,14 +61,14 @@ def _kb_row_field(c: Claim) -> tuple[str, str] | None:
     return None
 
 
-def _mag(q, unit) -> float | None:
+def _mag(q: Any, unit: Any) -> float | None:
     try:
-        return q.to(unit).magnitude
+        return float(q.to(unit).magnitude)
     except (pint.DimensionalityError, AttributeError):
         return None
 
 
-def diagnose(c: Claim, kb) -> str:
+def diagnose(c: Claim, kb: KnowledgeBase) -> str:
     """One line saying why ``c`` (a contradicted claim with a KB input) is off."""
     if c.verdict != "contradicted" or not isinstance(c.computed, pint.Quantity) \
             or not isinstance(c.claimed, pint.Quantity):
@@ -112,7 +116,7 @@ def diagnose(c: Claim, kb) -> str:
     return f"unexplained: {gap:+.1%} from the KB" if math.isfinite(gap) else "unexplained"
 
 
-def _vendor(kb, row: str) -> str:
+def _vendor(kb: KnowledgeBase, row: str) -> str:
     """The vendor label of a row (a chip's, or the chip's of a rack/HBM/package row)."""
     try:
         t = kb.table(kb.table_of(row))
@@ -126,7 +130,7 @@ def _vendor(kb, row: str) -> str:
     return ""
 
 
-def _scales(unit) -> tuple[tuple[float, str], ...]:
+def _scales(unit: Any) -> tuple[tuple[float, str], ...]:
     """(factor, words) pairs to try: as is, and read with a binary/decimal prefix mix-up."""
     out = [(1.0, "")]
     one = Q_(1, unit)
@@ -135,7 +139,7 @@ def _scales(unit) -> tuple[tuple[float, str], ...]:
     return tuple(out)
 
 
-def _other_chip(kb, row: str, field: str, x: float, unit) -> str:
+def _other_chip(kb: KnowledgeBase, row: str, field: str, x: float, unit: Any) -> str:
     """The same field of another row of the same vendor (a stale generation or wrong row)."""
     vendor = _vendor(kb, row)
     table = kb.facts[(kb.facts["field"] == field) & (kb.facts["id"] != row)]
@@ -152,7 +156,7 @@ PER_CHIP = {"domain_bf16": "dense_bf16", "domain_fp8": "dense_fp8", "domain_fp4"
             "domain_hbm_capacity": "hbm_capacity", "domain_hbm_bandwidth": "hbm_bandwidth"}
 
 
-def _per_chip(kb, row: str, field: str, x: float, unit) -> str:
+def _per_chip(kb: KnowledgeBase, row: str, field: str, x: float, unit: Any) -> str:
     """A rack figure that is N x another chip's per-chip figure (N = the rack's world size)."""
     if field not in PER_CHIP:
         return ""
@@ -171,7 +175,7 @@ def _per_chip(kb, row: str, field: str, x: float, unit) -> str:
     return ""
 
 
-def diagnoses(claims: list[Claim], kb) -> dict[str, str]:
+def diagnoses(claims: list[Claim], kb: KnowledgeBase) -> dict[str, str]:
     """Diagnosis of every contradicted claim that has a KB input, by claim id."""
     return {c.id: diagnose(c, kb) for c in claims if c.verdict == "contradicted"
             and _kb_row_field(c) is not None and isinstance(c.claimed, pint.Quantity)}

@@ -16,13 +16,18 @@ replaces the entry for a release.
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from trnkb.claims.core import VERDICTS, Claim
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from trnkb.kb import KnowledgeBase
 
 __all__ = ["Change", "history_path", "read_history", "releases", "changes_since",
            "record_release", "history_table"]
@@ -40,11 +45,11 @@ class Change:
     statement: str = ""
 
 
-def history_path(kb) -> Path:
+def history_path(kb: KnowledgeBase) -> Path:
     return Path(kb.path) / "claims" / "history.yaml"
 
 
-def read_history(path: Path) -> list[dict]:
+def read_history(path: Path) -> list[dict[str, Any]]:
     """The recorded releases, oldest first. Raises ValueError on a malformed file."""
     if not Path(path).exists():
         return []
@@ -95,7 +100,7 @@ def record_release(version: str, claims: list[Claim], path: Path,
         shown = str(version)[:40] + ("..." if len(str(version)) > 40 else "")
         raise ValueError(f"--record: {shown!r} is not a release number (e.g. 0.2.0)")
     rels = [r for r in read_history(path) if str(r["version"]) != str(version)]
-    entry = {"version": str(version)}
+    entry: dict[str, Any] = {"version": str(version)}
     if commit:
         entry["commit"] = commit
     entry["verdicts"] = {c.id: c.verdict for c in claims}
@@ -109,7 +114,7 @@ def record_release(version: str, claims: list[Claim], path: Path,
     tmp.replace(path)
 
 
-def history_table(claims: list[Claim], path: Path):
+def history_table(claims: list[Claim], path: Path) -> pd.DataFrame:
     """A DataFrame: one row per claim, one column per recorded release plus ``current``
     (missing where the claim did not exist)."""
     import pandas as pd

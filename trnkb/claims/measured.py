@@ -32,11 +32,17 @@ import importlib
 import inspect
 import json
 import weakref
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import pint
 
-from trnkb.claims.operations import ClaimError
+from trnkb.claims.operations import ClaimError, Inputs
+from trnkb.qtypes import Quantity
 from trnkb.units import Q_, format_quantity, format_unit
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
 
 __all__ = ["CALLS", "WORKLOAD_MISSING", "evaluate_measured", "predicted_range"]
 
@@ -44,7 +50,7 @@ CALLS = ("serve", "train")
 WORKLOAD_MISSING = "workload layer not available (trnkb.workload is not part of this build)"
 
 
-def _get(obj, name):
+def _get(obj: Any, name: str) -> Any:
     if isinstance(obj, dict):
         return obj[name]
     try:
@@ -53,7 +59,7 @@ def _get(obj, name):
         return getattr(obj, name)
 
 
-def _end(value, which: str):
+def _end(value: Any, which: str) -> Any:
     """``low``/``high`` of a range object or mapping (also ``lo``/``hi``), with its unit."""
     for name in (which, which[:2] if which == "high" else "lo"):
         try:
@@ -70,15 +76,14 @@ def _end(value, which: str):
     raise KeyError(which)
 
 
-def _as_quantity(v, unit) -> pint.Quantity:
+def _as_quantity(v: Any, unit: Quantity) -> Quantity:
     q = v if isinstance(v, pint.Quantity) else Q_(float(v), "")
     if q.dimensionality != unit.dimensionality:
         raise ValueError(f"the workload layer gave {q:~}, not comparable with {unit:~}")
     return q.to(unit.units)
 
 
-def predicted_range(result, metric: str, unit: pint.Quantity) -> tuple[pint.Quantity,
-                                                                        pint.Quantity]:
+def predicted_range(result: Any, metric: str, unit: Quantity) -> tuple[Quantity, Quantity]:
     """The (low, high) range of ``metric`` in ``result``, in the units of ``unit``."""
     try:
         value = _get(result, metric)
@@ -99,10 +104,11 @@ def predicted_range(result, metric: str, unit: pint.Quantity) -> tuple[pint.Quan
 
 # Workload answers per KB object and question: a question asked twice (two metrics of
 # one run) or by several views in one process (site build) is computed once.
-_ANSWERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_ANSWERS: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
-def _cached_call(module, spec: dict, kb, where: str):
+def _cached_call(module: ModuleType, spec: dict[str, Any], kb: KnowledgeBase,
+                 where: str) -> Any:
     key = json.dumps([spec.get("call"), spec.get("args") or {}], sort_keys=True, default=str)
     try:
         memo = _ANSWERS.setdefault(kb, {})
@@ -113,7 +119,7 @@ def _cached_call(module, spec: dict, kb, where: str):
     return memo[key]
 
 
-def _call(module, spec: dict, kb, where: str):
+def _call(module: ModuleType, spec: dict[str, Any], kb: KnowledgeBase, where: str) -> Any:
     call = spec.get("call")
     if call not in CALLS:
         raise ClaimError(f"{where}: workload.call must be one of {', '.join(CALLS)}, "
@@ -140,7 +146,8 @@ def _call(module, spec: dict, kb, where: str):
     return fn(**args)
 
 
-def evaluate_measured(item, kb, claimed: pint.Quantity, where: str):
+def evaluate_measured(item: dict[str, Any], kb: KnowledgeBase, claimed: Quantity,
+                      where: str) -> tuple[tuple[Quantity, Quantity] | None, str, str, Inputs]:
     """(computed range or None, verdict, reason, inputs) for one measured claim."""
     spec = item.get("workload")
     if not isinstance(spec, dict) or not spec.get("metric"):
@@ -164,7 +171,7 @@ def evaluate_measured(item, kb, claimed: pint.Quantity, where: str):
     except (LookupError, ValueError, TypeError, ArithmeticError, AttributeError) as e:
         msg = e.args[0] if e.args else type(e).__name__
         return None, "unverifiable", f"the workload layer could not answer: {msg}", []
-    inputs = [{"workload": spec.get("call"), "args": dict(spec.get("args") or {}),
+    inputs: Inputs = [{"workload": spec.get("call"), "args": dict(spec.get("args") or {}),
                "metric": spec["metric"], "low": lo.magnitude, "high": hi.magnitude,
                "unit": format_unit(lo.units)}]
     x = claimed.to(lo.units).magnitude

@@ -17,11 +17,21 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import pint
 
 from trnkb.calc.derivation import quantity_json, unit_text
+from trnkb.qtypes import Quantity
 from trnkb.units import Q_, parse
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
+
+Inputs: TypeAlias = list[dict[str, Any]]
+"""The lineage an evaluation appends to: one dict per KB value, calculator or measurement."""
+Node: TypeAlias = dict[str, Any]
+"""One expression: a mapping with exactly one operation key (YAML data, never code)."""
 
 __all__ = ["ClaimError", "OPERATIONS", "Operation", "evaluate", "literal"]
 
@@ -30,14 +40,14 @@ class ClaimError(ValueError):
     """A claim that cannot be evaluated (the message names the claim and the expression)."""
 
 
-def unit_of(q) -> str | None:
+def unit_of(q: object) -> str | None:
     """The unit text of a Quantity, or None for a bare number."""
     if q is None or not isinstance(q, pint.Quantity) or q.dimensionless:
         return None
     return unit_text(q.units)
 
 
-def literal(raw, where: str) -> pint.Quantity:
+def literal(raw: object, where: str) -> Quantity:
     """A number or quantity string (``"144 GB"``) as a Quantity."""
     if isinstance(raw, bool):
         raise ClaimError(f"{where}: expected a number or quantity, got {raw!r}")
@@ -55,12 +65,12 @@ class Operation:
     """One row of the operations table: ``fn(arg, node, kb, inputs, where) -> Quantity``."""
 
     name: str
-    fn: Callable
+    fn: Callable[[Any, Node, KnowledgeBase, Inputs, str], Quantity | str]
     extra_keys: tuple[str, ...] = ()
     doc: str = ""
 
 
-def _kb(arg, node, kb, inputs, where):
+def _kb(arg: Any, node: Node, kb: KnowledgeBase, inputs: Inputs, where: str) -> Quantity:
     from trnkb.calc.fromkb import ref
 
     row_id, _, fname = str(arg).partition(".")
@@ -77,7 +87,7 @@ def _kb(arg, node, kb, inputs, where):
     return value
 
 
-def _topology(arg, node, kb, inputs, where):
+def _topology(arg: Any, node: Node, kb: KnowledgeBase, inputs: Inputs, where: str) -> Quantity:
     from trnkb.topology import topology_metric
 
     if not isinstance(arg, dict) or set(arg) - {"domain", "generation", "metric"} \
@@ -92,7 +102,7 @@ def _topology(arg, node, kb, inputs, where):
     return out
 
 
-def _calc(arg, node, kb, inputs, where):
+def _calc(arg: Any, node: Node, kb: KnowledgeBase, inputs: Inputs, where: str) -> Quantity:
     from trnkb.calc import run
 
     args = node.get("args") or {}
@@ -115,15 +125,22 @@ def _calc(arg, node, kb, inputs, where):
     return out
 
 
-def _operands(arg, kb, inputs, where, op, n=None):
+def _operands(arg: Any, kb: KnowledgeBase, inputs: Inputs, where: str, op: str,
+              n: int | None = None) -> list[Quantity]:
     if not isinstance(arg, list) or not arg:
         raise ClaimError(f"{where}: {op} needs a list of operands")
     if n is not None and len(arg) != n:
         raise ClaimError(f"{where}: {op} needs exactly {n} operands, got {len(arg)}")
-    return [evaluate(a, kb, inputs, f"{where}.{op}[{i}]") for i, a in enumerate(arg)]
+    out = []
+    for i, a in enumerate(arg):
+        v = evaluate(a, kb, inputs, f"{where}.{op}[{i}]")
+        if isinstance(v, str):
+            raise ClaimError(f"{where}.{op}[{i}]: text ({v!r}) where a number is needed")
+        out.append(v)
+    return out
 
 
-def _arith(where, op, f):
+def _arith(where: str, op: str, f: Callable[[], Quantity]) -> Quantity:
     try:
         out = f()
     except pint.DimensionalityError as e:
@@ -131,7 +148,7 @@ def _arith(where, op, f):
     return out.to("") if out.dimensionless else out
 
 
-def _ratio(arg, node, kb, inputs, where):
+def _ratio(arg: Any, node: Node, kb: KnowledgeBase, inputs: Inputs, where: str) -> Quantity:
     num, den = _operands(arg, kb, inputs, where, "ratio", 2)
     if den.magnitude == 0:
         raise ClaimError(f"{where}: ratio divides by zero: the denominator {arg[1]!r} "
@@ -139,26 +156,26 @@ def _ratio(arg, node, kb, inputs, where):
     return _arith(where, "ratio", lambda: num / den)
 
 
-def _difference(arg, node, kb, inputs, where):
+def _difference(arg: Any, node: Node, kb: KnowledgeBase, inputs: Inputs, where: str) -> Quantity:
     a, b = _operands(arg, kb, inputs, where, "difference", 2)
     return _arith(where, "difference", lambda: a - b)
 
 
-def _product(arg, node, kb, inputs, where):
+def _product(arg: Any, node: Node, kb: KnowledgeBase, inputs: Inputs, where: str) -> Quantity:
     vals = _operands(arg, kb, inputs, where, "product")
     return _arith(where, "product", lambda: math.prod(vals[1:], start=vals[0]))
 
 
-def _sum(arg, node, kb, inputs, where):
+def _sum(arg: Any, node: Node, kb: KnowledgeBase, inputs: Inputs, where: str) -> Quantity:
     vals = _operands(arg, kb, inputs, where, "sum")
     return _arith(where, "sum", lambda: sum(vals[1:], start=vals[0]))
 
 
-def _quantity(arg, node, kb, inputs, where):
+def _quantity(arg: Any, node: Node, kb: KnowledgeBase, inputs: Inputs, where: str) -> Quantity:
     return literal(arg, where)
 
 
-def _text(arg, node, kb, inputs, where):
+def _text(arg: Any, node: Node, kb: KnowledgeBase, inputs: Inputs, where: str) -> str:
     from trnkb.calc.fromkb import ref
 
     row_id, _, fname = str(arg).partition(".")
@@ -177,7 +194,7 @@ DTYPE_METRICS = {"mantissa_bits": "nmant", "exponent_bits": "nexp", "bits": "bit
                  "max": "max"}
 
 
-def _dtype(arg, node, kb, inputs, where):
+def _dtype(arg: Any, node: Node, kb: KnowledgeBase, inputs: Inputs, where: str) -> Quantity:
     import ml_dtypes
     import numpy as np
 
@@ -186,7 +203,8 @@ def _dtype(arg, node, kb, inputs, where):
         raise ClaimError(f"{where}: dtype needs {{name, metric}} with metric one of "
                          f"{', '.join(DTYPE_METRICS)}")
     try:
-        info = ml_dtypes.finfo(getattr(ml_dtypes, str(arg["name"])))
+        # ml_dtypes.finfo is unannotated
+        info = ml_dtypes.finfo(getattr(ml_dtypes, str(arg["name"])))  # type: ignore[no-untyped-call]
     except (AttributeError, TypeError, ValueError):
         raise ClaimError(f"{where}: ml_dtypes has no floating type {arg['name']!r}") from None
     value = float(np.float64(getattr(info, DTYPE_METRICS[arg["metric"]])))
@@ -211,7 +229,8 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
 )}
 
 
-def evaluate(node, kb, inputs: list[dict], where: str = "compute") -> pint.Quantity | str:
+def evaluate(node: object, kb: KnowledgeBase, inputs: Inputs,
+             where: str = "compute") -> Quantity | str:
     """Evaluate one expression; ``inputs`` collects its lineage."""
     if not isinstance(node, dict):
         return literal(node, where)

@@ -7,6 +7,8 @@ seed coverage table, the verdicts over time and the other tools' scorecard.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
 from trnkb.claims.core import VERDICTS, Claim, validate_claims
@@ -15,6 +17,9 @@ from trnkb.claims.diagnose import category, diagnose
 from trnkb.claims.history import changes_markdown, history_path
 from trnkb.units import format_quantity
 
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
+
 __all__ = ["VERDICT_ORDER", "audit_table", "measured_table", "page_sections", "tools_table", "tools_scorecard",
            "tools_markdown"]
 
@@ -22,7 +27,7 @@ TOOL_NAMES = {"mlsysim": "MLSys·im", "scaling-book": "scaling book", "llm-viewe
               "genz": "GenZ"}
 
 
-def tools_table(claims: list[Claim], kb) -> pd.DataFrame:
+def tools_table(claims: list[Claim], kb: KnowledgeBase) -> pd.DataFrame:
     """One row per other-tool constant: tool, version, file, key, KB field, the tool's
     value and the KB's (in the KB field's unit), the signed relative gap, verdict and
     the computed diagnosis."""
@@ -34,7 +39,8 @@ def tools_table(claims: list[Claim], kb) -> pd.DataFrame:
         gap = None
         if c.computed is not None and c.claimed is not None and c.computed.magnitude:
             gap = c.claimed.to(c.computed.units).magnitude / c.computed.magnitude - 1
-        rows.append({"tool": TOOL_NAMES.get(c.tool.get("name"), c.tool.get("name")),
+        name = c.tool.get("name")
+        rows.append({"tool": TOOL_NAMES.get(str(name), name),
                      "version": str(c.tool.get("version", ""))[:12], "file": c.tool.get("file"),
                      "key": c.tool.get("key"), "kb_field": field,
                      "tool_value": "" if c.claimed is None else format_quantity(c.claimed, sig=5),
@@ -54,13 +60,13 @@ def tools_scorecard(table: pd.DataFrame) -> pd.DataFrame:
     g = table.groupby("tool", sort=False)
     out = pd.DataFrame({"constants": g.size()})
     for v in VERDICTS:
-        out[v] = g["verdict"].apply(lambda s, v=v: int((s == v).sum()))
+        out[v] = g["verdict"].apply(lambda s, v=v: int((s == v).sum()))  # type: ignore[misc]
     out["median_abs_gap"] = g["gap"].apply(lambda s: s.dropna().abs().median())
     out["max_abs_gap"] = g["gap"].apply(lambda s: s.dropna().abs().max())
     return out.reset_index()
 
 
-def tools_markdown(claims: list[Claim], kb) -> str:
+def tools_markdown(claims: list[Claim], kb: KnowledgeBase) -> str:
     t = tools_table(claims, kb)
     if t.empty:
         return ""
@@ -78,7 +84,7 @@ def tools_markdown(claims: list[Claim], kb) -> str:
     return "\n".join(out) + "\n"
 
 
-def page_sections(kb, claims: list[Claim] | None = None) -> str:
+def page_sections(kb: KnowledgeBase, claims: list[Claim] | None = None) -> str:
     """Markdown sections for the claims page: seed coverage, verdicts over time, other
     tools' scorecard."""
     claims = validate_claims(kb) if claims is None else claims

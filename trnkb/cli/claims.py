@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import typer
 
+if TYPE_CHECKING:
+    from trnkb.claims.core import Claim
 
-def _print_claims(sel) -> None:
+
+def _print_claims(sel: list[Claim]) -> None:
     from trnkb.claims import claims_table
 
-    for r in claims_table(sel).itertuples():
-        print(f"[{r.verdict}] {r.id} ({r.source}): {r.statement}")
-        if r.computed:
-            print(f"    claimed {r.compare} {r.claimed}; computed {r.computed}")
-        if r.why:
-            print(f"    tolerance {r.tolerance:g}: {r.why}")
-        if r.reason:
-            print(f"    {r.reason}")
+    for r in claims_table(sel).to_dict("records"):
+        print(f"[{r['verdict']}] {r['id']} ({r['source']}): {r['statement']}")
+        if r["computed"]:
+            print(f"    claimed {r['compare']} {r['claimed']}; computed {r['computed']}")
+        if r["why"]:
+            print(f"    tolerance {r['tolerance']:g}: {r['why']}")
+        if r["reason"]:
+            print(f"    {r['reason']}")
 
 
 def claims_command(

@@ -6,16 +6,21 @@ what would be right; :func:`trnkb.cli.main` prints it as ``error: ...`` and exit
 
 from __future__ import annotations
 
-import pint
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
+from trnkb.qtypes import Quantity
 from trnkb.specfile import suggest
 from trnkb.units import DIMENSIONS, QuantityError, has_dimension, parse
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
 
 __all__ = ["attention_args", "chip_with_core", "choice", "gemm_args", "positive_int",
            "positive_quantity", "quantity", "suggest", "within"]
 
 
-def quantity(text: str, option: str, dim: str, example: str) -> pint.Quantity:
+def quantity(text: str, option: str, dim: str, example: str) -> Quantity:
     """``text`` parsed strictly (:func:`trnkb.units.parse`) and of dimension ``dim``
     (a key of :data:`trnkb.units.DIMENSIONS`)."""
     try:
@@ -30,7 +35,7 @@ def quantity(text: str, option: str, dim: str, example: str) -> pint.Quantity:
     return q
 
 
-def positive_quantity(text: str, option: str, dim: str, example: str) -> pint.Quantity:
+def positive_quantity(text: str, option: str, dim: str, example: str) -> Quantity:
     """Like :func:`quantity`, and greater than zero (a size, a rate something divides by)."""
     q = quantity(text, option, dim, example)
     if not q.magnitude > 0:
@@ -57,7 +62,7 @@ def within(estimate: float, limit: float, what: str, unit: str = "") -> None:
                          f"choose smaller sizes")
 
 
-def choice(value: str | None, options, option: str) -> str | None:
+def choice(value: str | None, options: Iterable[str], option: str) -> str | None:
     """``value`` if it is one of ``options`` (``None`` passes through), else a one-line refusal
     with a near-miss suggestion."""
     if value is None or value in options:
@@ -116,7 +121,7 @@ def attention_args(seq: int, seq_kv: int | None, head_dim: int, heads: int, exec
                "attention --execute: score matrices too large (use --no-execute)", "bytes")
 
 
-def chip_with_core(kb, chip: str) -> str:
+def chip_with_core(kb: KnowledgeBase, chip: str) -> str:
     """``chip`` if the knowledge base has a NeuronCore row for it (suggesting near misses)."""
     chips = [str(c) for c in kb.table("cores")["chip"]] if "cores" in kb.tables else []
-    return choice(chip, chips, "--chip")
+    return str(choice(chip, chips, "--chip"))

@@ -12,6 +12,8 @@ from trnkb.calc import memory
 from trnkb.compare.tables import sources_of
 from trnkb.kb import KnowledgeBase
 
+__all__ = ["MEMORY_COLUMNS", "memory_view", "lnc_memory"]
+
 MEMORY_COLUMNS = ["id", "chip", "generation", "stacks", "stack_height", "die_density_Gbit",
                   "pin_rate_Gbps", "bus_width_bit", "capacity_GB", "capacity_derived_GB",
                   "bandwidth_TBps", "bandwidth_derived_TBps", "bandwidth_ratio", "source"]
@@ -33,7 +35,7 @@ def memory_view(kb: KnowledgeBase, chips: Sequence[str] | None = None) -> pd.Dat
     if chips is not None:
         hbm = hbm.set_index("chip").loc[[c for c in chips if c in set(hbm["chip"])]].reset_index()
 
-    def mag(row, field, unit):
+    def mag(row: str, field: str, unit: str) -> float | None:
         v = kb.get(row, field)
         return float(v.to(unit).magnitude) if v is not None else None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 import pandas as pd
@@ -10,9 +11,15 @@ import pandas as pd
 from trnkb.calc import network
 from trnkb.compare.tables import fmt, sources_of
 from trnkb.kb import KnowledgeBase
+from trnkb.qtypes import Quantity
+
+if TYPE_CHECKING:
+    from trnkb.topology import Fabric
+
+__all__ = ["hop_histograms", "graph_layout", "port_speeds", "fabric_sweep", "tor_fabrics"]
 
 
-def hop_histograms(fabrics: Iterable) -> pd.DataFrame:
+def hop_histograms(fabrics: Iterable[Fabric]) -> pd.DataFrame:
     """Chip pairs per hop count for each :class:`trnkb.topology.Fabric`, long:
     ``fabric, hops, pairs, share`` (share of the fabric's chip pairs)."""
     out = []
@@ -24,7 +31,7 @@ def hop_histograms(fabrics: Iterable) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["fabric", "hops", "pairs", "share"])
 
 
-def _structured_positions(g) -> dict | None:
+def _structured_positions(g: Any) -> dict[Any, tuple[float, float]] | None:
     """Positions that follow the hardware, or None when the graph has no such attributes.
 
     Switched domains: one panel per rack, side by side; in a rack each compute tray
@@ -45,7 +52,7 @@ def _structured_positions(g) -> dict | None:
     planes = sorted({d.get("plane", 1) for d in nodes.values() if d.get("kind") != "chip"})
     trays = max(int(d["node"]) for d in chips)
     width = len(slots) + 2 * max(len(planes), 1) + 3
-    pos = {}
+    pos: dict[Any, tuple[float, float]] = {}
     for n, d in nodes.items():
         x0 = racks.index(str(d["rack"])) * width
         if d.get("kind") == "chip":
@@ -62,18 +69,18 @@ def _structured_positions(g) -> dict | None:
     return pos if len(pos) == len(nodes) else None
 
 
-def _torus_depth(nodes: dict) -> int:
-    return 1 + max((tuple(d["coord"]) + (0, 0, 0))[2] for d in nodes.values())
+def _torus_depth(nodes: dict[Any, Any]) -> int:
+    return 1 + int(max((tuple(d["coord"]) + (0, 0, 0))[2] for d in nodes.values()))
 
 
-def _torus_xy(coord, depth: int) -> tuple[float, float]:
+def _torus_xy(coord: Iterable[int], depth: int) -> tuple[float, float]:
     """A torus coordinate on the page: x across, y down, z as diagonal layers."""
     c = tuple(coord) + (0, 0, 0)
     step = depth + 1
     return c[0] * step + c[2], -(c[1] * step) - 0.6 * c[2]
 
 
-def _torus_edges(g, pos: dict) -> list[dict] | None:
+def _torus_edges(g: Any, pos: dict[Any, tuple[float, float]]) -> list[dict[str, Any]] | None:
     """Edges of a torus with wrap-around links drawn as two outward stubs, not as lines
     across the whole drawing."""
     nodes = dict(g.nodes(data=True))
@@ -100,7 +107,7 @@ def _torus_edges(g, pos: dict) -> list[dict] | None:
     return out
 
 
-def graph_layout(fabric, seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
+def graph_layout(fabric: Fabric, seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Node and edge tables to draw a fabric (:func:`trnkb.charts.graph`).
 
     Laid out by rack, tray and switch plane (or torus coordinate) from the node
@@ -127,10 +134,10 @@ def _scaleout_switches(kb: KnowledgeBase) -> list[str]:
     return [i for i in rows["id"] if kb.get(i, "switch_bandwidth") is not None]
 
 
-def port_speeds(kb: KnowledgeBase) -> list:
+def port_speeds(kb: KnowledgeBase) -> list[Quantity]:
     """The distinct logical port speeds in the ``network`` table, slowest first."""
     f = kb.facts[(kb.facts["table"] == "network") & (kb.facts["field"] == "port_speed")]
-    seen = {}
+    seen: dict[float, Quantity] = {}
     for q in f["value"]:
         seen.setdefault(round(float(q.to("Gbit/s").magnitude), 6), q)
     return [seen[k] for k in sorted(seen)]

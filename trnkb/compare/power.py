@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -10,10 +11,13 @@ from trnkb.calc import power, tco
 from trnkb.compare.chips import accelerators
 from trnkb.kb import KnowledgeBase
 
+__all__ = ["PUE_FIELD", "chips_per_mw", "campus_power", "tco_sweep"]
+
 PUE_FIELD = "pue_peak"  # design-day PUE: the sources give it for every archetype
 
 
-def _under_each_pue(kb: KnowledgeBase, ids, field: str):
+def _under_each_pue(kb: KnowledgeBase, ids: Iterable[str],
+                    field: str) -> Iterator[tuple[str, Any, str, Any, str]]:
     """``(id, value, archetype, pue, source)`` for every row of ``ids`` with ``field``
     and every cooling archetype with a peak PUE; ``source`` joins both sources."""
     dc = kb.table("datacenter")
@@ -64,7 +68,7 @@ def campus_power(kb: KnowledgeBase) -> pd.DataFrame:
                                       "overhead_MW", "source"])
 
 
-def tco_sweep(assumptions: dict, over: str, values: Iterable) -> pd.DataFrame:
+def tco_sweep(assumptions: dict[str, Any], over: str, values: Iterable[Any]) -> pd.DataFrame:
     """Cost per utilized chip-hour (:func:`trnkb.calc.tco.tco`) as one input varies.
 
     ``assumptions`` holds every argument of the TCO calculator (there are no defaults:

@@ -57,8 +57,13 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
     m_pool = tl.sbuf_pool("moving slab" if plan.resident else "moving tiles",
                           shape(P, G * Nb), plan.mov_dtype, m_bufs)
     if mx:
-        ss_pool = tl.sbuf_pool("stationary scales", (G * K0 // MX_BLOCK, Mb), "e8m0", plan.bufs)
-        ms_pool = tl.sbuf_pool("moving scales", (G * K0 // MX_BLOCK, Nb), "e8m0", m_bufs)
+        # one E8M0 scale per 32 K-elements per column; a group with more scale rows than
+        # partitions folds them into the free dimension (same bytes, at most 128 partitions)
+        rows = G * K0 // MX_BLOCK
+        sp = min(P, rows)
+        fold = math.ceil(rows / sp)
+        ss_pool = tl.sbuf_pool("stationary scales", (sp, fold * Mb), "e8m0", plan.bufs)
+        ms_pool = tl.sbuf_pool("moving scales", (sp, fold * Nb), "e8m0", m_bufs)
     if q_st or q_mv:
         raw_pool = tl.sbuf_pool("bf16 activations", shape(P, G * (Mb if q_st else Nb)), "bf16",
                                 plan.bufs)

@@ -20,7 +20,7 @@ import shutil
 import sys
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import nbformat
 import typer
@@ -51,6 +51,9 @@ def shipped(name: str) -> Path:
     packaged = Path(__file__).resolve().parents[1] / "_site" / name
     return packaged if packaged.is_dir() else REPO / name
 
+
+DOCS = shipped("docs")
+NOTEBOOKS = shipped("notebooks")
 
 # Docstring markup slips in the API reference are printed but do not fail the build;
 # everything else (broken cross-references, bad notebooks, bad generated pages) does.
@@ -100,11 +103,11 @@ def external_resources(site: Path) -> list[str]:
 def _is_nav_link(html: str, url: str) -> bool:
     # <link rel="index"/"search"/"next"...> are navigation hints, never fetched.
     m = re.search(r"<link\b[^>]*href=[\"']" + re.escape(url) + r"[\"'][^>]*>", html)
-    return bool(m) and not re.search(r"rel=[\"'](stylesheet|preload|modulepreload|icon|"
+    return m is not None and not re.search(r"rel=[\"'](stylesheet|preload|modulepreload|icon|"
                                      r"shortcut icon|preconnect|dns-prefetch|manifest)[\"']", m.group(0))
 
 
-def _is_answer(cell) -> bool:
+def _is_answer(cell: Any) -> bool:
     return any("**Answer.**" in str(o.get("data", {}).get("text/markdown", ""))
                for o in cell.get("outputs", []))
 
@@ -116,7 +119,7 @@ def answer_first(text: str) -> str:
     they print something), and the answer cell shows only its output, so a page opens
     with the question and the answer. The committed notebook keeps every cell.
     """
-    nb = nbformat.reads(text, as_version=4)
+    nb = nbformat.reads(text, as_version=4)  # type: ignore[no-untyped-call]
     answer = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and _is_answer(c)), None)
     if answer is None:
         return text
@@ -126,7 +129,7 @@ def answer_first(text: str) -> str:
         tags = set(c.metadata.get("tags", []))
         tags.add("remove-input" if c.get("outputs") else "remove-cell")
         c.metadata["tags"] = sorted(tags)
-    return nbformat.writes(nb)
+    return str(nbformat.writes(nb))  # type: ignore[no-untyped-call]
 
 
 def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> None:
@@ -146,8 +149,8 @@ def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> N
         index.write_text(text.replace(landing.MARKER, landing.landing(kb, nbs, src)), encoding="utf-8")
 
 
-def build(out: str | Path = "build/site", docs: str | Path = shipped("docs"),
-          notebooks: str | Path | None = shipped("notebooks"), specs: str | Path | None = None,
+def build(out: str | Path = "build/site", docs: str | Path = DOCS,
+          notebooks: str | Path | None = NOTEBOOKS, specs: str | Path | None = None,
           strict: bool = True, progress: bool = False) -> Path:
     """Build the site into ``out`` and return the path of its ``index.html``.
 
@@ -222,7 +225,7 @@ def build(out: str | Path = "build/site", docs: str | Path = shipped("docs"),
 def main(
     out: Annotated[Path, typer.Argument(help="Output directory.")] = Path("build/site"),
     specs: Annotated[Path | None, typer.Option(help="Spec directory (default: shipped).")] = None,
-    notebooks: Annotated[Path, typer.Option(help="Executed notebooks.")] = shipped("notebooks"),
+    notebooks: Annotated[Path, typer.Option(help="Executed notebooks.")] = NOTEBOOKS,
     strict: Annotated[bool, typer.Option(help="Fail on Sphinx warnings.")] = True,
 ) -> None:
     """Build the static site into OUT (only ever clearing directories it created)."""

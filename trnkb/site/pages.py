@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import pkgutil
+from typing import Any
 
 import pandas as pd
 
@@ -81,7 +82,7 @@ def data_dictionary() -> str:
     return "\n".join(out)
 
 
-def _url_cell(url: str, seed: dict | None) -> str:
+def _url_cell(url: str, seed: dict[str, str | None] | None) -> str:
     if seed is not None:
         public = seed.get("public_url")
         doc = f"seed document <code>{html.escape(url)}</code>"
@@ -106,10 +107,12 @@ def bibliography(kb: KnowledgeBase) -> str:
         seed = SEEDS.get(str(s.url))
         title = seed["title"] if seed else s.title
         publisher = seed["publisher"] if seed else s.publisher
-        what = f'<br><span class="trnkb-caption">{html.escape(seed["what"])}</span>' if seed else ""
+        what = (f'<br><span class="trnkb-caption">{html.escape(seed["what"] or "")}</span>'
+                if seed else "")
+        sid = str(s.id)
         rows.append(
-            f'<tr id="{html.escape(source_anchor(s.id))}"><td><a class="trnkb-source" '
-            f'href="#{html.escape(source_anchor(s.id))}">{html.escape(s.id)}</a></td>'
+            f'<tr id="{html.escape(source_anchor(sid))}"><td><a class="trnkb-source" '
+            f'href="#{html.escape(source_anchor(sid))}">{html.escape(sid)}</a></td>'
             f"<td>{html.escape(str(title))}{what}</td><td>{html.escape(str(publisher))}</td>"
             f"<td>{html.escape(str(s.date))}</td><td>{html.escape(str(s.kind))}</td>"
             f"<td>{_url_cell(str(s.url), seed)}</td>"
@@ -149,7 +152,7 @@ def conflicts_page(kb: KnowledgeBase) -> str:
     return "\n".join(out)
 
 
-def _why(row) -> str:
+def _why(row: Any) -> str:
     if isinstance(row.reason, str) and row.reason.strip():
         return row.reason
     if row.verdict == "supported":

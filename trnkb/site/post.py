@@ -20,6 +20,7 @@ import html
 import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from trnkb.display import MISSING
@@ -41,7 +42,7 @@ _TYPE_NONE = re.compile(r"<em>([^<]*)</em><em>None</em>")
 _SPLIT = re.compile(r"(\s*[+;,]\s*)")
 
 
-def _linker(ids: dict[str, str], page_prefix: str):
+def _linker(ids: dict[str, str], page_prefix: str) -> Callable[[str], str | None]:
     """Return f(text) -> linked HTML or None when ``text`` is not all source ids."""
     def link(text: str) -> str | None:
         raw = html.unescape(text).strip()
@@ -91,18 +92,18 @@ def _chart_sources(caption: list[str]) -> list[str]:
     return out
 
 
-def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter) -> str:
+def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter[str]) -> str:
     prefix = os.path.relpath(site, path.parent).replace(os.sep, "/") + "/"
     prefix = "" if prefix == "./" else prefix
     link = _linker(ids, prefix)
 
-    def bad_cell(m):
+    def bad_cell(m: re.Match[str]) -> str:
         stats["missing cells"] += 1
         return f"<td{m.group(1)}>{MISSING}</td>"
     text = _BAD_CELL.sub(bad_cell, text)
     text = _CODE_NONE.sub(lambda m: f"{m.group(1)}{m.group(2)}{m.group(3)}None</span>", text)
 
-    def cell(m):
+    def cell(m: re.Match[str]) -> str:
         linked = link(m.group(2))
         if linked is None:
             return m.group(0)
@@ -110,7 +111,7 @@ def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter
         return f"<td{m.group(1)}>{linked}</td>"
     text = _CELL.sub(cell, text)
     if path.name != "api.html":
-        def literal(m):
+        def literal(m: re.Match[str]) -> str:
             linked = link(m.group(1))
             if linked is None:
                 return m.group(0)
@@ -124,7 +125,7 @@ def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter
         text = _PROBLEM.sub(lambda m: m.group(1), text)
         text = _TYPE_NONE.sub(lambda m: f"<em>{m.group(1)}None</em>", text)
 
-    def image(m):
+    def image(m: re.Match[str]) -> str:
         title, caption = _svg_caption((path.parent / html.unescape(m.group(2))).resolve())
         if not title:
             return m.group(0)
@@ -137,7 +138,7 @@ def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter
     return _IMG.sub(image, text)
 
 
-def finish(site: Path, source_ids: dict[str, str]) -> Counter:
+def finish(site: Path, source_ids: dict[str, str]) -> Counter[str]:
     """Run the passes over every page of ``site``.
 
     Parameters
@@ -151,7 +152,7 @@ def finish(site: Path, source_ids: dict[str, str]) -> Counter:
         ``missing cells``, ``source links``, ``chart captions`` changed, and
         ``pages:<name>`` for each page whose missing cells had to be fixed here.
     """
-    stats: Counter = Counter()
+    stats: Counter[str] = Counter()
     for path in sorted(site.rglob("*.html")):
         if "_static" in path.parts:
             continue

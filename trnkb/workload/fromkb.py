@@ -83,8 +83,15 @@ def sourced(kb, row: str, fld: str, unit: str, name: str | None = None, scale: f
         return None
     mags = [float(v.to(unit).magnitude) * scale for v in vals["value"]]
     srcs = tuple(dict.fromkeys(vals["source"]))
-    return Input(name or fld, min(mags), mags[0], max(mags), unit, "sourced",
-                 f"{row}.{fld}: " + ", ".join(srcs), srcs)
+    basis = f"{row}.{fld}: " + ", ".join(srcs)
+    # a peak whose source does not say dense or sparse may be a sparse figure: the dense
+    # rate could be half of it, so half is the low end of the range (never assumed dense)
+    density = vals["density"] if "density" in vals else []
+    unstated = [m / 2 for m, d in zip(mags, density, strict=False) if d == "unstated"]
+    if unstated:
+        basis += " (dense or sparse not stated: low end = half, the dense rate if it is sparse)"
+    return Input(name or fld, min(mags + unstated), mags[0], max(mags), unit, "sourced",
+                 basis, srcs)
 
 
 def _power(kb, rack: str, chip: str, per_rack: int | None) -> Input:
