@@ -303,8 +303,11 @@ def caveats(kb: KnowledgeBase, long: pd.DataFrame,
     return out
 
 
-def _differs(a, b) -> bool:
-    try:
-        return abs(float((a - b) / b)) > 1e-9
-    except (TypeError, ValueError, ZeroDivisionError, pint.DimensionalityError):
-        return a != b
+def _differs(a: object, b: object) -> bool:
+    """Whether two values of one field differ (quantities by more than 1e-9 relative)."""
+    if isinstance(a, pint.Quantity) and isinstance(b, pint.Quantity):
+        try:
+            return bool(abs(float((a - b) / b)) > 1e-9)
+        except (ZeroDivisionError, pint.DimensionalityError):
+            return True
+    return bool(a != b)
