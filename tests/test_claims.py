@@ -350,3 +350,11 @@ def test_measured_evidence_covers_four_vendors(kb, claims):
         except KeyError:
             continue
     assert {"AWS", "NVIDIA", "AMD", "Google"} <= vendors
+
+
+@pytest.mark.parametrize("label", ["", "x" * 100_000, "0", "latest", "1e400", "../0.2.0"])
+def test_record_refuses_what_is_not_a_release_number(label, tmp_path):
+    path = tmp_path / "history.yaml"
+    with pytest.raises(ValueError, match="not a release number"):
+        record_release(label, [], path)
+    assert not path.exists()

@@ -99,3 +99,59 @@ def test_profile_lists_values_with_units_and_rejects_unknown_ids(kb):
 ])
 def test_fmt_writes_units_as_analysts_do(text, expected):
     assert compare.fmt(trnkb.Q_(text)) == expected
+
+
+QUALIFIED = """
+- id: chip-q
+  name: Chip Q
+  vendor: V
+  status: announced
+  dense_bf16: {value: 1000 TFLOPS, source: src-a, locator: t1, kind: reported}
+  hbm_bandwidth: {value: 4 TB/s, source: src-b, locator: t2, kind: reported}
+  dense_fp8:
+    - {value: 4 PFLOPS, source: src-a, locator: t5, kind: reported, preferred: true, density: unstated, qualifier: "dense or sparse not stated"}
+    - {value: 1000 TFLOPS, source: src-b, locator: t6, kind: reported, note: "at the BF16 rate"}
+"""
+
+
+def test_views_carry_the_qualifier_and_say_which_figure_they_rank(tmp_path):
+    (tmp_path / "sources.yaml").write_text(SOURCES)
+    (tmp_path / "chips.yaml").write_text(QUALIFIED)
+    kb = trnkb.load(tmp_path)
+    view = compare.comparison(kb, ["chip-q"], precisions=["dense_bf16", "dense_fp8"])
+    q = dict(zip(view["field"], view["qualifier"], strict=True))
+    assert q["dense_fp8"] == "dense or sparse not stated"
+    assert q["dense_bf16"] == ""
+    assert q["ridge_point_fp8"] == "dense or sparse not stated"  # inherits its input's
+    notes = compare.caveats(kb, view)
+    assert len(notes) == 1
+    note = notes[0]
+    assert "Chip Q dense FP8" in note and "4 PFLOP/s from src-a" in note
+    assert "dense or sparse not stated" in note
+    assert "src-b gives 1,000 TFLOP/s (at the BF16 rate)" in note
+    # BF16 has one unqualified figure: nothing to say
+    assert compare.caveats(kb, view, ["dense_bf16"]) == []
+
+
+def test_shipped_views_show_mi455x_ambiguity_and_the_trainium3_fp8_figure_used():
+    from pathlib import Path
+
+    import yaml
+
+    kb = trnkb.load()
+    rows = yaml.safe_load((Path(__file__).parents[1] / "specs" / "chips.yaml").read_text())
+    mi455x = next(r for r in rows if r["id"] == "mi455x")
+    view = compare.chip_values(kb, compare.HEADLINE, ["dense_fp8", "dense_fp4"])
+    got = view[view["id"] == "mi455x"].set_index("field")["qualifier"]
+    for field in ("dense_fp8", "dense_fp4"):
+        block = mi455x[field][0] if isinstance(mi455x[field], list) else mi455x[field]
+        assert got[field] == block["qualifier"]
+    notes = compare.caveats(kb, view)
+    trn3 = [n for n in notes if n.startswith("AWS Trainium3 dense FP8")]
+    assert len(trn3) == 1
+    # the chip table's figure is the one ranked; the architecture guide's is named with it
+    assert "2,517 TFLOP/s from aws-neuron-trainium3" in trn3[0]
+    assert "neuron-nki-arch-trn3 gives" in trn3[0] and "trnkb conflicts" in trn3[0]
+    c = kb.conflicts
+    assert ((c["id"] == "trainium3") & (c["field"] == "dense_fp8")).any()
+    assert any("MI455X dense FP8" in n and "dense or sparse not stated" in n for n in notes)

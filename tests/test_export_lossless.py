@@ -100,23 +100,25 @@ def test_frictionless_validates_every_resource_as_a_table(exported, fmt):
 
 
 def test_frictionless_checks_json_rows(tmp_path, good_specs):
+    out = tmp_path / "out"  # export into a directory of its own
     # a number column holding text must fail: proves the rows are read, not just the file
     frictionless = pytest.importorskip("frictionless")
-    write_export(trnkb.load(good_specs), tmp_path, "json")
-    rows = json.loads((tmp_path / "chips.json").read_text())
+    write_export(trnkb.load(good_specs), out, "json")
+    rows = json.loads((out / "chips.json").read_text())
     rows[0]["hbm_bandwidth"] = "fast"
-    (tmp_path / "chips.json").write_text(json.dumps(rows))
-    report = frictionless.validate("datapackage.json", basepath=str(tmp_path))
+    (out / "chips.json").write_text(json.dumps(rows))
+    report = frictionless.validate("datapackage.json", basepath=str(out))
     assert not report.valid
     assert any(e[0] == "type-error" for e in report.flatten(["type"]))
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_unit_column_is_what_the_source_wrote(tmp_path, good_specs, fmt):
+    out = tmp_path / "out"  # export into a directory of its own
     text = (good_specs / "chips.yaml").read_text().replace("4.7 TB/s", "4.7 Tbit/s")
     (good_specs / "chips.yaml").write_text(text)
-    write_export(trnkb.load(good_specs), tmp_path, fmt)
-    back = _read_facts(fmt, tmp_path)
+    write_export(trnkb.load(good_specs), out, fmt)
+    back = _read_facts(fmt, out)
     t3 = back[back["id"] == "trainium3"].set_index(["field", "source", "locator"])
     # tests/data/good/chips.yaml (edited above): exactly the text after the number
     assert t3.loc[("hbm_capacity", "semianalysis-trn3", "HBM"), "unit"] == "GB"

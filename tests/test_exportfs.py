@@ -80,6 +80,17 @@ def test_symlinks_in_the_output_are_never_followed(tmp_path, good_specs):
     out.mkdir()
     (out / "chips.csv").symlink_to(victim)  # an export name pointing outside
     (out / "elsewhere").symlink_to(outside, target_is_directory=True)
+    # a directory trnkb did not create is refused whole, before anything is written
+    with pytest.raises(ExportError, match="did not create"):
+        write_export(trnkb.load(good_specs), out, "csv")
+    assert victim.read_text() == "precious" and (out / "chips.csv").is_symlink()
+    # an export directory in which someone planted links: replaced, never followed
+    (out / "chips.csv").unlink()
+    (out / "elsewhere").unlink()
+    write_export(trnkb.load(good_specs), out, "csv")
+    (out / "chips.csv").unlink()
+    (out / "chips.csv").symlink_to(victim)
+    (out / "elsewhere").symlink_to(outside, target_is_directory=True)
     write_export(trnkb.load(good_specs), out, "csv")
     assert victim.read_text() == "precious"
     assert not (out / "chips.csv").is_symlink() and "trainium3" in (out / "chips.csv").read_text()

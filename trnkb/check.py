@@ -243,7 +243,9 @@ def _declared(kb) -> Iterator[dict]:
 
 
 def _unit_of(q) -> str:
-    return "" if q.dimensionless else f"{q.units:~}"
+    from trnkb.units import format_unit
+
+    return "" if q.dimensionless else format_unit(q.units)
 
 
 #: unit a pair is shown in, by dimensionality

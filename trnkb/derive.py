@@ -338,10 +338,12 @@ def _guard(make_fact):
 
 def describe(fact: dict) -> str:
     """One line of lineage: ``formula; name = value [source] (ref), ...``."""
+    from trnkb.units import format_quantity
+
     parts = []
     for i in fact.get("inputs", []):
-        v = i["value"]
-        shown = f"{v.magnitude:g} {v.units:~}".strip() if not v.dimensionless else f"{v.magnitude:g}"
+        # full precision, unit spelled by the one formatter (Gbit/s, never pint's Gb / s)
+        shown = format_quantity(i["value"], sig=15)
         parts.append(f"{i['name']} = {shown} [{i['source']}]" + (f" ({i['ref']})" if i.get(
             "ref") else ""))
     return f"{fact.get('formula', '')}; " + ", ".join(parts)

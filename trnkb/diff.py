@@ -40,7 +40,8 @@ for f in kb.facts.to_dict("records"):
     except AttributeError:
         values[key] = {"text": str(v), "base": None, "dim": "", "kind": f["kind"]}
 sources = {s["id"]: {k: str(s[k]) for k in s if k != "id"} for s in kb.sources.to_dict("records")}
-conflicts = sorted(f'{c["table"]}/{c["id"]}.{c["field"]}: {c["preferred_source"]} vs {c["other_source"]}'
+conflicts = sorted(f'{c["table"]}/{c["id"]}.{c["field"]}: ' + " vs ".join(sorted(
+                       (c["preferred_source"], c["other_source"])))
                    for c in kb.conflicts.to_dict("records"))
 verdicts = {}
 try:

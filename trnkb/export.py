@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from trnkb.exportfs import ExportError, atomic_directory
+from trnkb.exportfs import MARKER, ExportError, atomic_directory
 from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES
 from trnkb.units import format_unit
@@ -213,7 +213,9 @@ def write_export(kb: KnowledgeBase, out: str | Path, fmt: str = "parquet") -> Ex
     out = Path(out)
     with atomic_directory(out) as staging:
         names = _build(kb, fmt, staging.path)
-        staging.commit(names)
+        (staging.path / MARKER).write_text("Written by `trnkb export`; a later export may "
+                                           "replace the files it wrote here.\n")
+        staging.commit([MARKER, *names])
     final = staging.final
     return ExportResult(final / "datapackage.json", tuple(final / n for n in names))
 

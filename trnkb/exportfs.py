@@ -33,9 +33,13 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["ExportError", "Staging", "atomic_directory"]
+from trnkb.outdir import refusal
+
+__all__ = ["MARKER", "ExportError", "Staging", "atomic_directory"]
 
 _STAGING = ".trnkb-staging-"
+MARKER = ".trnkb-export"
+"""File an export leaves in its directory: a later export may replace what is there."""
 
 
 class ExportError(ValueError):
@@ -74,6 +78,10 @@ def _check_target(out: Path) -> Path:
             if not anc.is_dir():
                 raise ExportError(f"--out {out} is below {anc}, which is a file")
             break
+    # never swap out the current, home or repository directory, nor a user's directory
+    why = refusal(out, [Path.cwd().resolve(), Path.home().resolve()], MARKER, "trnkb export")
+    if why:
+        raise ExportError(f"refusing to export into {out}: it {why}")
     return out
 
 

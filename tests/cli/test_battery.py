@@ -72,15 +72,12 @@ ACCEPTS: dict[tuple[tuple[str, ...], str], set[str]] = {
 
 # Options the battery does not run with hostile values, and why.
 SKIP = {
-    (("claims",), "record"): "writes the shipped specs/claims/history.yaml; a release label is "
-                             "free text (claims owns refusing an empty or huge label)",
+    (("claims",), "record"): "writes the shipped specs/claims/history.yaml (its refusal of labels "
+                             "that are not release numbers is tested in tests/test_claims.py)",
 }
 
 # Refusals other helpers own (issue 10, "never destroy"): expected to fail until merged.
-PENDING = {
-    (("export",), "out", ""): "an empty --out exports into the working directory; export "
-                              "safety is kbcore's (refuse a non-empty foreign directory)",
-}
+PENDING: dict[tuple[tuple[str, ...], str, str], str] = {}
 
 
 @dataclass
@@ -399,9 +396,6 @@ def test_export_never_writes_through_a_symlink(run, tmp_path):
     assert (tmp_path / "victim.txt").read_text() == "victim\n"
 
 
-@pytest.mark.xfail(strict=False, reason="kbcore: export into '.', a repository root or a "
-                   "non-empty foreign directory rewrites it (keeping foreign files) instead "
-                   "of refusing")
 @pytest.mark.parametrize("target", [".", "repo", "foreign"])
 def test_export_refuses_cwd_repository_root_and_foreign_directory(run, tmp_path, target):
     _foreign_dir(tmp_path / "foreign")

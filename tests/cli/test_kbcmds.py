@@ -63,3 +63,39 @@ def test_unknown_id_exits_1_with_message(good_specs):
     assert proc.returncode == 1
     assert proc.stderr.startswith("error: no row with id 'trainium9'")
     assert "Traceback" not in proc.stderr
+
+
+def _shipped_block(row_id: str, field: str) -> dict:
+    """The YAML block of one field as written in the shipped specs (read with PyYAML,
+    independently of trnkb's loader)."""
+    from pathlib import Path
+
+    import yaml
+
+    rows = yaml.safe_load((Path(__file__).parents[2] / "specs" / "chips.yaml").read_text())
+    rows = rows.get("chips", rows) if isinstance(rows, dict) else rows
+    row = next(r for r in rows if r.get("id") == row_id)
+    block = row[field]
+    return block[0] if isinstance(block, list) else block
+
+
+def test_show_json_carries_qualifier_and_density_of_mi455x_fp8_fp4():
+    out = json.loads(run("show", "mi455x", "--json").stdout)
+    for field in ("dense_fp8", "dense_fp4"):
+        block = _shipped_block("mi455x", field)
+        assert block["qualifier"]  # the spec records AMD's ambiguity
+        assert out[field]["qualifier"] == block["qualifier"]
+        assert out[field]["density"] == block["density"] == "unstated"
+
+
+def test_show_json_carries_direction_of_link_bandwidths():
+    out = json.loads(run("show", "trainium3", "--json").stdout)
+    assert out["scaleup_bandwidth_bidir"]["direction"] == "bidirectional"
+    assert "density" not in out["hbm_capacity"] and "direction" not in out["hbm_capacity"]
+
+
+def test_show_table_prints_the_qualifier_and_density():
+    proc = runner.invoke(app, ["show", "mi455x"], catch_exceptions=False, env={"COLUMNS": "250"})
+    block = _shipped_block("mi455x", "dense_fp8")
+    assert block["qualifier"] in proc.stdout
+    assert "density unstated" in proc.stdout

@@ -116,7 +116,8 @@ def test_mx_keeps_every_code_point_and_rounds_every_midpoint_to_even(name, k):
 @pytest.mark.parametrize("name", SPEC)
 def test_mx_shared_exponent_is_floor_log2_amax_minus_emax(name):
     rng = np.random.default_rng(1)
-    x = (rng.standard_normal((200, 32)) * np.exp2(rng.integers(-60, 60, (200, 1)))).astype(np.float32)
+    x = (rng.standard_normal((200, 32))
+         * np.exp2(rng.integers(-60, 60, (200, 1)))).astype(np.float32)
     q = quantize_mx(x, name)
     for row, s in zip(x, q.scales[:, 0], strict=True):
         amax = Fraction(float(np.max(np.abs(row))))
@@ -402,7 +403,8 @@ def test_nvfp4_matches_the_scalar_reference_in_both_scalings(scaling):
     x = (rng.standard_t(3, (24, 16)) * np.exp2(rng.integers(-12, 12, (24, 1)))).astype(np.float32)
     x[3] = 0.0
     q = quantize_nvfp4(x, scaling=scaling)
-    ts = None if scaling == "single_level" else float(np.float32(np.max(np.abs(x))) / np.float32(2688))
+    ts = (None if scaling == "single_level"
+          else float(np.float32(np.max(np.abs(x))) / np.float32(2688)))
     assert q.scaling == scaling
     for r in range(x.shape[0]):
         code, codes = ref_nvfp4_block([float(v) for v in x[r]], ts)
@@ -565,7 +567,8 @@ def test_mx_other_block_sizes_and_empty_input(block):
     for r, row in enumerate(x.reshape(-1, block)):
         k = ref_scale([float(v) for v in row], "e2m1", "rceil")
         assert q.scales.reshape(-1)[r] == k + 127
-        assert q.codes.reshape(-1, block)[r].tolist() == [ref_code(float(v), k, "e2m1") for v in row]
+        expected = [ref_code(float(v), k, "e2m1") for v in row]
+        assert q.codes.reshape(-1, block)[r].tolist() == expected
     assert quantize_mx(np.zeros((0, block)), "mxfp8", block=block).dequantize().shape == (0, block)
     assert quantize_nvfp4(np.zeros((0, 16))).dequantize().shape == (0, 16)
 

@@ -47,9 +47,22 @@ def test_plans_lists_plans_fastest_first():
     ["serve", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--batch", "-1"],
     ["serve", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--set", "mfu"],
     ["plans", "--model", "llama-3.1-8b", "--system", "nowhere", "--chips", "8"],
+    ["train", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--chips", "abc"],
+    ["serve", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--batch", "1.5"],
+    ["plans", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--chips", "8", "--top", "0"],
+    ["serve", "--model", "llama-3.1-8b", "--system", "gb300-nvl72", "--pricing", "free"],
 ])
 def test_bad_arguments_get_one_line_and_exit_1(args):
     res = runner.invoke(app, ["workload", *args])
     assert res.exit_code == 1
     lines = [x for x in res.output.splitlines() if x.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:") and "Traceback" not in res.output
+
+
+def test_default_precision_falls_back_to_what_the_chip_has():
+    # the KB has no bf16 peak for MI455X: the command trains at fp8 and says so
+    res = runner.invoke(app, ["workload", "train", "--model", "llama-3.1-8b", "--system", "mi450x-ualoe72",
+                              "--chips", "64", "--plan", "tp=8,zero=3", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["precision"] == "fp8" and any("no bf16 peak" in n for n in out["notes"])

@@ -81,3 +81,16 @@ def test_minimum_chips_hold_the_fully_sharded_state(kb, llama):
     # 16 bytes per parameter spread over n chips must fit beside one sequence's activations
     assert 16 * llama.total_params / n < v["hbm_capacity"] * v["usable_hbm"]
     assert 16 * llama.total_params / (n - 1) > v["hbm_capacity"] * v["usable_hbm"] * 0.8
+
+
+def test_engine_mfu_is_used_when_the_engine_has_layer_time(kb, llama):
+    from trnkb.workload.engine_mfu import engine_available, engine_mfu
+
+    if not engine_available():
+        with pytest.raises(ValueError, match="not part of this build"):
+            engine_mfu(kb, llama, "trainium3")
+        return
+    mfu = engine_mfu(kb, W.model(kb, "llama-3.1-8b"), "trainium3", tokens=1024)
+    assert 0 < mfu.lo < mfu.mid <= 1 and mfu.kind == "engine"
+    with pytest.raises(ValueError, match="MLA"):
+        engine_mfu(kb, W.model(kb, "deepseek-v3"), "trainium3")

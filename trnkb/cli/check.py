@@ -23,7 +23,8 @@ def check_command(as_json: bool = typer.Option(False, "--json", help="Print JSON
     print(f"coverage: {cov['checked']} of {cov['derived']} derived values checked "
           f"({cov['share']:.0%}); {cov['with_reported']} have a reported value of the same "
           f"field, {cov['without_reported']} have none, {cov['not_comparable']} pair(s) skipped "
-          "as not comparable (dense vs sparse, per direction vs bidirectional)")
+          "as not comparable (different density or direction: dense, sparse, per direction, "
+          "bidirectional or unstated)")
     n = int(df["flagged"].sum())
     print(f"{len(df)} derived-vs-reported pair(s); {n} differ by more than {THRESHOLD:.0%}"
           + (":" if n else "."))

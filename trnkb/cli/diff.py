@@ -10,8 +10,10 @@ import typer
 
 def diff_command(
     old: str = typer.Argument(..., help="Spec directory or git revision (tag, commit) of the older version."),
-    new: str = typer.Argument(".", help="Spec directory or git revision of the newer version (default: .)."),
-    repo: str = typer.Option(".", "--repo", help="Git checkout that revisions are read from."),
+    new: str = typer.Argument("", help="Spec directory or git revision of the newer version "
+                              "(default: the specs trnkb ships)."),
+    repo: str = typer.Option("", "--repo", help="Git checkout that revisions are read from "
+                             "(default: the checkout trnkb runs from, else the current directory)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List what changed between two versions of the knowledge base.
@@ -20,11 +22,18 @@ def diff_command(
     respelled unit is not a change), sources, conflicts and claim verdicts. A git revision
     is read with its own code, so older spec formats still load.
 
-    Example: ``trnkb diff cc65f25 specs`` (the 0.1.0 release against this checkout).
+    Example: ``trnkb diff cc65f25`` (the 0.1.0 release against the specs of this checkout).
     """
-    from trnkb.diff import diff
+    from pathlib import Path
 
-    changes = diff(old, new, repo)
+    from trnkb.diff import diff
+    from trnkb.kb import default_specs_dir
+
+    specs = default_specs_dir()
+    if not repo:
+        checkout = specs.parent
+        repo = str(checkout) if (checkout / ".git").exists() else "."
+    changes = diff(old, new or str(specs), Path(repo))
     if as_json:
         print(json.dumps([{"what": c.what, "status": c.status, "key": c.key, "old": c.old,
                            "new": c.new} for c in changes], indent=2, ensure_ascii=False))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -17,6 +18,8 @@ import trnkb
 from trnkb.cli.validate import attention_args, chip_with_core, gemm_args, positive_int
 from trnkb.engine import NeuronCore, Result, attention, chip_attention, chip_gemm, gemm
 from trnkb.engine.profile import write_chrome_trace
+
+__all__ = ["Dtype", "ExpEngine", "register"]
 
 err = Console(stderr=True)
 
@@ -45,7 +48,7 @@ TimelineOut = Annotated[Path | None, typer.Option(
 
 
 @contextmanager
-def _progress(enabled: bool, what: str):
+def _progress(enabled: bool, what: str) -> Iterator[Callable[[int, int], None] | None]:
     """A rich progress bar on stderr; yields a ``progress(done, total)`` callback."""
     if not enabled:
         yield None
@@ -82,11 +85,11 @@ def _print(res: Result, as_json: bool) -> None:
     for key, v in res.chip_figures.items():
         if isinstance(v, float):
             t.add_row(key.replace("_", " "), f"{v:,.4g}")
-    for e, v in res.busy.items():
+    for e, q in res.busy.items():
         cyc = (f" ({d['cycles'][e]:,} cycles{' per core' if n > 1 else ''})"
                if e in d["cycles"] else "")
         t.add_row(f"busy {e}" + (" (sum over cores)" if n > 1 else ""),
-                  f"{v.to('us').magnitude:,.1f} µs{cyc}")
+                  f"{q.to('us').magnitude:,.1f} µs{cyc}")
     for level, b in res.bytes.items():
         t.add_row(f"bytes {level}", f"{b.to('MB').magnitude:,.2f} MB")
     if res.error is not None:
@@ -119,7 +122,8 @@ def register(app: typer.Typer) -> None:
                  m: Annotated[int, typer.Option("--m", help="Rows of A and C.")] = 4096,
                  k: Annotated[int, typer.Option("--k", help="Contraction size.")] = 4096,
                  n: Annotated[int, typer.Option("--n", help="Columns of B and C.")] = 4096,
-                 dtype: Annotated[Dtype, typer.Option(help="bf16, fp8, mxfp8 or mxfp4.")] = Dtype.bf16,
+                 dtype: Annotated[Dtype, typer.Option(
+                     help="bf16, fp8, mxfp8 or mxfp4.")] = Dtype.bf16,
                  weight_dtype: Annotated[Dtype | None, typer.Option(
                      help="mxfp4 with --dtype mxfp8: 4-bit weights (W4A8).")] = None,
                  quantize_activations: Annotated[bool, typer.Option(
@@ -129,17 +133,17 @@ def register(app: typer.Typer) -> None:
                  as_json: Json = False) -> None:
         """C = A @ B on NeuronCores: critical path, busy time, FLOP/s vs peak, error vs float64."""
         gemm_args(m, k, n, execute, seed)
-        dtype, weight_dtype = dtype.value, weight_dtype.value if weight_dtype else None
+        dt, wdt = dtype.value, weight_dtype.value if weight_dtype else None
         kb = trnkb.load(specs)
         core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
         _cores(core, cores)
         if cores > 1:
-            res = chip_gemm(core, m, k, n, dtype=dtype, cores=cores, execute=execute, seed=seed,
-                            weight_dtype=weight_dtype, quantize_activations=quantize_activations)
+            res = chip_gemm(core, m, k, n, dtype=dt, cores=cores, execute=execute, seed=seed,
+                            weight_dtype=wdt, quantize_activations=quantize_activations)
         else:
             with _progress(not as_json, "gemm") as cb:
-                res = gemm(core, m, k, n, dtype=dtype, execute=execute, seed=seed,
-                           weight_dtype=weight_dtype, quantize_activations=quantize_activations,
+                res = gemm(core, m, k, n, dtype=dt, execute=execute, seed=seed,
+                           weight_dtype=wdt, quantize_activations=quantize_activations,
                            progress=cb)
         _finish(res, as_json, timeline)
 
@@ -164,17 +168,17 @@ def register(app: typer.Typer) -> None:
         With --cores > 1 the run is cost only (shards over heads or query tiles)."""
         attention_args(seq, seq_kv, head_dim, heads, execute, seed)
         positive_int(heads_kv, "--heads-kv", heads)
-        exp_engine = exp_engine.value if exp_engine else None
+        exp = exp_engine.value if exp_engine else None
         kb = trnkb.load(specs)
         core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
         _cores(core, cores)
         if cores > 1:
             res = chip_attention(core, seq, seq_kv or seq, head_dim, heads=heads, causal=causal,
-                                 cores=cores, heads_kv=heads_kv, exp_engine=exp_engine)
+                                 cores=cores, heads_kv=heads_kv, exp_engine=exp)
         else:
             with _progress(not as_json, "attention") as cb:
                 res = attention(core, seq, seq_kv or seq, head_dim, heads=heads, causal=causal,
-                                execute=execute, seed=seed, exp_engine=exp_engine,
+                                execute=execute, seed=seed, exp_engine=exp,
                                 heads_kv=heads_kv, progress=cb)
         _finish(res, as_json, timeline)
 

@@ -55,7 +55,20 @@ def value_json(value, fact=None) -> dict:
             out["note"] = fact["note"]
         if fact["qualifier"]:
             out["qualifier"] = fact["qualifier"]
+        for key in ("density", "direction"):  # '' where the field has no such attribute
+            if key in fact and isinstance(fact[key], str) and fact[key]:
+                out[key] = fact[key]
     return out
+
+
+def counts_text(v: dict) -> str:
+    """What a value counts, for people: density (dense/sparse/unstated), direction
+    (per-direction/bidirectional/unstated) and the qualifier, e.g.
+    ``density unstated; dense or sparse not stated``. '' when none applies."""
+    parts = [f"{k} {v[k]}" for k in ("density", "direction") if v.get(k)]
+    if v.get("qualifier"):
+        parts.append(str(v["qualifier"]))
+    return "; ".join(parts)
 
 
 def print_json(obj) -> None:
@@ -251,7 +264,7 @@ def register(app: typer.Typer) -> None:
         from rich.markup import escape
 
         title = " ".join(str(data.get(k, "")) for k in ("id", "name")).strip()
-        rt = _rich_table("field", "value", "source", "kind", "locator",
+        rt = _rich_table("field", "value", "counts", "source", "kind", "locator",
                          title=escape(f"{title} [{data['table']}]"))
         missing = []
         for name, v in data.items():
@@ -260,10 +273,12 @@ def register(app: typer.Typer) -> None:
             if v["value"] is None:
                 missing.append(name)
                 continue
-            rt.add_row(name, escape(_cell(v, name)), v["source"], v["kind"], escape(v["locator"]))
+            rt.add_row(name, escape(_cell(v, name)), escape(counts_text(v)), v["source"], v["kind"],
+                       escape(v["locator"]))
             for alt in v.get("alternatives", []):
                 rt.add_row("", "[yellow]" + escape(_cell(alt, name)) + "[/yellow]",
-                           alt["source"], alt["kind"], escape(alt["locator"]))
+                           escape(counts_text(alt)), alt["source"], alt["kind"],
+                           escape(alt["locator"]))
         console = _console()
         console.print(rt)
         if missing:

@@ -22,8 +22,9 @@ from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
 
 ModelOpt = Annotated[str, typer.Option("--model", help="Model id (trnkb list models), e.g. llama-3.1-70b.")]
 SystemOpt = Annotated[str, typer.Option("--system", help="Rack / scale-up domain id (trnkb list racks).")]
-ChipsOpt = Annotated[int, typer.Option("--chips", help="Chips used.")]
-PrecisionOpt = Annotated[str, typer.Option("--precision", help="bf16, fp8, mxfp8, int8, fp4, mxfp4.")]
+ChipsOpt = Annotated[str, typer.Option("--chips", help="Chips used.")]
+PrecisionOpt = Annotated[str | None, typer.Option(
+    "--precision", help="bf16, fp8, mxfp8, int8, fp4, mxfp4 (default bf16, or the nearest the chip has).")]
 GenOpt = Annotated[str | None, typer.Option("--switch-gen", help="Switch generation of the fabric.")]
 PricingOpt = Annotated[str, typer.Option("--pricing", help="tco (the TCO model) or cloud (a sourced "
                                                           "public price per chip-hour).")]
@@ -41,6 +42,45 @@ def _number(text: str, what: str) -> float:
     return x
 
 
+# Upper bounds keep a hostile value from turning into hours of work.
+_LIMITS = {"--chips": 10_000_000, "--batch": 10_000_000, "--input-len": 100_000_000,
+           "--output-len": 100_000_000, "--seq-len": 100_000_000, "--tp": 65_536, "--top": 100_000}
+
+
+def _int(text: str | None, what: str) -> int | None:
+    """A whole number of at least 1 (and at most its limit), refused with one line (typer's
+    own errors take three); the range check is robust's :func:`trnkb.cli.validate.positive_int`."""
+    from trnkb.cli.validate import positive_int
+
+    if text is None:
+        return None
+    t = str(text).replace("_", "").strip()
+    if not t.lstrip("+-").isdigit() or len(t) > 12:
+        raise ValueError(f"{what} must be a whole number, not {str(text)[:40]!r}")
+    return positive_int(int(t), what, _LIMITS.get(what))
+
+
+def _precision(text: str | None) -> str | None:
+    """None (the default) or a precision the workload layer knows."""
+    from trnkb.workload.models import WEIGHT_BYTES
+    from trnkb.workload.system import PRECISION_FIELDS
+
+    known = sorted(set(WEIGHT_BYTES) | set(PRECISION_FIELDS))
+    if text is None:
+        return None
+    if text not in known:
+        raise ValueError(f"--precision must be one of {', '.join(known)}, not {text[:40]!r}")
+    return text
+
+
+def _count(text: str, what: str) -> int:
+    """A required whole-number option (see :func:`_int`)."""
+    n = _int(text, what)
+    if n is None:
+        raise ValueError(f"{what} is required")
+    return n
+
+
 def _overrides(items: list[str] | None) -> dict:
     from trnkb.workload.ranges import Input
 
@@ -54,7 +94,8 @@ def _overrides(items: list[str] | None) -> dict:
             parts = parts * 3
         if len(parts) != 3 or not parts[0] <= parts[1] <= parts[2]:
             raise ValueError(f"--set {name}: give one value or LOW:CENTRAL:HIGH in order")
-        out[name.strip()] = Input(name.strip(), *parts, "", "user", "set by the user")
+        lo, mid, hi = parts
+        out[name.strip()] = Input(name.strip(), lo, mid, hi, "", "user", "set by the user")
     return out
 
 
@@ -92,14 +133,6 @@ def _fail(e: Exception) -> None:
     raise typer.Exit(1) from None
 
 
-def _positive(**sizes: int | None) -> None:
-    """Chips, lengths, batch and TP degree are whole numbers of at least 1 (robust, issue 10)."""
-    from trnkb.cli.validate import positive_int
-
-    for name, value in sizes.items():
-        positive_int(value, "--" + name.replace("_", "-"))
-
-
 def register(app: typer.Typer) -> None:
     wl = typer.Typer(help="Train and serve models on systems: time, chips, tokens/s, cost, with ranges.",
                      no_args_is_help=True, add_completion=False, rich_markup_mode=None)
@@ -110,41 +143,54 @@ def register(app: typer.Typer) -> None:
                   tokens: Annotated[str, typer.Option("--tokens", help="Token budget, e.g. 15e12.")] = "15e12",
                   plan: Annotated[str | None, typer.Option("--plan", help="e.g. tp=4,pp=2,zero=1; "
                                                            "default: the fastest plan that fits.")] = None,
-                  precision: PrecisionOpt = "bf16",
-                  seq_len: Annotated[int, typer.Option("--seq-len")] = 8192,
+                  precision: PrecisionOpt = None,
+                  seq_len: Annotated[str, typer.Option("--seq-len")] = "8192",
                   batch_tokens: Annotated[str, typer.Option("--batch-tokens")] = "4194304",
                   recipe: Annotated[str, typer.Option("--recipe", help="bf16-adam, fp8-adam, scaling-book")] = "bf16-adam",
+                  mfu_from_engine: Annotated[bool, typer.Option(
+                      "--mfu-from-engine", help="Trainium: take the MFU from the reference engine's "
+                                                "simulation of one layer.")] = False,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
                   specs: SpecsOpt = None, as_json: JsonOpt = False):
         """Time, cost and energy to train MODEL on CHIPS chips of SYSTEM for TOKENS tokens."""
         from trnkb import workload as W
         try:
-            _positive(chips=chips, seq_len=seq_len)
+            precision = _precision(precision)
             m, s = _objects(specs, model, system, switch_gen)
-            res = W.train(m, s, chips, plan, _number(tokens, "--tokens"), precision, seq_len=seq_len,
+            prec = precision or s.fallback_precision("bf16")
+            extra = _overrides(set_)
+            if mfu_from_engine:
+                from trnkb.workload.engine_mfu import engine_mfu
+
+                extra = {"mfu": engine_mfu(trnkb.load(specs), m, s.chip, dtype=prec), **extra}
+            res = W.train(m, s, _count(chips, "--chips"), plan, _number(tokens, "--tokens"), prec,
+                          seq_len=_count(seq_len, "--seq-len"),
                           batch_tokens=_number(batch_tokens, "--batch-tokens"), recipe=recipe,
-                          assumptions=_overrides(set_), pricing=pricing)
+                          assumptions=extra, pricing=pricing)
+            if precision is None and prec != "bf16":
+                res.notes.append(f"{s.chip} has no bf16 peak in the knowledge base; trained at {prec}")
         except (KeyError, ValueError) as e:
             _fail(e)
         print_json(res.to_dict()) if as_json else _print(res)
 
     @wl.command("serve")
-    def serve_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt = 8,
-                  batch: Annotated[int, typer.Option("--batch")] = 64,
-                  input_len: Annotated[int, typer.Option("--input-len")] = 2048,
-                  output_len: Annotated[int, typer.Option("--output-len")] = 512,
-                  precision: PrecisionOpt = "bf16",
+    def serve_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt = "8",
+                  batch: Annotated[str, typer.Option("--batch")] = "64",
+                  input_len: Annotated[str, typer.Option("--input-len")] = "2048",
+                  output_len: Annotated[str, typer.Option("--output-len")] = "512",
+                  precision: PrecisionOpt = None,
                   kv_precision: Annotated[str | None, typer.Option("--kv-precision")] = None,
-                  tp: Annotated[int | None, typer.Option("--tp")] = None,
+                  tp: Annotated[str | None, typer.Option("--tp")] = None,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
                   specs: SpecsOpt = None, as_json: JsonOpt = False):
         """TTFT, TPOT, tokens/s per chip, per MW and per dollar serving MODEL on one replica."""
         from trnkb import workload as W
         try:
-            _positive(chips=chips, batch=batch, input_len=input_len, output_len=output_len, tp=tp)
+            precision = _precision(precision)
             m, s = _objects(specs, model, system, switch_gen)
-            res = W.serve(m, s, chips, batch, input_len, output_len, precision, kv_precision=kv_precision,
-                          tp=tp, assumptions=_overrides(set_), pricing=pricing)
+            res = W.serve(m, s, _count(chips, "--chips"), _count(batch, "--batch"), _count(input_len, "--input-len"),
+                          _count(output_len, "--output-len"), precision or "bf16", kv_precision=kv_precision,
+                          tp=_int(tp, "--tp"), assumptions=_overrides(set_), pricing=pricing)
         except (KeyError, ValueError) as e:
             _fail(e)
         if as_json:
@@ -159,29 +205,29 @@ def register(app: typer.Typer) -> None:
     @wl.command("plans")
     def plans_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt,
                   tokens: Annotated[str, typer.Option("--tokens")] = "15e12",
-                  precision: PrecisionOpt = "bf16",
-                  seq_len: Annotated[int, typer.Option("--seq-len")] = 8192,
-                  top: Annotated[int, typer.Option("--top", help="How many plans to list.")] = 10,
+                  precision: PrecisionOpt = None,
+                  seq_len: Annotated[str, typer.Option("--seq-len")] = "8192",
+                  top: Annotated[str, typer.Option("--top", help="How many plans to list.")] = "10",
                   switch_gen: GenOpt = None, set_: SetOpt = None, specs: SpecsOpt = None,
                   as_json: JsonOpt = False):
         """The parallelism plans that fit, fastest first (central inputs)."""
         from trnkb import workload as W
         try:
-            if top < 1:
-                raise ValueError("--top must be at least 1")
-            _positive(chips=chips, seq_len=seq_len)
+            n, top_n, seq = _count(chips, "--chips"), _count(top, "--top"), _count(seq_len, "--seq-len")
+            precision = _precision(precision)
             m, s = _objects(specs, model, system, switch_gen)
-            rows = W.plans(m, s, chips, _number(tokens, "--tokens"), precision, seq_len=seq_len,
-                           assumptions=_overrides(set_), top=top)
+            rows = W.plans(m, s, n, _number(tokens, "--tokens"), precision or s.fallback_precision("bf16"),
+                           seq_len=seq,
+                           assumptions=_overrides(set_), top=top_n)
         except (KeyError, ValueError) as e:
             _fail(e)
         data = [{"plan": r["plan"].label, "step_time_s": r["step_time"], "days": r["days"],
                  "memory_GB": r["memory"] / 1e9, "achieved_mfu": r["achieved_mfu"]} for r in rows]
         if as_json:
-            print_json({"model": m.id, "system": s.id, "chips": chips, "plans": data})
+            print_json({"model": m.id, "system": s.id, "chips": n, "plans": data})
             return
         if not data:
-            print(f"no plan fits {m.id} on {chips} chips of {s.id}")
+            print(f"no plan fits {m.id} on {n} chips of {s.id}")
         for d in data:
             print(f"{d['days']:9.2f} days  step {d['step_time_s']:8.3f} s  {d['memory_GB']:7.1f} GB/chip  "
                   f"MFU {d['achieved_mfu']:.2f}  {d['plan']}")

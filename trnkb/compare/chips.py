@@ -3,22 +3,16 @@ sources, derived ridge point and FLOP/s per watt, and where a chip stands."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
+import pint
 
 from trnkb.calc import flops, memory
-from trnkb.calc.derivation import Result
 from trnkb.compare.tables import unit_str
 from trnkb.display import short_name
 from trnkb.kb import KnowledgeBase
-from trnkb.qtypes import Quantity
-from trnkb.schema import TABLES, Field
-
-__all__ = ["PRECISIONS", "CHIP_FIELDS", "LONG_COLUMNS", "HEADLINE", "accelerators", "chip_values",
-           "DERIVED", "ridge_point", "flops_per_watt", "comparison", "wide", "columns",
-           "standing", "LANE_MEDIA", "lane_budget", "rack_skus"]
+from trnkb.schema import TABLES
 
 # Dense peak rates, lowest precision last; sparse rates are never mixed in.
 PRECISIONS = ("dense_fp32", "dense_tf32", "dense_bf16", "dense_fp8", "dense_mxfp8",
@@ -27,7 +21,7 @@ PRECISIONS = ("dense_fp32", "dense_tf32", "dense_bf16", "dense_fp8", "dense_mxfp
 CHIP_FIELDS = PRECISIONS + ("hbm_capacity", "hbm_bandwidth", "scaleup_bandwidth",
                             "scaleout_bandwidth", "tdp")
 LONG_COLUMNS = ["id", "chip", "name", "vendor", "field", "unit", "magnitude", "source", "locator",
-                "kind"]
+                "kind", "qualifier"]
 
 # The comparison set of the chips notebook: Trainium3 against its generation's rivals.
 HEADLINE = ("trainium3", "trainium2", "b200", "gb200", "gb300", "mi355x", "mi455x", "tpu-v7")
@@ -54,13 +48,6 @@ def _vendors(kb: KnowledgeBase) -> dict[str, str]:
     return dict(zip(chips["id"], chips["vendor"], strict=True))
 
 
-def _field(name: str) -> Field:
-    f = TABLES["chips"].field(name)
-    if f is None:
-        raise KeyError(f"chips has no field {name!r}")
-    return f
-
-
 def chip_values(kb: KnowledgeBase, ids: Sequence[str] | None = None,
                 fields: Iterable[str] = CHIP_FIELDS) -> pd.DataFrame:
     """Preferred values of chip ``fields``, long: one row per (chip, field) a source gives.
@@ -68,9 +55,11 @@ def chip_values(kb: KnowledgeBase, ids: Sequence[str] | None = None,
     Returns
     -------
     DataFrame
-        ``id, chip, name, vendor, field, unit, magnitude, source, locator, kind`` (``chip``
-        the full display name, ``name`` the short one for axes); ``magnitude`` is in
-        the field's unit from :data:`trnkb.schema.TABLES` (e.g. TFLOPS, GB, TB/s, W).
+        ``id, chip, name, vendor, field, unit, magnitude, source, locator, kind, qualifier``
+        (``chip`` the full display name, ``name`` the short one for axes); ``magnitude`` is
+        in the field's unit from :data:`trnkb.schema.TABLES` (e.g. TFLOPS, GB, TB/s, W);
+        ``qualifier`` is what the source says the figure counts when that is not the
+        field's plain meaning (MI455X FP8: "dense or sparse not stated"), else ''.
     """
     ids = list(ids) if ids is not None else accelerators(kb)
     fields = list(fields)
@@ -78,8 +67,8 @@ def chip_values(kb: KnowledgeBase, ids: Sequence[str] | None = None,
     sub = f[(f["table"] == "chips") & f["preferred"] & f["id"].isin(ids) & f["field"].isin(fields)]
     sub = sub.assign(
         chip=sub["id"].map(_names(kb)), name=sub["id"].map(_short(kb)),
-        vendor=sub["id"].map(_vendors(kb)),
-        unit=[unit_str(_field(x).unit) for x in sub["field"]],
+        vendor=sub["id"].map(_vendors(kb)), qualifier=sub["qualifier"].fillna("").astype(str),
+        unit=[unit_str(TABLES["chips"].field(x).unit) for x in sub["field"]],
         order=[ids.index(i) * len(fields) + fields.index(x) for i, x in zip(sub["id"], sub["field"], strict=True)],
     )
     return sub.sort_values("order")[LONG_COLUMNS].reset_index(drop=True)
@@ -93,8 +82,7 @@ DERIVED = (
 )
 
 
-def _derived(kb: KnowledgeBase, chip: str, num: str, den: str,
-             calculator: Callable[..., Result]) -> tuple[Quantity | None, str]:
+def _derived(kb: KnowledgeBase, chip: str, num: str, den: str, calculator):
     a, b = kb.get(chip, num), kb.get(chip, den)
     if a is None or b is None:
         return None, ""
@@ -102,7 +90,15 @@ def _derived(kb: KnowledgeBase, chip: str, num: str, den: str,
     return calculator(a, b).value, sources
 
 
-def ridge_point(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> Quantity | None:
+def _qualifier(kb: KnowledgeBase, chip: str, field: str) -> str:
+    """The preferred value's qualifier ('' when none or no value)."""
+    try:
+        return str(kb.attributes(chip, field)["qualifier"] or "")
+    except KeyError:
+        return ""
+
+
+def ridge_point(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> pint.Quantity | None:
     """Arithmetic intensity where a kernel turns compute-bound, FLOP/byte
     (:func:`trnkb.calc.memory.ridge_point` of the KB's peak and HBM bandwidth).
 
@@ -111,7 +107,7 @@ def ridge_point(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> 
     return _derived(kb, chip, precision, "hbm_bandwidth", memory.ridge_point)[0]
 
 
-def flops_per_watt(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> Quantity | None:
+def flops_per_watt(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> pint.Quantity | None:
     """Peak FLOP/s per watt of TDP, TFLOPS/W (:func:`trnkb.calc.flops.flops_per_watt`);
     None when the KB lacks either value."""
     return _derived(kb, chip, precision, "tdp", flops.flops_per_watt)[0]
@@ -138,7 +134,8 @@ def comparison(kb: KnowledgeBase, ids: Sequence[str] | None = None,
                                  "vendor": vendors[chip], "field": f"{prefix}_{short_p}",
                                  "unit": unit_str(q.units), "magnitude": float(q.magnitude),
                                  "source": src,
-                                 "locator": f"{p} / {den}", "kind": "derived"})
+                                 "locator": f"{p} / {den}", "kind": "derived",
+                                 "qualifier": _qualifier(kb, chip, p)})
     derived = pd.DataFrame(rows, columns=LONG_COLUMNS)
     parts = [x for x in (chip_values(kb, ids, fields), derived) if len(x)]
     return pd.concat(parts, ignore_index=True) if parts else derived
@@ -177,7 +174,7 @@ def columns(long: pd.DataFrame, fields: Sequence[str]) -> pd.DataFrame:
     return out.drop(columns="o").reset_index(drop=True)
 
 
-def standing(long: pd.DataFrame, field: str, chip: str) -> dict[str, Any]:
+def standing(long: pd.DataFrame, field: str, chip: str) -> dict:
     """Where ``chip`` stands on ``field`` among the chips of a long view.
 
     Returns a dict: ``value`` (magnitude or None), ``unit``, ``rank`` (1 = highest; None
@@ -249,3 +246,49 @@ def rack_skus(kb: KnowledgeBase, chip: str) -> list[str]:
             [f"{cooling}-cooled"] if cooling is not None else [])
         out.append(f"{name} ({', '.join(parts)})" if parts else str(name))
     return out
+
+
+def caveats(kb: KnowledgeBase, long: pd.DataFrame,
+            fields: Iterable[str] = ("dense_fp8", "dense_fp4")) -> list[str]:
+    """Sentences saying what a ranking of ``fields`` rests on, one per (chip, field) of
+    the view that needs one: the qualifier of an ambiguous figure (MI455X FP8/FP4: "dense
+    or sparse not stated") and, where sources disagree, which figure the view uses and
+    what the others say (Trainium3 FP8: AWS's chip table, the MXFP8 rate, against the
+    architecture guide's plain FP8 at the BF16 rate; ``trnkb conflicts`` lists them).
+
+    Values are the KB's, written by :func:`trnkb.units.format_quantity`.
+    """
+    from trnkb.units import format_quantity
+
+    names = _names(kb)
+    out = []
+    fields = list(fields)
+    sub = long[long["field"].isin(fields)]
+    for chip, field in dict.fromkeys(zip(sub["id"], sub["field"], strict=True)):
+        vals = kb.values(chip, field)
+        if vals.empty:
+            continue
+        first = vals.iloc[0]
+        used = format_quantity(first["value"])
+        kind, _, precision = field.partition("_")
+        label = f"{names.get(chip, chip)} {kind} {precision.upper()}"
+        others = [r for _, r in vals.iloc[1:].iterrows() if _differs(r["value"], first["value"])]
+        qual = str(first["qualifier"] or "")
+        if not qual and not others:
+            continue
+        text = f"{label}: this view uses {used} from {first['source']} ({first['locator']}"
+        text += f"; {first['note']})" if first["note"] else ")"
+        if qual:
+            text += f", qualified by the source: {qual}"
+        for r in others:
+            text += (f"; {r['source']} gives {format_quantity(r['value'])}"
+                     + (f" ({r['note']})" if r["note"] else ""))
+        out.append(text + ("; see `trnkb conflicts`." if others else "."))
+    return out
+
+
+def _differs(a, b) -> bool:
+    try:
+        return abs(float((a - b) / b)) > 1e-9
+    except (TypeError, ValueError, ZeroDivisionError, pint.DimensionalityError):
+        return a != b

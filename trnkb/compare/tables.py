@@ -3,34 +3,31 @@ table, sources and conflicts."""
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 import pandas as pd
 import pint
 
 from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES
-from trnkb.units import Q_
-
-__all__ = ["unit_str", "fmt", "magnitudes", "rows", "sources_of", "cited", "conflicts", "profile"]
+from trnkb.units import format_number, format_unit
 
 
-def unit_str(unit: Any) -> str:
-    """A unit as analysts write it: ``TB/s``, ``Gbit/s``, ``PFLOP/s``, ``FLOP/B``; a rate per
-    watt stays ``TFLOPS/W`` (one slash reads better than ``TFLOP/s/W``)."""
-    s = f"{Q_(1, unit).units:~P}"
-    s = re.sub(r"\bflops\b", "FLOPS", re.sub(r"flops\b", "FLOPS", s))
-    s = re.sub(r"flop\b", "FLOP", s)
-    s = re.sub(r"\b([kMGTPE]?)FLOPS\b(?!\s*/)", r"\1FLOP/s", s)
-    return re.sub(r"\b([kMGTP]?)b\b", r"\1bit", s)
+def unit_str(unit) -> str:
+    """A unit as analysts write it: :func:`trnkb.units.format_unit` (``TB/s``, ``Gbit/s``,
+    ``PFLOP/s``, ``FLOP/B``), with two display-only touches: a rate per watt stays
+    ``TFLOPS/W`` (one slash reads better than ``TFLOP/(s*W)``) and powers are superscripts
+    (``mm²``)."""
+    s = format_unit(unit)
+    s = re.sub(r"\b([kMGTPE]?)FLOP/\(s\*([kM]?W)\)", r"\1FLOPS/\2", s)
+    return s.replace("**2", "\u00b2").replace("**3", "\u00b3")
 
 
-def fmt(value: Any, digits: int = 4) -> str:
+def fmt(value, digits: int = 4) -> str:
     """A value as prose, ``digits`` significant digits, no exponent: ``144 GB``,
-    ``1.2 TB/s``, ``20,000 TFLOPS``, ``8`` (counts); text unchanged."""
+    ``1.2 TB/s``, ``20,000 TFLOP/s``, ``8`` (counts); text unchanged. Numbers go through
+    :func:`trnkb.units.format_number` (the one formatter)."""
     if isinstance(value, pint.Quantity):
         mag = _number(float(value.magnitude), digits)
         return mag if value.dimensionless else f"{mag} {unit_str(value.units)}"
@@ -38,12 +35,7 @@ def fmt(value: Any, digits: int = 4) -> str:
 
 
 def _number(x: float, digits: int) -> str:
-    if x == 0 or not math.isfinite(x):
-        return f"{x:g}"
-    r = float(f"{x:.{digits}g}")
-    decimals = max(digits - 1 - math.floor(math.log10(abs(r))), 0)
-    text = f"{r:,.{decimals}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    return format_number(x, sig=digits)
 
 
 def magnitudes(df: pd.DataFrame, units: dict[str, str] | None = None) -> pd.DataFrame:

@@ -1,10 +1,10 @@
 """Flash-attention forward on a NeuronCore: any sequence lengths, GQA/MQA, causal, long KV.
 
 Per 128-query tile and key tile of up to 512 (1024 on Trainium3): S = QK^T on TensorE
-(fp32 PSUM; a head_dim above 128 contracts in passes of 128); the row max on VectorE; P = exp((S - m) / sqrt(d)) with its
-row sum on ScalarE (``activation``) or, where the core has it, the VectorE
-``exponential`` (Trainium3); P transposed on TensorE and evacuated to SBUF; PV on
-TensorE; the running sum and output rescaled by exp(m_old - m_new) (online softmax).
+(fp32 PSUM; a head_dim above 128 contracts in passes of 128); the row max on VectorE;
+P = exp((S - m) / sqrt(d)) with its row sum on ScalarE (``activation``) or, where the core
+has it, the VectorE ``exponential`` (Trainium3); P transposed on TensorE and evacuated to
+SBUF; PV on TensorE; the running sum and output rescaled by exp(m_old - m_new) (online softmax).
 
 K and V of one KV head stay resident in SBUF when they fit (loaded once, shared by the
 query heads of a GQA group); otherwise they stream through SBUF one key chunk at a time
@@ -13,27 +13,47 @@ query heads of a GQA group); otherwise they stream through SBUF one key chunk at
 Causal masking is aligned bottom-right (FlashAttention, PyTorch SDPA ``is_causal`` with
 a KV cache): query i sees keys j <= i + seq_kv - seq_q. A query with no visible key
 (only when seq_q > seq_kv) outputs 0, as FlashAttention does.
+
+The instruction stream is in :mod:`trnkb.engine.attention_kernel` (its public names are
+importable from here too); this module checks the arguments, prepares the inputs, runs
+the kernel, and computes the float64 reference and the explanations.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-import pint
+from numpy.typing import NDArray
 
-from trnkb.engine import isa
+from trnkb.engine.attention_kernel import (
+    Progress,
+    attention_program,
+    choose_evict_engine,
+    drain,
+)
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.numerics import error_stats, round_to
 from trnkb.engine.result import Result
 from trnkb.engine.timeline import Timeline
+from trnkb.qtypes import Quantity
 
-Progress = Callable[[int, int], None] | None
+__all__ = [
+    "MAX_HEAD_DIM",
+    "Progress",
+    "attention",
+    "attention_flops",
+    "attention_program",
+    "choose_evict_engine",
+    "compare_attention",
+    "explain_attention",
+    "reference_attention",
+]
+
 MAX_HEAD_DIM = 512  # PV output [128, d] in fp32 must fit one PSUM bank (2 KiB per partition)
 
 
-def _check(seq_q, seq_kv, head_dim, heads, heads_kv):
+def _check(seq_q: int, seq_kv: int, head_dim: int, heads: int, heads_kv: int) -> None:
     for name, v in (("seq_q", seq_q), ("seq_kv", seq_kv), ("heads", heads)):
         if not isinstance(v, (int, np.integer)) or v < 1:
             raise ValueError(f"{name}={v!r} must be an integer >= 1")
@@ -42,209 +62,6 @@ def _check(seq_q, seq_kv, head_dim, heads, heads_kv):
                          f"(one fp32 PSUM bank holds 512 values of a PV output row)")
     if heads_kv < 1 or heads % heads_kv:
         raise ValueError(f"heads_kv={heads_kv} must divide heads={heads} (GQA/MQA)")
-
-
-def attention_program(tl: Timeline, seq_q, seq_kv, d, heads, heads_kv, causal, exp_engine,
-                      evict_engine, q=None, k=None, v=None, progress: Progress = None,
-                      head_range=None, q_tiles=None):
-    """Issue the flash-attention forward; yields after each query tile; returns the output.
-
-    ``head_range`` / ``q_tiles``: the heads and query-tile starts this core computes
-    (default all; a chip run gives each core its share).
-    """
-    core = tl.core
-    P = core.partitions
-    # key tiles of two PSUM banks of fp32 scores where the moving size allows it
-    # (NeuronCore-v4: up to 4096), else one bank (512 on NeuronCore-v3)
-    bank = core.tile_cols
-    Bq, Bk = P, min(2 * bank if core.moving_free_max >= 2 * bank else bank, seq_kv)
-    dp, dc = min(d, P), math.ceil(d / P)
-    scale = 1.0 / np.sqrt(d)
-    off = seq_kv - seq_q  # bottom-right causal alignment
-    Q = tl.hbm("Q^T", (heads * d, seq_q), "bf16", q)
-    K = tl.hbm("K^T", (heads_kv * d, seq_kv), "bf16", k)
-    V = tl.hbm("V", (heads_kv * seq_kv, d), "bf16", v)
-    Out = tl.hbm("O", (heads * seq_q, d), "bf16")
-    n_chunks = math.ceil(seq_kv / Bk)
-    per_part = 2 * n_chunks * (dc * Bk + math.ceil(Bk / P) * d)  # K^T + V bytes per partition
-    resident = 2 * per_part <= tl.sbuf_free_bytes // 2
-    bufs = 2 * n_chunks if resident else 3
-    kpool = tl.sbuf_pool("K^T chunks", (dp, dc, Bk), "bf16", bufs)
-    vpool = tl.sbuf_pool("V chunks", (P, math.ceil(Bk / P), d), "bf16", bufs)
-    qpool = tl.sbuf_pool("Q^T tile", (dp, dc, Bq), "bf16", 2)
-    ppool = tl.sbuf_pool("P tile", (Bq, Bk), "bf16", 2)
-    ptpool = tl.sbuf_pool("P^T tile", (P, math.ceil(Bk / P), Bq), "bf16", 2)
-    stat = tl.sbuf_pool("row stats", (Bq, 1), "fp32", 24)
-    opool = tl.sbuf_pool("O accumulator", (Bq, d), "fp32", 2)
-    oout = tl.sbuf_pool("O tile", (Bq, d), "bf16", 2)
-    spool = tl.psum_pool("S = QK^T", (Bq, Bk), "fp32", 2)
-    ptps = tl.psum_pool("P^T (transposed)", (P, math.ceil(Bk / P), Bq), "bf16", 2)
-    pvps = tl.psum_pool("PV", (Bq, d), "fp32", 2)
-    mpool = tl.sbuf_pool("causal masks", (Bq, Bk), "fp32", 4) if causal else None
-    mask: dict = {}
-    heads_sel = range(heads) if head_range is None else head_range
-    group = heads // heads_kv
-    tiles = range(0, seq_q, Bq) if q_tiles is None else q_tiles
-    total = len(heads_sel) * len(tiles)
-    done = 0
-    kv_loaded: dict = {}
-
-    def load_kv(hk, c):
-        """DMA key chunk ``c`` of KV head ``hk`` (K^T columns and V rows) into new tiles."""
-        j0 = c * Bk
-        w = min(Bk, seq_kv - j0)
-        kt, vt = kpool.tile(), vpool.tile()
-        kview = K.view((slice(hk * d, (hk + 1) * d), slice(j0, j0 + w)), (d, w), key=(hk, j0))
-        isa.dma(tl, kt if w == Bk else kt.view((slice(None), slice(None), slice(0, w)),
-                                              (dp, dc, w), key="part"), kview)
-        vrows = V.view((slice(hk * seq_kv + j0, hk * seq_kv + j0 + w), slice(None)), (w, d),
-                       key=(hk, j0))
-        nv = math.ceil(w / P)
-        isa.dma(tl, vt if w == Bk else vt.view((slice(None), slice(0, nv), slice(None)),
-                                              (P, nv, d), key="part"), vrows)
-        return kt, vt
-
-    for h in heads_sel:
-        hk = h // group
-        if resident and hk not in kv_loaded:
-            kv_loaded.clear()
-            kv_loaded[hk] = [load_kv(hk, c) for c in range(n_chunks)]
-        for i0 in tiles:
-            bq = min(Bq, seq_q - i0)
-            last = min(seq_kv, i0 + bq + off) if causal else seq_kv
-            acc = opool.tile()
-            ot = oout.tile()
-            orows = Out.view((slice(h * seq_q + i0, h * seq_q + i0 + bq), slice(None)),
-                             (bq, d), key=(h, i0))
-            o_v = ot if bq == Bq else ot.view((slice(0, bq), slice(None)), (bq, d), key="part")
-            if last <= 0:  # no query of this tile sees a key: the output is 0
-                isa.tensor_scalar(tl, o_v, acc if bq == Bq else acc.view(
-                    (slice(0, bq), slice(None)), (bq, d), key="part"), "multiply", 0.0)
-                isa.dma(tl, orows, o_v)
-                done += 1
-                yield
-                continue
-            qt = qpool.tile()
-            qview = Q.view((slice(h * d, (h + 1) * d), slice(i0, i0 + bq)), (d, bq), key=(h, i0))
-            isa.dma(tl, qt if bq == Bq else qt.view((slice(None), slice(None), slice(0, bq)),
-                                                    (dp, dc, bq), key="part"), qview)
-            m_old = l_run = pending = None
-            cur = None
-
-            def kv_at(j0, hk=hk):
-                """(K^T chunk, V chunk) holding key j0: resident, or streamed in now."""
-                nonlocal cur
-                c = j0 // Bk
-                if resident:
-                    return kv_loaded[hk][c]
-                if cur is None or cur[0] != c:
-                    cur = (c, *load_kv(hk, c))
-                return cur[1], cur[2]
-
-            def scores(j0, qt=qt, bq=bq, last=last):
-                kt, _ = kv_at(j0)
-                w = min(Bk, last - j0)
-                t = spool.tile()
-                sv = t if (w, bq) == (Bk, Bq) else t.view((slice(0, bq), slice(0, w)), (bq, w),
-                                                         key=("s", w, bq))
-                for c in range(dc):
-                    isa.matmul(tl, sv, qt.view((slice(None), c, slice(0, bq)), (dp, bq),
-                                               key=("q", c, bq)),
-                               kt.view((slice(None), c, slice(0, w)), (dp, w),
-                                       key=("k", c, w)), accumulate=c > 0)
-                return t, sv, w
-
-            s_next = scores(0)
-            for j0 in range(0, last, Bk):
-                s_full, s, w = s_next
-                if causal and j0 + w - 1 > i0 + off:
-                    moff = i0 + off - j0
-                    mk = (moff, w, bq)
-                    if mk not in mask:
-                        if len(mask) >= 4:
-                            mask.clear()
-                        mt = mpool.tile()
-                        mask[mk] = mt if (w, bq) == (Bk, Bq) else mt.view(
-                            (slice(0, bq), slice(0, w)), (bq, w), key=mk)
-                        isa.affine_select(tl, mask[mk], moff)
-                    isa.tensor_tensor(tl, s, s, mask[mk], "add")
-                mx = _rows(stat.tile(), bq)
-                isa.tensor_reduce(tl, mx, s, "max")
-                if m_old is not None:
-                    m_new = _rows(stat.tile(), bq)
-                    isa.tensor_tensor(tl, m_new, m_old, mx, "max")
-                else:
-                    m_new = mx
-                negb = _rows(stat.tile(), bq)
-                isa.tensor_scalar(tl, negb, m_new, "multiply", -scale)
-                p_full, lj = ppool.tile(), _rows(stat.tile(), bq)
-                p = p_full if (w, bq) == (Bk, Bq) else p_full.view(
-                    (slice(0, bq), slice(0, w)), (bq, w), key=("p", w, bq))
-                if exp_engine == "vector":
-                    isa.exponential(tl, p, s, m_new, scale=scale, reduce=lj)
-                else:
-                    isa.activation(tl, p, s, "exp", scale=scale, bias=negb, reduce=lj)
-                if j0 + Bk < last:  # next scores first, so TensorE is not idle in the chain
-                    s_next = scores(j0 + Bk)
-                nch = math.ceil(w / P)
-                pt = ptps.tile()
-                isa.transposes(tl, [
-                    (pt.view((slice(0, kc), c, slice(0, bq)), (kc, bq), key=("pt", c, kc, bq)),
-                     p_full.view((slice(0, bq), slice(c * P, c * P + kc)), (bq, kc),
-                                 key=("pc", c, kc, bq)))
-                    for c, kc in ((c, min(P, w - c * P)) for c in range(nch))])
-                pts = ptpool.tile()
-                isa.copy(tl, pts, pt, engine=evict_engine)
-                _, vt = kv_at(j0)
-                pv = pvps.tile()
-                pvv = pv if bq == Bq else pv.view((slice(0, bq), slice(None)), (bq, d), key="part")
-                isa.matmuls(tl, [(pvv, pts.view((slice(0, kc), c, slice(0, bq)), (kc, bq),
-                                                key=("pts", c, kc, bq)),
-                                  vt.view((slice(0, kc), c, slice(None)), (kc, d),
-                                          key=("v", c, kc)))
-                                 for c, kc in ((c, min(P, w - c * P)) for c in range(nch))],
-                            chain=True)
-                if pending is not None:
-                    l_run = pending()
-                accv = acc if bq == Bq else acc.view((slice(0, bq), slice(None)), (bq, d),
-                                                     key="part")
-                pending = _rescale(tl, stat, accv, pvv, lj, l_run, m_old, negb, scale, bq)
-                m_old = m_new
-            l_run = pending()
-            accv = acc if bq == Bq else acc.view((slice(0, bq), slice(None)), (bq, d), key="part")
-            isa.tensor_scalar(tl, o_v, accv, "divide", l_run)
-            isa.dma(tl, orows, o_v)
-            done += 1
-            if progress is not None:
-                progress(done, total)
-            yield
-    return Out
-
-
-def _rows(t, bq):
-    """A [P, 1] stats tile restricted to the first ``bq`` rows."""
-    if t.shape[0] == bq:
-        return t
-    return t.view((slice(0, bq), slice(None)), (bq, 1), key=("rows", bq))
-
-
-def _rescale(tl, stat, acc, pv, lj, l_run, m_old, negb, scale, bq):
-    """The online-softmax update of one key tile, as a deferred step returning the new sum.
-
-    First tile: acc = PV, l = l_j. Later tiles: alpha = exp((m_old - m_new) / sqrt(d)),
-    l = l * alpha + l_j, acc = acc * alpha + PV.
-    """
-    def step():
-        if m_old is None:
-            isa.copy(tl, acc, pv)
-            return lj
-        alpha, l_new = _rows(stat.tile(), bq), _rows(stat.tile(), bq)
-        isa.activation(tl, alpha, m_old, "exp", scale=scale, bias=negb)
-        isa.tensor_scalar(tl, l_new, l_run, "multiply", alpha, op2="add", scalar2=lj)
-        isa.tensor_scalar(tl, acc, acc, "multiply", alpha)
-        isa.tensor_tensor(tl, acc, acc, pv, "add")
-        return l_new
-    return step
 
 
 def attention_flops(seq_q: int, seq_kv: int, head_dim: int, heads: int = 1,
@@ -293,8 +110,11 @@ def attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, heads: i
     rows = group * seq_q if fold else seq_q
     evict = choose_evict_engine(core, seq_kv, head_dim, exp_engine)
     tl = Timeline(core, execute)
-    q64 = k64 = v64 = None
-    args = (None, None, None)
+    q64: NDArray[Any] | None = None
+    k64: NDArray[Any] | None = None
+    v64: NDArray[Any] | None = None
+    args: tuple[NDArray[Any] | None, NDArray[Any] | None, NDArray[Any] | None] = (None, None,
+                                                                                 None)
     if execute:
         rng = np.random.default_rng(seed)
         shape_q, shape_kv = (heads, seq_q, head_dim), (heads_kv, seq_kv, head_dim)
@@ -314,7 +134,7 @@ def attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, heads: i
     else:
         prog = attention_program(tl, seq_q, seq_kv, head_dim, heads, heads_kv, causal,
                                  exp_engine, evict, *args, progress)
-    out_hbm = _drain(prog)
+    out_hbm = drain(prog)
     flops = attention_flops(seq_q, seq_kv, head_dim, heads, causal)
     res = tl.result("attention", dtype, flops,
                     params={"seq_q": seq_q, "seq_kv": seq_kv, "head_dim": head_dim,
@@ -327,32 +147,13 @@ def attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, heads: i
         if causal and seq_q > seq_kv:
             out[:, : seq_q - seq_kv] = 0.0  # no visible key (see the module docstring)
         res.output = out
+        assert q64 is not None and k64 is not None and v64 is not None
         res.error = error_stats(reference_attention(q64, k64, v64, causal), out)
     return res
 
 
-def _drain(gen):
-    """Run a program generator to its end and return its return value."""
-    with np.errstate(invalid="ignore"):  # rows with no visible key: -inf - -inf
-        while True:
-            try:
-                next(gen)
-            except StopIteration as stop:
-                return stop.value
-
-
-def choose_evict_engine(core, seq_kv, head_dim, exp_engine) -> str:
-    """VectorE or ScalarE for the P^T evacuation: whichever finishes a one-tile-row trial sooner."""
-    trial = {}
-    for eng in ("vector", "scalar"):
-        t = Timeline(core, execute=False)
-        _drain(attention_program(t, core.partitions, min(seq_kv, 4096), head_dim, 1, 1, False,
-                                 exp_engine, eng))
-        trial[eng] = t.now
-    return min(trial, key=trial.get)
-
-
-def reference_attention(q, k, v, causal=False) -> np.ndarray:
+def reference_attention(q: NDArray[Any], k: NDArray[Any], v: NDArray[Any],
+                        causal: bool = False) -> NDArray[np.float64]:
     """float64 softmax(q k^T / sqrt(d)) v for q (heads, seq_q, d) and k, v (heads_kv, seq_kv, d).
 
     GQA: query head h uses KV head h // (heads / heads_kv). Causal is bottom-right
@@ -370,8 +171,9 @@ def reference_attention(q, k, v, causal=False) -> np.ndarray:
     m = np.where(np.isfinite(m), m, 0.0)
     p = np.exp(s - m)
     den = p.sum(axis=-1, keepdims=True)
-    return np.divide(p @ v, den, out=np.zeros_like(q @ np.zeros((q.shape[-1], v.shape[-1]))),
-                     where=den > 0)
+    out: NDArray[np.float64] = np.divide(
+        p @ v, den, out=np.zeros_like(q @ np.zeros((q.shape[-1], v.shape[-1]))), where=den > 0)
+    return out
 
 
 def explain_attention(res: Result, core: NeuronCore) -> str:
@@ -380,19 +182,21 @@ def explain_attention(res: Result, core: NeuronCore) -> str:
     bound = res.bound_by
     crit = res.critical.get(bound, 0.0) * 1e6
     where = res.params["exp_engine"]
-    return (f"{core.chip}: bound by {bound} ({crit:.1f} us of the {res.seconds.to('us').magnitude:.1f} us "
+    total = res.seconds.to("us").magnitude
+    return (f"{core.chip}: bound by {bound} ({crit:.1f} us of the {total:.1f} us "
             f"critical path; busiest {res.busiest}); exp on {where} at "
             f"{_exp_rate(res, core).magnitude:.0f} G exp/s, VectorE clock "
             f"{core.vector_clock:~P}, busy: TensorE {busy['tensor']:.1f} us, VectorE "
             f"{busy['vector']:.1f} us, ScalarE {busy['scalar']:.1f} us, DMA {busy['dma']:.1f} us")
 
 
-def _exp_rate(res: Result, core: NeuronCore) -> pint.Quantity:
+def _exp_rate(res: Result, core: NeuronCore) -> Quantity:
     """Exponentials per second on the engine the kernel used for exp."""
     rate = core.partitions * core.scalar_clock
     if res.params["exp_engine"] == "vector":
         rate = rate * core.vector_exp_speedup
-    return rate.to("GHz")
+    q: Quantity = rate.to("GHz")
+    return q
 
 
 def compare_attention(old: Result, old_core: NeuronCore, new: Result, new_core: NeuronCore) -> str:
@@ -401,8 +205,9 @@ def compare_attention(old: Result, old_core: NeuronCore, new: Result, new_core: 
     Names what bounds each run (its critical path) and traces the change to the modelled
     differences between the cores: the VectorE clock and where the exponential runs.
     """
-    def busy(res, engine):
-        return res.busy[engine].to("us").magnitude
+    def busy(res: Result, engine: str) -> float:
+        us: float = res.busy[engine].to("us").magnitude
+        return us
 
     engines = ("tensor", "vector", "scalar", "dma")
     b_old, b_new = old.bound_by, new.bound_by

@@ -10,14 +10,28 @@ buffer; other on-chip regions are treated as overlapping (see :mod:`trnkb.engine
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from collections.abc import Hashable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from trnkb.engine.numerics import round_to
 
 if TYPE_CHECKING:
     from trnkb.engine.timeline import Timeline
+
+__all__ = [
+    "ITEMSIZE",
+    "Pool",
+    "Slot",
+    "Tile",
+    "mark_read",
+    "mark_write",
+    "read_ready",
+    "store",
+    "write_ready",
+]
 
 _FLOAT = {"fp32", "bf16", "fp8"}
 
@@ -37,9 +51,9 @@ class Slot:
     __slots__ = ("name", "memory", "ready", "free", "wready", "wfree", "wend", "weng", "data",
                  "views", "parent", "precise")
 
-    def __init__(self, name: str, memory: str, data: np.ndarray | None = None,
+    def __init__(self, name: str, memory: str, data: NDArray[Any] | None = None,
                  parent: Slot | None = None, precise: bool = False):
-        self.views: dict = {}
+        self.views: dict[Hashable, Slot] = {}
         self.name = name
         self.memory = memory
         self.ready = self.free = self.wready = self.wfree = self.wend = 0.0
@@ -54,7 +68,7 @@ class Tile:
 
     __slots__ = ("slot", "shape", "dtype", "index", "free_size", "nbytes")
 
-    def __init__(self, slot: Slot, shape: tuple[int, ...], dtype: str, index=None):
+    def __init__(self, slot: Slot, shape: tuple[int, ...], dtype: str, index: Any = None):
         self.slot = slot
         self.shape = shape
         self.dtype = dtype
@@ -70,7 +84,8 @@ class Tile:
     def partitions(self) -> int:
         return self.shape[0]
 
-    def view(self, index, shape: tuple[int, ...], key=None, disjoint: bool = False) -> Tile:
+    def view(self, index: Any, shape: tuple[int, ...], key: Hashable = None,
+             disjoint: bool = False) -> Tile:
         """A region of this tile (``index`` into its data), tracked as its own region.
 
         ``key`` names the region (default: ``repr(index)``); views with the same key are
@@ -88,21 +103,25 @@ class Tile:
                                             disjoint or self.slot.memory == "hbm")
         return Tile(sub, shape, self.dtype, index)
 
-    def read(self) -> np.ndarray:
+    def read(self) -> NDArray[Any]:
         d = self.slot.data
+        assert d is not None, f"{self.slot.name} holds no data (a cost-only run)"
         return d if self.index is None else d[self.index]
 
-    def write(self, value: np.ndarray) -> None:
+    def write(self, value: NDArray[Any]) -> None:
+        d = self.slot.data
+        assert d is not None, f"{self.slot.name} holds no data (a cost-only run)"
         if self.index is None:
-            self.slot.data[...] = np.reshape(value, self.slot.data.shape)
+            d[...] = np.reshape(value, d.shape)
         else:
-            self.slot.data[self.index] = np.reshape(value, self.slot.data[self.index].shape)
+            d[self.index] = np.reshape(value, d[self.index].shape)
 
 
 class Pool:
     """``bufs`` slots of one tile shape, handed out round-robin (multi-buffering)."""
 
-    def __init__(self, tl: Timeline, name: str, memory: str, shape, dtype: str, bufs: int):
+    def __init__(self, tl: Timeline, name: str, memory: str, shape: tuple[int, ...], dtype: str,
+                 bufs: int):
         self.name, self.shape, self.dtype = name, tuple(shape), dtype
         self.slots = [Slot(f"{name}[{i}]", memory) for i in range(bufs)]
         self._next = 0
@@ -171,6 +190,6 @@ def mark_write(s: Slot, end: float, ready: float, engine: str) -> None:
 
 
 
-def store(dst: Tile, value: np.ndarray) -> None:
+def store(dst: Tile, value: NDArray[Any]) -> None:
     """Write ``value`` into ``dst`` rounded to its dtype (fp32, bf16, fp8; others as they are)."""
     dst.write(round_to(value, dst.dtype) if dst.dtype in _FLOAT else value)

@@ -18,6 +18,8 @@ FLOPs calculator's core peak) and AWS's published chip peak, and HBM bandwidth u
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
@@ -27,14 +29,24 @@ from trnkb.engine.attention import (
     choose_evict_engine,
     explain_attention,
 )
-from trnkb.engine.gemm import gemm_inputs, gemm_notes, gemm_numerics, gemm_program, plan_gemm
+from trnkb.engine.gemm import (
+    GemmPlan,
+    Operand,
+    gemm_inputs,
+    gemm_notes,
+    gemm_numerics,
+    gemm_program,
+    plan_gemm,
+)
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.numerics import error_stats
 from trnkb.engine.result import ENGINES, Result
 from trnkb.engine.timeline import Link, Timeline
 
+__all__ = ["chip_attention", "chip_gemm"]
 
-def _run(cores: list[Timeline], programs: list) -> None:
+
+def _run(cores: list[Timeline], programs: list[Iterator[object]]) -> None:
     """Advance the core programs together: always the one whose schedule is furthest behind."""
     live = list(range(len(programs)))
     while live:
@@ -46,9 +58,9 @@ def _run(cores: list[Timeline], programs: list) -> None:
 
 
 def _merge(core: NeuronCore, tls: list[Timeline], kernel: str, dtype: str, flops: float,
-           hbm: Link, params: dict) -> Result:
+           hbm: Link, params: dict[str, Any]) -> Result:
     recs = [t.records() for t in tls]
-    merged = {k: (sum((r[k] for r in recs), []) if k == "op"
+    merged: dict[str, Any] = {k: (sum((r[k] for r in recs), []) if k == "op"
                   else np.concatenate([r[k] for r in recs])) for k in recs[0]}
     busy = {e: sum(t._busy[e] for t in tls) for e in ENGINES}
     by = {k: sum(t.bytes[k] for t in tls) for k in tls[0].bytes}
@@ -82,8 +94,9 @@ def _chip_link(core: NeuronCore) -> Link:
     return Link(core.hbm_bandwidth.to("B/s").magnitude)
 
 
-def chip_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16", cores: int | None = None,
-              execute: bool = False, a=None, b=None, seed: int = 0,
+def chip_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
+              cores: int | None = None,
+              execute: bool = False, a: Operand = None, b: Operand = None, seed: int = 0,
               weight_dtype: str | None = None, quantize_activations: bool | None = None,
               max_groups: int | None = None) -> Result:
     """C = A B sharded over ``cores`` NeuronCores of one chip (default: all of them)."""
@@ -94,7 +107,9 @@ def chip_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16", cor
     size = m if split == "m" else n
     step = math.ceil(size / cores)
     hbm = _chip_link(core)
-    tls, progs, plans = [], [], []
+    tls: list[Timeline] = []
+    progs: list[Iterator[object]] = []
+    plans: list[GemmPlan] = []
     budget = max_groups if max_groups is not None else None
     for c in range(cores):
         lo, hi = c * step, min(size, (c + 1) * step)
@@ -119,6 +134,7 @@ def chip_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16", cor
                      + gemm_notes(core, plans[0], dtype)[0])
     res.notes += gemm_notes(core, plans[0], dtype)[1:]
     if execute:
+        assert aq is not None and bq is not None and a64 is not None and b64 is not None
         out = gemm_numerics(aq, bq, plans[0].k_step, scale)
         res.output = out
         res.error = error_stats(a64 @ b64, out)
@@ -143,7 +159,8 @@ def chip_attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, hea
         exp_engine = "vector" if core.vector_exp_speedup else "scalar"
     evict = choose_evict_engine(core, seq_kv, head_dim, exp_engine)
     hbm = _chip_link(core)
-    tls, progs = [], []
+    tls: list[Timeline] = []
+    progs: list[Iterator[object]] = []
     by_heads = heads >= cores
     P = core.partitions
     q_tiles = list(range(0, seq_q, P))

@@ -35,11 +35,14 @@ are ``(P, pack, F)`` with contraction index ``k = j * P + p``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from trnkb.engine.buffers import Tile, store
-from trnkb.engine.tensor_engine import (  # noqa: F401  (the TensorE part of the ISA)
+from trnkb.engine.tensor_engine import (  # the TensorE part of the ISA
     matmul,
     matmul_block,
     matmul_mx,
@@ -48,6 +51,26 @@ from trnkb.engine.tensor_engine import (  # noqa: F401  (the TensorE part of the
     transposes,
 )
 from trnkb.engine.timeline import Timeline
+
+__all__ = [
+    "activation",
+    "affine_select",
+    "copy",
+    "dma",
+    "exponential",
+    "matmul",
+    "matmul_block",
+    "matmul_mx",
+    "matmuls",
+    "quantize_mx",
+    "tensor_reduce",
+    "tensor_scalar",
+    "tensor_tensor",
+    "transpose",
+    "transposes",
+]
+
+Scalar = Tile | float
 
 
 def _bf16ish(*tiles: Tile) -> bool:
@@ -64,6 +87,11 @@ def _vector_perf(tl: Timeline, dst: Tile, src: Tile) -> float:
     cap = tl.core.vector_lanes / tl.core.partitions
     mode = 4.0 if (dst.memory == "sbuf" and src.memory == "sbuf") else 2.0
     return min(mode, cap)
+
+
+def _unit_perf(tl: Timeline, dst: Tile, src: Tile) -> float:
+    """GpSimd: no performance mode."""
+    return 1.0
 
 
 def _scalar_perf(tl: Timeline, dst: Tile, src: Tile) -> float:
@@ -110,7 +138,8 @@ def quantize_mx(tl: Timeline, dst: Tile, dst_scale: Tile, src: Tile) -> float:
 
 
 # ---- scalar / vector / gpsimd -------------------------------------------------------------
-_FUNCS = {"exp": np.exp, "copy": lambda x: x, "identity": lambda x: x}
+_FUNCS: dict[str, Callable[[NDArray[np.float32]], NDArray[Any]]] = {
+    "exp": np.exp, "copy": lambda x: x, "identity": lambda x: x}
 _BINOPS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "max": np.maximum,
            "divide": np.divide}
 
@@ -170,14 +199,15 @@ def tensor_tensor(tl: Timeline, dst: Tile, a: Tile, b: Tile, op: str = "add") ->
     return tl.issue("vector", f"tensor_tensor {op}", cycles, (a, b), (dst,))
 
 
-def tensor_scalar(tl: Timeline, dst: Tile, src: Tile, op: str, scalar, engine: str = "vector",
-                  op2: str | None = None, scalar2=None) -> float:
+def tensor_scalar(tl: Timeline, dst: Tile, src: Tile, op: str, scalar: Scalar,
+                  engine: str = "vector", op2: str | None = None,
+                  scalar2: Scalar | None = None) -> float:
     """dst = (src op scalar) [op2 scalar2]; a scalar is a float or a per-partition [P, 1] tile."""
     perf = (_vector_perf if engine == "vector" else _scalar_perf)(tl, dst, src)
     cycles = max(tl.core.instruction_min_cycles, math.ceil(src.free_size / perf))
     reads = [src]
     if tl.execute:
-        def val(s):
+        def val(s: Scalar | None) -> Any:
             return s.read() if isinstance(s, Tile) else np.float32(s)
         y = _BINOPS[op](src.read(), val(scalar))
         if op2 is not None:
@@ -201,8 +231,9 @@ def copy(tl: Timeline, dst: Tile, src: Tile, engine: str = "vector") -> float:
     """dst = src (with a cast) on VectorE, ScalarE or GpSimd (GpSimd cannot read PSUM)."""
     if engine == "gpsimd" and src.memory == "psum":
         raise ValueError("copy: GpSimd cannot access PSUM; use engine='vector' or 'scalar'")
-    perf = {"vector": _vector_perf, "scalar": _scalar_perf}.get(engine, lambda *a: 1.0)(
-        tl, dst, src)
+    perf_of: dict[str, Callable[[Timeline, Tile, Tile], float]] = {
+        "vector": _vector_perf, "scalar": _scalar_perf}
+    perf = perf_of.get(engine, _unit_perf)(tl, dst, src)
     cycles = max(tl.core.instruction_min_cycles, math.ceil(src.free_size / perf))
     if tl.execute:
         store(dst, src.read())

@@ -17,13 +17,20 @@ The model's dimensions are inputs (the workload helper reads them from specs/mod
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from trnkb.engine.attention import attention_flops, attention_program, choose_evict_engine
 from trnkb.engine.chip import chip_gemm
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.result import Result
 from trnkb.engine.timeline import Timeline
+from trnkb.qtypes import Quantity
 from trnkb.units import Q_
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
+
+__all__ = ["GEMM_GROUPS", "LayerTime", "layer_time", "model_layer_time"]
 
 GEMM_GROUPS = 150  # DMA groups per core per GEMM: the layer's simulation budget
 
@@ -40,18 +47,18 @@ class LayerTime:
     parts : name -> (seconds, flops, bound_by) per part.
     """
 
-    seconds: object
-    flops: object
-    peak: object
-    parts: dict = field(default_factory=dict)
-    notes: list = field(default_factory=list)
+    seconds: Quantity
+    flops: Quantity
+    peak: Quantity
+    parts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def mfu(self) -> float:
         """Model FLOP utilisation: flops / (seconds x derived chip peak)."""
         return float((self.flops / self.seconds / self.peak).to("").magnitude)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"seconds": self.seconds.to("s").magnitude, "flops": self.flops.to("FLOP").magnitude,
                 "peak_flops_per_s": self.peak.to("FLOPS").magnitude, "mfu": self.mfu,
                 "parts": self.parts, "notes": list(self.notes)}
@@ -102,7 +109,7 @@ def layer_time(core: NeuronCore, tokens: int, hidden: int, heads: int, heads_kv:
         "gate+up": (tokens, hidden, 2 * ffn),
         "down": (tokens, ffn, hidden),
     }
-    parts: dict = {}
+    parts: dict[str, dict[str, Any]] = {}
     total = 0.0
     flops = 0.0
     for name, (m, k, n) in gemms.items():
@@ -117,7 +124,8 @@ def layer_time(core: NeuronCore, tokens: int, hidden: int, heads: int, heads_kv:
     s, bound = _attention_core_time(core, tokens, per_core, kv_core, head_dim, causal)
     af = attention_flops(tokens, tokens, head_dim, heads, causal)
     parts["attention"] = {"seconds": s, "flops": af, "bound_by": bound,
-                          "utilization": af / s / core.peak_flops("bf16", cores).to("FLOPS").magnitude}
+                          "utilization": af / s / core.peak_flops("bf16", cores).to(
+                              "FLOPS").magnitude}
     total += s
     flops += af
     notes = [f"{cores} cores; GEMMs sharded over the cores in one simulation each; attention "
@@ -127,14 +135,15 @@ def layer_time(core: NeuronCore, tokens: int, hidden: int, heads: int, heads_kv:
                      peak=core.peak_flops(dtype, cores), parts=parts, notes=notes)
 
 
-def model_layer_time(kb, model: str, chip: str, tokens: int, cores: int | None = None,
+def model_layer_time(kb: KnowledgeBase, model: str, chip: str, tokens: int,
+                     cores: int | None = None,
                      dtype: str = "bf16", causal: bool = True) -> LayerTime:
     """:func:`layer_time` for a dense model of specs/models.yaml on a chip's NeuronCores.
 
     Reads ``d_model``, ``attention_heads``, ``kv_heads``, ``head_dim`` and ``ffn_size`` of
     ``model`` (a gated MLP: up and gate are one GEMM of width 2 x ffn_size).
     """
-    def count(field):
+    def count(field: str) -> int:
         v = kb.get(model, field)
         if v is None:
             raise KeyError(f"{model} has no {field!r} in specs/models.yaml")

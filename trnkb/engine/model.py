@@ -8,8 +8,16 @@ that turns ``specs/cores.yaml`` (and the chip's HBM bandwidth and core count fro
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pint
+
+from trnkb.qtypes import Quantity
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
+
+__all__ = ["PACK_FIELD", "NeuronCore"]
 
 # TensorE K elements per PE per cycle: dtype -> NeuronCore field holding the packing.
 PACK_FIELD = {"bf16": None, "fp8": "fp8_pack", "mxfp8": "mx_pack", "mxfp4": "mx_pack"}
@@ -31,36 +39,37 @@ class NeuronCore:
     pe_cols: int
     fp8_pack: int
     mx_pack: int
-    tensor_clock: pint.Quantity
-    vector_clock: pint.Quantity
-    scalar_clock: pint.Quantity
-    gpsimd_clock: pint.Quantity
+    tensor_clock: Quantity
+    vector_clock: Quantity
+    scalar_clock: Quantity
+    gpsimd_clock: Quantity
     vector_lanes: int
     scalar_lanes: int
     gpsimd_lanes: int
     vector_exp_speedup: int
     partitions: int
-    sbuf_capacity: pint.Quantity
-    psum_capacity: pint.Quantity
+    sbuf_capacity: Quantity
+    psum_capacity: Quantity
     psum_banks: int
     moving_free_max: int
     dma_engines: int
-    dma_bandwidth: pint.Quantity
-    dma_fixed_latency: pint.Quantity
+    dma_bandwidth: Quantity
+    dma_fixed_latency: Quantity
     matmul_min_cycles: int
     instruction_min_cycles: int
     tensor_pipeline_cycles: int = 0
     ls_speedup: int = 1
     fp32_matmul_factor: int = 1
-    dma_min_payload: pint.Quantity | None = None
+    dma_min_payload: Quantity | None = None
     quantize_mx_rate: int = 0  # 0: no VectorE quantize_mx (activations must arrive in MX)
     gpsimd_start_cycles: int = 0
-    hbm_bandwidth: pint.Quantity | None = None  # per chip, shared by its cores
-    published_peaks: tuple = ()  # ((dtype, chip peak from AWS's chip table), ...)
+    hbm_bandwidth: Quantity | None = None  # per chip, shared by its cores
+    # ((dtype, chip peak from AWS's chip table), ...)
+    published_peaks: tuple[tuple[str, Quantity], ...] = ()
 
     # ---- construction ----------------------------------------------------------------
     @classmethod
-    def from_kb(cls, kb, chip: str) -> NeuronCore:
+    def from_kb(cls, kb: KnowledgeBase, chip: str) -> NeuronCore:
         """The core of ``chip`` (``"trainium2"``, ``"trainium3"``) from the knowledge base."""
         cores = kb.table("cores")
         rows = [r for r in cores["id"] if kb.get(r, "chip") == chip]
@@ -70,19 +79,17 @@ class NeuronCore:
                            f"chips with a core: {', '.join(known) or 'none'}")
         rid = rows[0]
 
-        def need(field):
+        def need(field: str) -> Quantity:
             v = kb.get(rid, field)
             if v is None:
                 raise KeyError(f"{rid} has no value for {field!r} in specs/cores.yaml")
-            return v
+            q: Quantity = v
+            return q
 
-        def count(field, default=None):
-            v = kb.get(rid, field)
-            if v is None:
-                if default is None:
-                    need(field)
+        def count(field: str, default: int | None = None) -> int:
+            if default is not None and kb.get(rid, field) is None:
                 return default
-            return int(v.to("").magnitude)
+            return int(need(field).to("").magnitude)  # need raises when there is no value
 
         n_cores = kb.get(chip, "cores")
         return cls(
@@ -125,9 +132,10 @@ class NeuronCore:
         )
 
     # ---- derived figures -------------------------------------------------------------
-    def clock(self, engine: str) -> pint.Quantity:
+    def clock(self, engine: str) -> Quantity:
         """Clock of a compute engine (``tensor``, ``vector``, ``scalar``, ``gpsimd``)."""
-        return getattr(self, f"{engine}_clock")
+        q: Quantity = getattr(self, f"{engine}_clock")
+        return q
 
     def pack(self, dtype: str) -> int:
         """K elements each PE multiplies per cycle for ``dtype`` (1 for BF16).
@@ -145,31 +153,33 @@ class NeuronCore:
                              f"Trainium3); use bf16 or fp8")
         return p
 
-    def peak_flops(self, dtype: str = "bf16", cores: int = 1) -> pint.Quantity:
-        """Dense peak of ``cores`` cores from the FLOPs calculator (:func:`trnkb.calc.flops.peak_flops`):
+    def peak_flops(self, dtype: str = "bf16", cores: int = 1) -> Quantity:
+        """Dense peak of ``cores`` cores from the FLOPs calculator
+        (:func:`trnkb.calc.flops.peak_flops`):
         cores x pe_rows x pe_cols x pack(dtype) x 2 FLOP x tensor_clock (TFLOP/s)."""
         from trnkb.calc.flops import peak_flops
 
         return peak_flops(cores, self.pe_rows, self.pe_cols, self.tensor_clock,
                           self.pack(dtype)).value.to("TFLOPS")
 
-    def chip_peak_flops(self, dtype: str = "bf16") -> pint.Quantity:
+    def chip_peak_flops(self, dtype: str = "bf16") -> Quantity:
         """Derived peak of the whole chip: :meth:`peak_flops` over ``cores_per_chip`` cores."""
         return self.peak_flops(dtype, self.cores_per_chip)
 
-    def published_peak(self, dtype: str) -> pint.Quantity | None:
+    def published_peak(self, dtype: str) -> Quantity | None:
         """AWS's chip-table dense peak for ``dtype`` (specs/chips.yaml), or None."""
         return dict(self.published_peaks).get(dtype)
 
     @property
-    def hbm_share(self) -> pint.Quantity | None:
+    def hbm_share(self) -> Quantity | None:
         """HBM bandwidth per core when every core streams: chip bandwidth / cores."""
         if self.hbm_bandwidth is None:
             return None
-        return (self.hbm_bandwidth / self.cores_per_chip).to("GB/s")
+        q: Quantity = (self.hbm_bandwidth / self.cores_per_chip).to("GB/s")
+        return q
 
     @property
-    def dma_rate(self) -> pint.Quantity:
+    def dma_rate(self) -> Quantity:
         """Bandwidth one core's DMA gets: min(DMA bandwidth per core, HBM share per core)."""
         share = self.hbm_share
         if share is None or share >= self.dma_bandwidth:
@@ -188,9 +198,9 @@ class NeuronCore:
         per_part = self.psum_capacity.to("B").magnitude / self.partitions
         return int(per_part // self.psum_banks)
 
-    def describe(self) -> dict:
+    def describe(self) -> dict[str, Any]:
         """The parameters as plain strings/numbers (for display)."""
-        out = {}
+        out: dict[str, Any] = {}
         for k, v in self.__dict__.items():
             out[k] = f"{v:~P}" if isinstance(v, pint.Quantity) else v
         return out

@@ -22,7 +22,8 @@ __all__ = ["scale_mode_errors"]
 
 
 def scale_mode_errors(x: np.ndarray, fmt: str,
-                      modes: Iterable[str | ScaleMode] = ("floor", "rceil")) -> list[dict[str, Any]]:
+                      modes: Iterable[str | ScaleMode] = ("floor", "rceil")
+                      ) -> list[dict[str, Any]]:
     """Quantize ``x`` to ``fmt`` in each scale mode and compare with FLOOR.
 
     Returns one dict per mode: ``mode``, ``rel_rms`` / ``max_rel`` / ``max_abs``

@@ -144,8 +144,7 @@ def cast_element(x: np.ndarray, fmt: ElementFormat) -> np.ndarray:
 
 def decode_element(codes: np.ndarray, fmt: ElementFormat) -> np.ndarray:
     """Values (float64) of element bit patterns."""
-    values: np.ndarray = _LUTS[fmt.name][np.asarray(codes, dtype=np.uint8)]
-    return values
+    return _LUTS[fmt.name][np.asarray(codes, dtype=np.uint8)]
 
 
 def round_to(x: np.ndarray, dtype: str) -> np.ndarray:
@@ -158,11 +157,13 @@ def round_to(x: np.ndarray, dtype: str) -> np.ndarray:
     x = np.asarray(x, dtype=np.float32)
     if dtype == "fp32":
         return x
+    out: np.ndarray
     if dtype == "bf16":
-        return x.astype(ml_dtypes.bfloat16).astype(np.float32)
+        out = x.astype(ml_dtypes.bfloat16).astype(np.float32)
+        return out
     if dtype == "fp8":
-        out: np.ndarray = np.clip(x, -448.0, 448.0).astype(ml_dtypes.float8_e4m3fn)
-        return out.astype(np.float32)
+        out = np.clip(x, -448.0, 448.0).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
+        return out
     raise ValueError(f"unknown dtype {dtype!r}; expected fp32, bf16 or fp8")
 
 

@@ -5,8 +5,9 @@ even, saturating) depends only on its sign, exponent, top 6 mantissa bits and wh
 lower bit is set (the sticky bit): the round bit is mantissa bit 19 or higher.
 :func:`lut_key` folds the 16 low bits into bit 16 and keeps bits 16..31: a 16-bit key. A
 64 KiB table per format, filled once from ``ml_dtypes`` casts of one representative value
-per key, then maps keys to element codes with one gather. No Python loop runs per element; :func:`quantize_blocks` walks the input
-in chunks of ~64 KiB so every temporary stays in the CPU cache.
+per key, then maps keys to element codes with one gather. No Python loop runs per element;
+:func:`quantize_blocks` walks the input in chunks of ~64 KiB so every temporary stays in the
+CPU cache.
 
 Block maxima use a shift tree on the flat chunk (max of element i and i+16, then +8,
 then +4: contiguous SIMD passes), then three short strided passes over the 4 partial
@@ -21,8 +22,17 @@ from functools import cache
 import ml_dtypes
 import numpy as np
 
-__all__ = ["KEY_BITS", "CHUNK_ELEMENTS", "cast_table", "lut_key", "cast_codes",
-           "block_abs_max_bits", "block_amax_bits", "cast_scaled_blocks", "quantize_blocks"]
+__all__ = [
+    "CHUNK_ELEMENTS",
+    "KEY_BITS",
+    "block_abs_max_bits",
+    "block_amax_bits",
+    "cast_codes",
+    "cast_scaled_blocks",
+    "cast_table",
+    "lut_key",
+    "quantize_blocks",
+]
 
 KEY_BITS = 16
 _SHIFT = 32 - KEY_BITS

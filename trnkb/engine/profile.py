@@ -15,10 +15,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import altair as alt
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
 from trnkb.engine.result import ENGINES, Result
 
@@ -28,7 +30,7 @@ __all__ = ["chrome_trace", "hbm_bandwidth", "lanes", "timeline_chart", "write_ch
 LANES = (*ENGINES[:4], "dma in", "dma out")  # DMA split by direction: loads and stores
 
 
-def _lane_names(r) -> np.ndarray:
+def _lane_names(r: dict[str, Any]) -> NDArray[Any]:
     eng = np.asarray(ENGINES, dtype=object)[r["engine"]]
     out = np.asarray([o.endswith("->hbm") for o in r["op"]], bool)
     return np.where(eng == "dma", np.where(out, "dma out", "dma in"), eng)
@@ -85,7 +87,7 @@ def timeline_chart(res: Result, title: str, sources: Iterable[str] = (), max_bar
     bars = lanes(res)
     if len(bars) > max_bars:
         bars = bars.assign(d=bars.end_us - bars.start_us).nlargest(max_bars, "d").drop(columns="d")
-    def rank(lane: str):
+    def rank(lane: str) -> tuple[str, int]:
         for i, name in enumerate(LANES):
             if lane == name or lane.endswith(" " + name):
                 return (lane[: len(lane) - len(name)], i)
@@ -111,7 +113,7 @@ def timeline_chart(res: Result, title: str, sources: Iterable[str] = (), max_bar
         title=alt.TitleParams(title, subtitle=lines, anchor="start"))
 
 
-def chrome_trace(res: Result) -> dict:
+def chrome_trace(res: Result) -> dict[str, Any]:
     """The run as a Trace Event Format document (``{"traceEvents": [...]}``).
 
     One process per core (``pid``), one thread per lane (``tid``: 0 tensor, 1 vector,
@@ -120,7 +122,7 @@ def chrome_trace(res: Result) -> dict:
     complete event ``ph: "X"`` with ``ts`` and ``dur`` in microseconds.
     """
     r = res.records
-    events: list[dict] = []
+    events: list[dict[str, Any]] = []
     for c in sorted(set(r["core"].astype(int).tolist())):
         events.append({"ph": "M", "name": "process_name", "pid": c, "tid": 0,
                        "args": {"name": f"NeuronCore {c} ({res.chip})"}})

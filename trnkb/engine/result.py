@@ -5,7 +5,9 @@ finishes last and walk to whatever its start waited for (the previous instructio
 its engine, or the instruction whose result it read, or the DMA it queued behind),
 until time 0. Time on the path is split by engine (``critical``); the fixed latencies
 on it (DMA completion, TensorE fill and drain) are ``stalls``. ``bound_by`` is the
-engine with the most time on the path, which can differ from the busiest engine.
+engine with the most time on the path, which can differ from the busiest engine. In a
+chip run, the time a transfer waited for the chip's shared HBM link (other cores'
+transfers) is on the path as ``hbm``.
 """
 
 from __future__ import annotations
@@ -13,11 +15,19 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+from numpy.typing import NDArray
 
+from trnkb.qtypes import Quantity
 from trnkb.units import Q_
+
+if TYPE_CHECKING:
+    from trnkb.engine.model import NeuronCore
+
+__all__ = ["ENGINES", "STALL_KIND", "Result", "critical_path"]
 
 ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma")
 STALL_KIND = {"dma": "dma latency", "tensor": "tensor fill/drain"}
@@ -38,27 +48,30 @@ class Result:
     bytes : moved per level: ``hbm`` (DMA to/from HBM), ``sbuf`` and ``psum``.
     records : dict of arrays, one row per instruction or run of equal instructions
         (``engine`` index into ENGINES, ``op``, ``start``, ``dur`` each, ``count``,
-        ``lat`` (latency after the end), ``nbytes`` (DMA), ``core``).
+        ``lat`` (latency after the end), ``nbytes`` (DMA), ``hbm_wait`` (DMA: the delay
+        the chip's shared HBM link added), ``core``).
     """
 
     kernel: str
     chip: str
     dtype: str
-    seconds: object
-    busy: dict
-    cycles: dict
-    flops: object
-    peak: object
-    bytes: dict
-    records: dict
-    output: np.ndarray | None = None
-    error: dict | None = None
+    seconds: Quantity
+    busy: dict[str, Quantity]
+    cycles: dict[str, int]
+    flops: Quantity
+    peak: Quantity
+    bytes: dict[str, Quantity]
+    records: dict[str, Any]
+    output: NDArray[Any] | None = None
+    error: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
-    params: dict = field(default_factory=dict)
-    chip_figures: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+    chip_figures: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_records(cls, kernel, core, dtype, flops, busy, bytes, records, cores=1, **kw):
+    def from_records(cls, kernel: str, core: NeuronCore, dtype: str, flops: float,
+                     busy: dict[str, float], bytes: dict[str, float], records: dict[str, Any],
+                     cores: int = 1, **kw: Any) -> Result:
         start = records["start"]
         end = start + records["dur"] * records["count"]
         done = end + records["lat"]
@@ -72,9 +85,10 @@ class Result:
 
     # ---- figures ----------------------------------------------------------------
     @property
-    def achieved(self):
+    def achieved(self) -> Quantity:
         """Achieved FLOP/s: flops / makespan."""
-        return (self.flops / self.seconds).to("TFLOPS")
+        q: Quantity = (self.flops / self.seconds).to("TFLOPS")
+        return q
 
     @property
     def utilization(self) -> float:
@@ -87,17 +101,17 @@ class Result:
         return max(self.busy, key=lambda e: self.busy[e].magnitude)
 
     @cached_property
-    def _path(self):
+    def _path(self) -> tuple[dict[str, float], dict[str, float]]:
         return critical_path(self.records)
 
     @property
-    def critical(self) -> dict:
-        """Seconds of the critical path spent on each engine (in a chip run, a transfer
-        queued behind another core's on the shared HBM link counts as that core's dma)."""
+    def critical(self) -> dict[str, float]:
+        """Seconds of the critical path spent on each engine; in a chip run, ``hbm`` is the
+        time a transfer on the path waited for other cores' use of the shared HBM link."""
         return self._path[0]
 
     @property
-    def stalls(self) -> dict:
+    def stalls(self) -> dict[str, float]:
         """Seconds of the critical path spent in fixed latencies (DMA, TensorE pipeline)."""
         return self._path[1]
 
@@ -105,7 +119,7 @@ class Result:
     def bound_by(self) -> str:
         """The engine the makespan waits on most: the largest share of the critical path."""
         crit = self.critical
-        return max(crit, key=crit.get) if crit else self.busiest
+        return max(crit, key=lambda e: crit[e]) if crit else self.busiest
 
     @property
     def timeline(self) -> pd.DataFrame:
@@ -124,7 +138,7 @@ class Result:
             "start": start, "end": start + r["dur"][idx],
             "nbytes": np.where(r["count"][idx] == 1, r["nbytes"][idx], 0.0)})
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Plain numbers in SI units (s, FLOP, FLOP/s, bytes) for JSON."""
         out = {
             "kernel": self.kernel, "chip": self.chip, "dtype": self.dtype, **self.params,
@@ -149,11 +163,7 @@ class Result:
         return out
 
 
-def _close(a, b) -> bool:
-    return abs(a - b) <= 1e-12 * max(1.0, abs(a), abs(b)) * 1e3
-
-
-def critical_path(r: dict) -> tuple[dict, dict]:
+def critical_path(r: dict[str, Any]) -> tuple[dict[str, float], dict[str, float]]:
     """(seconds per engine on the critical path, seconds of latency stalls on it)."""
     n = len(r["start"])
     if n == 0:
@@ -176,8 +186,9 @@ def critical_path(r: dict) -> tuple[dict, dict]:
     eorder = np.argsort(end, kind="stable")
     esorted = end[eorder]
     runs = np.flatnonzero(count > 1)
+    hbm_wait = r["hbm_wait"] if "hbm_wait" in r else np.zeros(n)
 
-    def find(sorted_, order_, s, exclude_lane):
+    def find(sorted_: NDArray[Any], order_: NDArray[Any], s: float, exclude_lane: int) -> int:
         k = np.searchsorted(sorted_, s - tol)
         best = -1
         while k < n and sorted_[k] <= s + tol:
@@ -187,8 +198,8 @@ def critical_path(r: dict) -> tuple[dict, dict]:
             k += 1
         return best
 
-    crit: dict = defaultdict(float)
-    stalls: dict = defaultdict(float)
+    crit: defaultdict[str, float] = defaultdict(float)
+    stalls: defaultdict[str, float] = defaultdict(float)
     i = int(np.argmax(done))
     name = ENGINES[eng[i]]
     if lat[i] > 0:
@@ -199,6 +210,9 @@ def critical_path(r: dict) -> tuple[dict, dict]:
         h = int(head[i])
         crit[ENGINES[eng[i]]] += float(end[i] - start[h])
         s = float(start[h])
+        if hbm_wait[h] > 0:  # queued behind other cores on the shared HBM link
+            crit["hbm"] += float(hbm_wait[h])
+            s -= float(hbm_wait[h])
         if s <= tol:
             break
         j = find(dsorted, dorder, s, -1)

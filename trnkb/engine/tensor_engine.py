@@ -11,15 +11,20 @@ instruction leaves the array; transpose max(P, min(MM_INIT, F)).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from trnkb.engine.buffers import Tile, mark_read, mark_write, read_ready, store, write_ready
+from trnkb.engine.buffers import Slot, Tile, mark_read, mark_write, read_ready, store, write_ready
 from trnkb.engine.numerics import E8M0_BIAS, E8M0_NAN, MX_BLOCK
 from trnkb.engine.timeline import Timeline
 
+__all__ = ["matmul", "matmul_block", "matmul_mx", "matmuls", "transpose", "transposes"]
 
-def _logical(t: Tile) -> np.ndarray:
+
+def _logical(t: Tile) -> NDArray[Any]:
     """A matmul operand as [K, F]: (P, pack, F) -> k = j * P + p."""
     a = t.read()
     if a.ndim == 3:
@@ -29,7 +34,7 @@ def _logical(t: Tile) -> np.ndarray:
 
 
 def _matmul_cost(tl: Timeline, stationary: Tile, moving: Tile, pack: int, op: str,
-                 fp32: bool = False):
+                 fp32: bool = False) -> tuple[int, int, float]:
     """(MultiplyMoving cycles, LoadStationary cycles, FLOPs) of one matmul.
 
     MM = max(min(MM_INIT, M_stationary), N_moving) (nki.isa cost; x ``fp32_matmul_factor``
@@ -54,21 +59,22 @@ def _matmul_cost(tl: Timeline, stationary: Tile, moving: Tile, pack: int, op: st
     return mm, ls, 2.0 * kp * pack * m * n
 
 
-def _apply_scales(vals: np.ndarray, scales: np.ndarray) -> np.ndarray:
+def _apply_scales(vals: NDArray[Any], scales: NDArray[Any]) -> NDArray[Any]:
     """MX operand [K, F] times its E8M0 scales [K / 32, F] (value 2**(s - 127), 255 = NaN)."""
     s = np.asarray(scales).astype(np.int64)
     f = np.where(s == E8M0_NAN, np.nan, np.ldexp(1.0, s - E8M0_BIAS)).astype(np.float32)
     return vals * np.repeat(f, MX_BLOCK, axis=0)[: vals.shape[0]]
 
 
-def _acc_ready(s) -> float:
+def _acc_ready(s: Slot) -> float:
     """When TensorE may accumulate into ``s``: right after its own last write (PSUM
     accumulation needs no drain), or when another engine's write has landed."""
     r = read_ready(s)
     return s.wend if s.weng == "tensor" and s.wend < r and s.parent is None else r
 
 
-def matmuls(tl: Timeline, items, accumulate: bool = False, dtype: str = "bf16",
+def matmuls(tl: Timeline, items: Sequence[tuple[Tile, Tile, Tile]], accumulate: bool = False,
+            dtype: str = "bf16",
             scales: tuple[Tile, Tile] | None = None, chain: bool = False) -> float:
     """A run of matmuls issued back to back: ``items`` = [(dst, stationary, moving), ...].
 
@@ -93,10 +99,11 @@ def matmuls(tl: Timeline, items, accumulate: bool = False, dtype: str = "bf16",
     if mx and scales is None:
         raise ValueError("matmul_mx needs the stationary and moving scale tiles")
     dst0, st0, mv0 = items[0]
-    for t in (st0, mv0) if mx else ():
-        if t.dtype not in ("mxfp8", "mxfp4"):
-            raise ValueError(f"matmul_mx: operand dtype {t.dtype!r} is not mxfp8/mxfp4")
+    for operand in (st0, mv0) if mx else ():
+        if operand.dtype not in ("mxfp8", "mxfp4"):
+            raise ValueError(f"matmul_mx: operand dtype {operand.dtype!r} is not mxfp8/mxfp4")
     fp32 = dtype == "fp32"
+    extra: tuple[Tile, ...] = scales if (mx and scales is not None) else ()
     pack = (max(tl.core.pack(t.dtype) for t in (st0, mv0)) if mx
             else 1 if fp32 else tl.core.pack(dtype))
     op = "matmul_mx" if mx else "matmul"
@@ -108,16 +115,15 @@ def matmuls(tl: Timeline, items, accumulate: bool = False, dtype: str = "bf16",
         for n_, (dst, st, mv) in enumerate(items):
             a, b = _logical(st).astype(np.float32), _logical(mv).astype(np.float32)
             if mx:
-                a, b = _apply_scales(a, scales[0].read()), _apply_scales(b, scales[1].read())
+                a, b = _apply_scales(a, extra[0].read()), _apply_scales(b, extra[1].read())
             prod = a.T @ b
             add = accumulate or (chain and n_ > 0)
             dst.write(dst.read() + prod if add else prod)
     hz = tl.clock_hz["tensor"]
     mm, ls = mm_c / hz, ls_c / hz
     lat = tl.tensor_latency
-    extra = scales if mx else ()
     # readiness of every operand, computed once per distinct region
-    cache: dict = {}
+    cache: dict[int, float] = {}
     ready = []
     for dst, st, mv in items:
         s, m_, d = st.slot, mv.slot, dst.slot
@@ -135,9 +141,9 @@ def matmuls(tl: Timeline, items, accumulate: bool = False, dtype: str = "bf16",
     t_free = tl._free["tensor"]
     loaded, ls_end, mm_start = tl.loaded, tl.ls_end, tl.mm_start
     run_start = None
-    n_run = 0
     end = t_free
-    pending = []  # items of the current back-to-back run
+    # items of the current back-to-back run
+    pending: list[tuple[tuple[Tile, ...], tuple[Tile, ...]]] = []
     for (dst, st, mv), (s, rs, rm, rd) in zip(items, ready, strict=True):
         if s is not loaded:
             ls_start = max(rs, ls_end, mm_start)
@@ -160,14 +166,16 @@ def matmuls(tl: Timeline, items, accumulate: bool = False, dtype: str = "bf16",
         pending.append((reads, (dst,)))
         mm_start = t
         end = t + mm
-        n_run += 1
+    assert run_start is not None  # items is not empty
     tl.issue_run("tensor", op, mm_c, run_start, pending, lat, accumulate)
     tl.loaded, tl.ls_end, tl.mm_start = loaded, ls_end, mm_start
     return end
 
 
-def matmul_block(tl: Timeline, accs, st_parts, mv_parts, steps: int, wm, wn, kp: int,
-                 dtype: str = "bf16", scales=(), accumulate: bool = False) -> float:
+def matmul_block(tl: Timeline, accs: Sequence[Sequence[Tile]], st_parts: Sequence[Tile],
+                 mv_parts: Sequence[Tile], steps: int, wm: Sequence[int], wn: Sequence[int],
+                 kp: int, dtype: str = "bf16", scales: Sequence[Tile] = (),
+                 accumulate: bool = False) -> float:
     """The K loop of one output block, cost only: for each of ``steps`` K steps, for each
     stationary column tile i (width ``wm[i]``) and moving column tile j (``wn[j]``),
     ``accs[i][j] += stationary[step, i]^T @ moving[step, j]``, issued back to back.
@@ -207,7 +215,7 @@ def matmul_block(tl: Timeline, accs, st_parts, mv_parts, steps: int, wm, wn, kp:
         tl._busy["tensor"] += t0 - lo
     n = steps * tm * tn
     span = steps * D / hz
-    end = t0 + span
+    end: float = t0 + span
     lat = tl.tensor_latency
     tl._record("tensor", op, t0, span / n, n, lat)
     tl._busy["tensor"] += span
@@ -233,7 +241,8 @@ def matmul_block(tl: Timeline, accs, st_parts, mv_parts, steps: int, wm, wn, kp:
     return end
 
 
-def _block_constants(tl, wm, wn, kp, dtype):
+def _block_constants(tl: Timeline, wm: Sequence[int], wn: Sequence[int], kp: int, dtype: str
+                     ) -> tuple[list[list[int]], list[list[int]], int, float, str, int, int]:
     """Per block shape: II per tile pair (cycles), offsets in a step, step cycles, LS (s)..."""
     core = tl.core
     fp32 = dtype == "fp32"
@@ -247,9 +256,10 @@ def _block_constants(tl, wm, wn, kp, dtype):
     f = core.fp32_matmul_factor if fp32 else 1
     mi = core.matmul_min_cycles
     ii = [[max(min(mi, a), b) * f for b in wn] for a in wm]
-    offs, o = [], 0
+    offs: list[list[int]] = []
+    o = 0
     for i in range(len(wm)):
-        row = []
+        row: list[int] = []
         for j in range(len(wn)):
             row.append(o)
             o += ii[i][j]
@@ -285,7 +295,7 @@ def transpose(tl: Timeline, dst: Tile, src: Tile) -> float:
     return tl.issue("tensor", "transpose", cycles, (src,), (dst,))
 
 
-def transposes(tl: Timeline, pairs) -> float:
+def transposes(tl: Timeline, pairs: Sequence[tuple[Tile, Tile]]) -> float:
     """Several TensorE transposes issued back to back: ``pairs`` = [(dst, src), ...].
 
     Each costs max(P, min(MM_INIT, F)) cycles (:func:`transpose`); the run starts when

@@ -19,7 +19,8 @@ instruction streams run):
   and are not ordered among themselves: a transfer takes the earliest gap in the
   link's schedule after its operands are ready, and its data is ready
   ``dma_fixed_latency`` after the transfer ends. In a chip run (:mod:`trnkb.engine.chip`)
-  every transfer also needs a gap on the chip's one HBM link, shared by all cores.
+  every transfer also needs a gap on the chip's one HBM link, shared by all cores; the
+  delay that link adds (other cores' transfers) is recorded per transfer (``hbm_wait``).
 
 Buffers are allocated from pools with SBUF/PSUM capacity enforced per partition; a
 tiling that does not fit raises ``ValueError`` naming the pool and the bytes.
@@ -29,10 +30,13 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from trnkb.engine.buffers import (  # noqa: F401  (re-exported: the ISA builds on them)
+from trnkb.engine.buffers import (  # re-exported: the ISA builds on them
     ITEMSIZE,
     Pool,
     Slot,
@@ -44,6 +48,22 @@ from trnkb.engine.buffers import (  # noqa: F401  (re-exported: the ISA builds o
 )
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.result import ENGINES, Result
+
+__all__ = [
+    "COMPUTE_ENGINES",
+    "ITEMSIZE",
+    "Link",
+    "Pool",
+    "Slot",
+    "Tile",
+    "Timeline",
+    "mark_read",
+    "mark_write",
+    "read_ready",
+    "write_ready",
+]
+
+Operands = Sequence[Tile]
 
 COMPUTE_ENGINES = ("tensor", "vector", "scalar", "gpsimd")
 _EID = {e: i for i, e in enumerate(ENGINES)}
@@ -106,12 +126,14 @@ class Timeline:
         self.core = core
         self.core_id = core_id
         self.execute = execute
-        self.clock_hz = {e: core.clock(e).to("Hz").magnitude for e in COMPUTE_ENGINES}
+        self.clock_hz: dict[str, float] = {e: core.clock(e).to("Hz").magnitude
+                                           for e in COMPUTE_ENGINES}
         rate = core.dma_rate if hbm is None else core.dma_bandwidth
         self.link = Link(rate.to("B/s").magnitude)
         self.hbm_link = hbm
-        self.dma_latency = core.dma_fixed_latency.to("s").magnitude
-        self.dma_min_payload = core.dma_min_payload.to("B").magnitude
+        assert core.dma_min_payload is not None, f"{core.name}: no dma_min_payload"
+        self.dma_latency: float = core.dma_fixed_latency.to("s").magnitude
+        self.dma_min_payload: float = core.dma_min_payload.to("B").magnitude
         self.tensor_latency = core.tensor_pipeline_cycles / self.clock_hz["tensor"]
         self._free = dict.fromkeys(COMPUTE_ENGINES, 0.0)
         self._busy = dict.fromkeys(ENGINES, 0.0)
@@ -123,7 +145,8 @@ class Timeline:
         self._count: list[int] = []
         self._lat: list[float] = []
         self._nbytes: list[float] = []
-        self.bytes = {"hbm": 0, "sbuf": 0, "psum": 0}
+        self._hbm_wait: list[float] = []  # DMA: delay caused by other cores on the HBM link
+        self.bytes: dict[str, float] = {"hbm": 0, "sbuf": 0, "psum": 0}
         self._sbuf_used = 0  # bytes per partition
         self._psum_banks_used = 0
         self._pools: list[str] = []
@@ -131,7 +154,7 @@ class Timeline:
         self.loaded: Slot | None = None
         self.ls_end = 0.0
         self.mm_start = 0.0  # start of the last MultiplyMoving (a background LS may begin then)
-        self.block_cache: dict = {}  # per block shape constants of isa.matmul_block
+        self.block_cache: dict[Any, Any] = {}  # per block shape constants of isa.matmul_block
 
     @property
     def now(self) -> float:
@@ -147,14 +170,15 @@ class Timeline:
         return float((st + du * co + la).max())
 
     # ---- buffers -------------------------------------------------------------------
-    def hbm(self, name: str, shape, dtype: str, data: np.ndarray | None = None) -> Tile:
+    def hbm(self, name: str, shape: tuple[int, ...], dtype: str,
+            data: NDArray[Any] | None = None) -> Tile:
         """A tensor in HBM (no capacity limit is modelled for HBM)."""
         d = None
         if self.execute:
             d = np.zeros(shape, np.float32) if data is None else np.asarray(data, np.float32)
         return Tile(Slot(name, "hbm", d), tuple(shape), dtype)
 
-    def sbuf_pool(self, name: str, shape, dtype: str, bufs: int = 1) -> Pool:
+    def sbuf_pool(self, name: str, shape: tuple[int, ...], dtype: str, bufs: int = 1) -> Pool:
         """Allocate ``bufs`` SBUF tiles of ``shape`` = (partitions, free...)."""
         core = self.core
         self._check_partitions(name, shape)
@@ -180,7 +204,8 @@ class Timeline:
         """SBUF bytes per partition not yet allocated."""
         return self.sbuf_partition_bytes - self._sbuf_used
 
-    def psum_pool(self, name: str, shape, dtype: str = "fp32", bufs: int = 1) -> Pool:
+    def psum_pool(self, name: str, shape: tuple[int, ...], dtype: str = "fp32",
+                  bufs: int = 1) -> Pool:
         """Allocate ``bufs`` PSUM tiles; each takes whole banks (2 KiB per partition each)."""
         core = self.core
         self._check_partitions(name, shape)
@@ -195,14 +220,14 @@ class Timeline:
         self._psum_banks_used += banks
         return Pool(self, name, "psum", shape, dtype, bufs)
 
-    def _check_partitions(self, name, shape):
+    def _check_partitions(self, name: str, shape: tuple[int, ...]) -> None:
         if shape[0] > self.core.partitions:
             raise ValueError(f"pool {name!r}: {shape[0]} partitions requested, the core has "
                              f"{self.core.partitions}")
 
     # ---- issuing -------------------------------------------------------------------
     def _record(self, eng: str, op: str, start: float, dur: float, count: int = 1,
-                lat: float = 0.0, nbytes: float = 0.0) -> None:
+                lat: float = 0.0, nbytes: float = 0.0, hbm_wait: float = 0.0) -> None:
         self._eng.append(_EID[eng])
         self._op.append(op)
         self._start.append(start)
@@ -210,8 +235,10 @@ class Timeline:
         self._count.append(count)
         self._lat.append(lat)
         self._nbytes.append(nbytes)
+        self._hbm_wait.append(hbm_wait)
 
-    def issue(self, engine: str, op: str, cycles: float, reads, writes, not_before: float = 0.0,
+    def issue(self, engine: str, op: str, cycles: float, reads: Operands, writes: Operands,
+              not_before: float = 0.0,
               latency: float = 0.0) -> float:
         """Schedule one compute instruction of ``cycles`` on ``engine``; return its end (s).
 
@@ -240,7 +267,8 @@ class Timeline:
         self._record(engine, op, t, dur, 1, latency)
         return end
 
-    def issue_run(self, engine: str, op: str, cycles: float, start: float, items,
+    def issue_run(self, engine: str, op: str, cycles: float, start: float,
+                  items: Sequence[tuple[Operands, Operands]],
                   latency: float = 0.0, accumulate: bool = False) -> float:
         """``len(items)`` back-to-back instructions of ``cycles`` each, the first at ``start``.
 
@@ -265,8 +293,10 @@ class Timeline:
         self._record(engine, op, start, dur, n, latency)
         return end
 
-    def transfer(self, op: str, nbytes: float, partitions: int, reads, writes) -> float:
-        """Schedule one DMA transfer of ``nbytes`` over ``partitions``; return when its data is ready.
+    def transfer(self, op: str, nbytes: float, partitions: int, reads: Operands,
+                 writes: Operands) -> float:
+        """Schedule one DMA transfer of ``nbytes`` over ``partitions``; return when its data is
+        ready.
 
         Charged time = partitions x max(nbytes / partitions, dma_min_payload) / rate, where
         rate = the core's DMA rate x min(partitions, dma_engines) / dma_engines (a transfer
@@ -286,6 +316,7 @@ class Timeline:
         rate = self.link.rate * min(parts, engines) / engines
         dur = charged / rate
         t = self.link.find(ready, dur)
+        t_own = t  # the start the core's own DMA link allows
         h = self.hbm_link
         if h is not None:
             hdur = nbytes / h.rate
@@ -304,19 +335,19 @@ class Timeline:
         for w in writes:
             mark_write(w.slot, end, done, "dma")
         self.bytes["hbm"] += nbytes
-        self._record("dma", op, t, dur, 1, self.dma_latency, nbytes)
+        self._record("dma", op, t, dur, 1, self.dma_latency, nbytes, t - t_own)
         return done
 
     # ---- result --------------------------------------------------------------------
-    def result(self, kernel: str, dtype: str, flops: float, **kw) -> Result:
+    def result(self, kernel: str, dtype: str, flops: float, **kw: Any) -> Result:
         return Result.from_records(
             kernel=kernel, core=self.core, dtype=dtype, flops=flops, busy=self._busy,
             bytes=self.bytes, records=self.records(), **kw)
 
-    def records(self) -> dict:
+    def records(self) -> dict[str, Any]:
         """The raw records as numpy arrays (one row per instruction or run)."""
         return {"engine": np.asarray(self._eng, np.int8), "op": self._op,
                 "start": np.asarray(self._start), "dur": np.asarray(self._dur),
                 "count": np.asarray(self._count, np.int64), "lat": np.asarray(self._lat),
-                "nbytes": np.asarray(self._nbytes),
+                "nbytes": np.asarray(self._nbytes), "hbm_wait": np.asarray(self._hbm_wait),
                 "core": np.full(len(self._eng), self.core_id, np.int16)}

@@ -12,6 +12,10 @@ prediction below it is consistent with it, and its "error" is how far below.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
 
 __all__ = ["CASES", "Case", "predict", "table"]
 
@@ -28,7 +32,8 @@ class Case:
     published_us: float
     kind: str  # "threshold (p99 <=)", "threshold (p1 <= 1.05 x)", "measured"
     chip: str | None = None  # the chip the engine runs (stated device, or assumed)
-    call: tuple | None = None  # ("gemm", m, k, n, dtype) or ("attention", sq, skv, d, heads)
+    # ("gemm", m, k, n, dtype) or ("attention", sq, skv, d, heads)
+    call: tuple[Any, ...] | None = None
     note: str = ""
 
 
@@ -65,13 +70,14 @@ CASES: tuple[Case, ...] = (
 )
 
 
-def predict(case: Case, kb=None) -> float | None:
+def predict(case: Case, kb: KnowledgeBase | None = None) -> float | None:
     """The engine's prediction for ``case`` in microseconds (None if not modelled)."""
     if case.call is None:
         return None
     import trnkb
     from trnkb.engine import NeuronCore, attention, gemm
 
+    assert case.chip is not None, f"{case.kernel}: a modelled case names its chip"
     core = NeuronCore.from_kb(kb if kb is not None else trnkb.load(), case.chip)
     kind, *args = case.call
     if kind == "gemm":
@@ -83,7 +89,7 @@ def predict(case: Case, kb=None) -> float | None:
     return float(r.seconds.to("us").magnitude)
 
 
-def table(kb=None) -> str:
+def table(kb: KnowledgeBase | None = None) -> str:
     """The markdown table: source, kernel, device, shape, dtype, published, engine, error."""
     head = ("| source | kernel | device | shape | dtype | published (µs) | kind | engine chip | "
             "engine (µs) | error | note |\n|---|---|---|---|---|---|---|---|---|---|---|")

@@ -19,6 +19,8 @@ import os
 import shutil
 from pathlib import Path
 
+from trnkb.outdir import refusal
+
 __all__ = ["MARKER", "UnsafeOutput", "check", "claim"]
 
 MARKER = ".trnkb-site"
@@ -29,40 +31,13 @@ class UnsafeOutput(ValueError):
     """An output path the site builder refuses to clear or write (one-line message)."""
 
 
-def _is_within(inner: Path, outer: Path) -> bool:
-    return inner == outer or outer in inner.parents
-
-
-def _refusal(path: Path, protected: list[Path]) -> str | None:
-    """Why ``path`` (absolute, symlinks not resolved) must not be cleared, or None."""
-    if path.is_symlink():
-        return "is a symbolic link"
-    real = path.resolve()
-    if path.exists() and not path.is_dir():
-        return "is a file, not a directory"
-    if real == Path(real.anchor):
-        return "is the filesystem root"
-    if real == Path.cwd().resolve():
-        return "is the current directory"
-    if real == Path.home().resolve():
-        return "is the home directory"
-    if (real / ".git").exists():
-        return "is a repository root (it holds .git)"
-    for p in protected:
-        if _is_within(p, real):
-            return f"contains {p}"
-    if real.is_dir() and any(real.iterdir()) and not (real / MARKER).is_file():
-        return f"is a non-empty directory that the site builder did not create (no {MARKER} marker)"
-    return None
-
-
 def check(path: str | Path, specs: str | Path | None = None) -> None:
     """Raise :class:`UnsafeOutput` when :func:`claim` would refuse ``path``; touch nothing."""
     path = Path(os.path.abspath(path))
     protected = [Path.cwd().resolve(), Path.home().resolve()]
     if specs is not None:
         protected.append(Path(specs).resolve())
-    why = _refusal(path, protected)
+    why = refusal(path, protected, MARKER, "the site builder")
     if why:
         raise UnsafeOutput(f"refusing to use {path} as site output: it {why}")
 

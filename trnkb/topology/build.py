@@ -39,8 +39,10 @@ from trnkb.topology.spec import POSITION_NAMES, RACK_NAMES, FabricSpec, chip_nam
 __all__ = ["build_graph"]
 
 
-def _lane_gbps(spec: FabricSpec, lanes: int, scale: float = 1.0) -> float | None:
-    return None if spec.lane_rate_gbps is None else lanes * spec.lane_rate_gbps * scale
+def _lane_gbps(spec: FabricSpec, lanes: int | None, scale: float = 1.0) -> float | None:
+    if spec.lane_rate_gbps is None or lanes is None:
+        return None
+    return lanes * spec.lane_rate_gbps * scale
 
 
 def _add_link(g: nx.Graph, a: str, b: str, medium: str, lanes: int | None, ports: int, gbps):

@@ -23,12 +23,16 @@ Bandwidth-bound times (per direction, ideal routing, latency added separately):
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import networkx as nx
 import numpy as np
 import pint
 
 from trnkb.units import Q_
+
+if TYPE_CHECKING:
+    from trnkb.topology.spec import FabricSpec
 
 __all__ = ["CollectivesMixin", "bandwidth_time"]
 
@@ -58,6 +62,29 @@ def latency_steps(kind: str, g: int) -> int:
 
 class CollectivesMixin:
     """Group bandwidths and collective times of a :class:`~trnkb.topology.fabric.Fabric`."""
+
+    if TYPE_CHECKING:
+        # provided by :class:`~trnkb.topology.fabric.Fabric`
+        graph: nx.Graph
+        spec: FabricSpec
+
+        @property
+        def chips(self) -> list[str]: ...
+
+        @property
+        def switches(self) -> list[str]: ...
+
+        @property
+        def _hop_matrix(self) -> np.ndarray: ...
+
+        @property
+        def _chip_index(self) -> dict[str, int]: ...
+
+        @property
+        def _rack_index(self) -> np.ndarray: ...
+
+        def rack_of(self, chip: str) -> str: ...
+        def _pair_hops(self, in_rack: bool = False) -> np.ndarray: ...
 
     def _group_graph(self, g: int) -> tuple[list[str], nx.Graph]:
         group = self.chips[:g]

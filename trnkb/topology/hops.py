@@ -14,17 +14,30 @@ counting switches alone would give 1.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import networkx as nx
 import numpy as np
 
 from trnkb.topology.spec import RACK_NAMES
 
+if TYPE_CHECKING:
+    from trnkb.topology.spec import FabricSpec
+
 __all__ = ["HopsMixin"]
 
 
 class HopsMixin:
     """Hop measurements of a :class:`~trnkb.topology.fabric.Fabric` (uses ``graph``, ``chips``, ``spec``)."""
+
+    if TYPE_CHECKING:
+        graph: nx.Graph
+        spec: FabricSpec
+
+        @property
+        def chips(self) -> list[str]: ...
+
+        def rack_of(self, chip: str) -> str: ...
 
     @cached_property
     def _hop_matrix(self) -> np.ndarray:

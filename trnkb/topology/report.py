@@ -42,8 +42,8 @@ SOURCE_PATHS: dict[str, tuple[tuple[str, tuple, tuple, str], ...]] = {
 def path_examples(f: Fabric) -> list[dict]:
     """The source's worked paths for this domain, then the worst pair in a rack and in the domain."""
     out = []
-    for label, a, b, locator in SOURCE_PATHS.get(f.spec.domain, ()):
-        ca, cb = chip_name(*a), chip_name(*b)
+    for label, pa, pb, locator in SOURCE_PATHS.get(f.spec.domain, ()):
+        ca, cb = chip_name(*pa), chip_name(*pb)
         out.append({**_example(f, label, ca, cb), "source": f"{_SEED}: {locator}"})
     a, b, _ = f.worst_pair(in_rack=True)
     out.append(_example(f, "worst case in a rack", a, b))
@@ -108,10 +108,12 @@ def metric(f: Fabric, name: str):
         return f.max_hops(in_rack=True)
     if name == "max_hops_in_domain":
         return f.max_hops()
-    if name == "cross_to_backplane_ratio":
-        return (f.cross_rack_bandwidth_per_chip / f.backplane_bandwidth_per_chip).to("").magnitude
-    if name == "cross_to_in_rack_ratio":
-        return (f.cross_rack_bandwidth_per_chip / f.in_rack_bandwidth_per_chip).to("").magnitude
+    if name in ("cross_to_backplane_ratio", "cross_to_in_rack_ratio"):
+        num = f.cross_rack_bandwidth_per_chip
+        den = f.backplane_bandwidth_per_chip if name == "cross_to_backplane_ratio" else f.in_rack_bandwidth_per_chip
+        if num is None or den is None:
+            raise KeyError(f"{f.spec.id} has no {name.removeprefix('cross_to_')} bandwidth for {name}")
+        return (num / den).to("").magnitude
     if not hasattr(f, name):
         raise KeyError(f"no topology metric {name!r}")
     v = getattr(f, name)

@@ -18,8 +18,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from trnkb.topology.collectives import bandwidth_time, latency_steps
+
+if TYPE_CHECKING:
+    from trnkb.topology import Fabric
 
 __all__ = ["GroupBandwidth", "Network"]
 
@@ -43,7 +47,7 @@ class Network:
     domain: int
     chip_scaleup: float
     scaleout: float
-    fabric: object | None = None
+    fabric: Fabric | None = None
     scaleup_model: str = "switch"
     torus_dims: tuple[int, ...] = ()
     torus_ndim: int = 0

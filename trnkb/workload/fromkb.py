@@ -10,6 +10,7 @@ spread of all the values the KB holds for its field and the ids of their sources
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from trnkb.workload.collectives import Network
 from trnkb.workload.models import Model
@@ -57,7 +58,7 @@ def model(kb, model_id: str) -> Model:
     """The :class:`Model` of a ``models`` row (``llama-3.1-70b`` and ``llama-3-1-70b`` both work)."""
     mid = _lookup(kb, "models", model_id)
     get = lambda f: kb.get(mid, f)  # noqa: E731
-    kw = {}
+    kw: dict[str, Any] = {}
     for f in _INT_FIELDS:
         v = get(f)
         if v is not None:
@@ -82,8 +83,15 @@ def sourced(kb, row: str, fld: str, unit: str, name: str | None = None, scale: f
         return None
     mags = [float(v.to(unit).magnitude) * scale for v in vals["value"]]
     srcs = tuple(dict.fromkeys(vals["source"]))
-    return Input(name or fld, min(mags), mags[0], max(mags), unit, "sourced",
-                 f"{row}.{fld}: " + ", ".join(srcs), srcs)
+    basis = f"{row}.{fld}: " + ", ".join(srcs)
+    # a peak whose source does not say dense or sparse may be a sparse figure: the dense
+    # rate could be half of it, so half is the low end of the range (never assumed dense)
+    density = vals["density"] if "density" in vals else []
+    unstated = [m / 2 for m, d in zip(mags, density, strict=False) if d == "unstated"]
+    if unstated:
+        basis += " (dense or sparse not stated: low end = half, the dense rate if it is sparse)"
+    return Input(name or fld, min(mags + unstated), mags[0], max(mags), unit, "sourced",
+                 basis, srcs)
 
 
 def _power(kb, rack: str, chip: str, per_rack: int | None) -> Input:

@@ -63,7 +63,7 @@ def plans(model: Model, system: System, chips: int, tokens: float = 15e12, preci
     inputs = central_values(system, precision, assumptions)
     v = {k: i.mid for k, i in inputs.items()}
     weight_bytes = MEMORY_RECIPES[recipe][0] if recipe != "fp8-adam" else 1.0
-    rows = []
+    rows: list[dict[str, Any]] = []
     f_tok = model.training_flops_per_token(seq_len)
     for p in candidate_plans(model, system, chips, batch_tokens / seq_len, all_zero):
         s = step_breakdown(model, system, p, v, seq_len=seq_len, batch_tokens=batch_tokens, recipe=recipe,

@@ -97,6 +97,15 @@ class System:
                            f"(it has: {have})")
         return self.peak[precision]
 
+    def fallback_precision(self, wanted: str) -> str:
+        """``wanted`` if the chip has a peak for it, else the nearest it has (bf16, fp8, mxfp8...)."""
+        if wanted in self.peak:
+            return wanted
+        for p in ("bf16", "fp8", "mxfp8", "int8", "fp4", "mxfp4"):
+            if p in self.peak:
+                return p
+        return wanted
+
     def inputs(self, precision: str) -> dict[str, Input]:
         """The system's ranged inputs for a workload at ``precision``."""
         return {"peak_flops": self.peak_input(precision), "hbm_bandwidth": self.hbm_bandwidth,

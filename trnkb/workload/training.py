@@ -5,9 +5,10 @@ Step time (seconds) is composed, per chip, of named parts:
 * ``compute``: model FLOPs of the step / (chips x peak x ``mfu``), times 4/3 with full
   recomputation (one more forward); at least the step's HBM traffic / HBM bandwidth.
   ``mfu`` is the model-FLOPs utilisation of the compute phases (an assumption, default
-  0.45, range 0.35-0.55; the Llama 3 paper measured 38-43% end to end on 16K H100, the
-  scaling book uses 40%); bubbles and exposed communication come on top, so the achieved
-  MFU the result reports is lower.
+  0.45, range 0.30-0.65: the Llama 3 paper measured 38-43% end to end on 16K H100, the
+  scaling book uses 40%, MaxText reaches 52-65% on TPU v5p, first MoE runs on Trainium3
+  20-30%); bubbles and exposed communication come on top, so the achieved MFU the result
+  reports is lower.
 * ``bubble``: ``(pp - 1) / (n_micro x vpp)`` of the compute (1F1B schedule, interleaved over
   ``vpp`` virtual stages per chip).
 * communication, each over :class:`~trnkb.workload.collectives.Network`: data-parallel
@@ -37,9 +38,10 @@ from trnkb.workload.system import System
 __all__ = ["TRAIN_ASSUMPTIONS", "step_breakdown"]
 
 TRAIN_ASSUMPTIONS = {
-    "mfu": assumption("mfu", 0.35, 0.45, 0.55, "", "model-FLOPs utilisation of the compute phases; "
-                      "llama-3-herd-paper measured 38-43% BF16 end to end on 8-16K H100; "
-                      "scaling-book uses 40%"),
+    "mfu": assumption("mfu", 0.3, 0.45, 0.65, "", "model-FLOPs utilisation of the compute phases; "
+                      "llama-3-herd-paper measured 38-43% BF16 end to end on 8-16K H100, scaling-book "
+                      "uses 40%, MaxText recipes reach 52-65% on TPU v5p and first PyTorch runs of MoE "
+                      "models on Trainium3 20-30% (specs/claims/measured.yaml)"),
     "collective_efficiency": assumption("collective_efficiency", 0.6, 0.75, 0.9, "",
                                         "achieved fraction of link bandwidth in collectives"),
     "dp_overlap": assumption("dp_overlap", 0.5, 0.8, 1.0, "", "gradient reduction hidden under backward"),
@@ -182,20 +184,23 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
         raise ValueError(f"unknown memory recipe {recipe!r}; choose from {', '.join(MEMORY_RECIPES)}")
     inputs = {**central_values(system, precision), **cost_inputs(system, pricing), **(assumptions or {})}
     weight_bytes = MEMORY_RECIPES[recipe][0] if recipe != "fp8-adam" else 1.0
+    chosen: Plan
     if plan is None:
         found = search_plans(model, system, chips, tokens, precision, seq_len=seq_len,
                              batch_tokens=batch_tokens, recipe=recipe, assumptions=assumptions, top=1)
         if not found:
             raise ValueError(f"no plan fits {model.id} on {chips} chips of {system.id}")
-        plan = found[0]["plan"]
+        chosen = found[0]["plan"]
     elif isinstance(plan, str):
-        plan = Plan.parse(plan, chips)
-    bad = plan.problems(model, chips, batch_tokens / seq_len)
+        chosen = Plan.parse(plan, chips)
+    else:
+        chosen = plan
+    bad = chosen.problems(model, chips, batch_tokens / seq_len)
     if bad:
-        raise ValueError(f"plan {plan.label}: " + "; ".join(bad))
+        raise ValueError(f"plan {chosen.label}: " + "; ".join(bad))
 
     def run(v: dict[str, float]) -> dict[str, float]:
-        s = step_breakdown(model, system, plan, v, seq_len=seq_len, batch_tokens=batch_tokens,
+        s = step_breakdown(model, system, chosen, v, seq_len=seq_len, batch_tokens=batch_tokens,
                            recipe=recipe, weight_bytes=weight_bytes, include_attention=include_attention,
                            budget=tokens, flops_per_token=flops_per_token)
         hours = s["days"] * 24
@@ -211,7 +216,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
         return s
 
     result = WorkloadResult.build("train", model, system, chips, precision, inputs, run, TRAIN_METRICS,
-                                  plan=plan, settings={"tokens": tokens, "seq_len": seq_len,
+                                  plan=chosen, settings={"tokens": tokens, "seq_len": seq_len,
                                                        "batch_tokens": batch_tokens, "recipe": recipe,
                                                        "include_attention": include_attention,
                                                        "pricing": pricing})

@@ -18,7 +18,7 @@ from trnkb.workload import fromkb
 from trnkb.workload.serving import serve
 from trnkb.workload.training import train
 
-__all__ = ["MODELS", "SYSTEMS", "headline", "perf_per_tco", "range_chart", "summary"]
+__all__ = ["MODELS", "SYSTEMS", "by_switch_generation", "engine_vs_assumption", "headline", "perf_per_tco", "range_chart", "summary"]
 
 SYSTEMS = ("trn3-nl72x2-switched", "gb300-nvl72", "mi355x-8", "mi450x-ualoe72", "tpu-v7-pod")
 MODELS = {"dense": "llama-3-1-405b", "moe": "deepseek-v3"}
@@ -56,9 +56,10 @@ def perf_per_tco(kb, systems=SYSTEMS, models=MODELS, *, train_chips: int = 4096,
 
     Training uses the fastest plan that fits; serving one replica of ``serve_chips`` chips.
     """
-    rows, notes = [], {}
+    rows, notes, peaks = [], {}, {}
     for sid in systems:
         s = fromkb.system(kb, sid)
+        peaks[sid] = (s.chip, s.peak_input(precision).mid)
         for kind, mid in models.items():
             m = fromkb.model(kb, mid)
             tr = train(m, s, train_chips, None, tokens, precision)
@@ -68,6 +69,7 @@ def perf_per_tco(kb, systems=SYSTEMS, models=MODELS, *, train_chips: int = 4096,
             notes[sid] = sorted(set(tr.notes) | set(sv.notes))
     df = pd.DataFrame(rows)
     df.attrs["notes"] = notes
+    df.attrs["peaks"] = peaks
     df.attrs["settings"] = {"train_chips": train_chips, "tokens": tokens, "serve_chips": serve_chips,
                             "batch": batch, "input_len": input_len, "output_len": output_len,
                             "precision": precision}
@@ -111,7 +113,11 @@ def headline(df: pd.DataFrame) -> list[str]:
     out = []
     first, second = _best(df, "train", "dense", "days", highest=False)
     moe, _ = _best(df, "train", "moe", "days", highest=False)
-    out.append(f"On {st['train_chips']:,} chips in {st['precision']}, {first['system']} trains the dense "
+    chip, peak = df.attrs["peaks"][first["system"]]
+    top = max(df.attrs["peaks"].values(), key=lambda cp: cp[1])
+    why = (f" (its {chip} has the highest {st['precision']} peak in the knowledge base, "
+           f"{_fmt(peak / 1e12)} TFLOP/s)") if top[0] == chip else ""
+    out.append(f"On {st['train_chips']:,} chips in {st['precision']}, {first['system']}{why} trains the dense "
                f"{first['model']} on {st['tokens']:.3g} tokens fastest, in {_fmt(first['central'])} days "
                f"({_fmt(first['low'])} to {_fmt(first['high'])}) against {_fmt(second['central'])} for "
                f"{second['system']}, and {moe['system']} trains the MoE {moe['model']} fastest "
@@ -139,3 +145,39 @@ def summary(df: pd.DataFrame, task: str) -> pd.DataFrame:
                   for c, lo, hi in zip(d["central"], d["low"], d["high"], strict=True)]
     return d.pivot_table(index=["system", "model"], columns="metric", values="value", aggfunc="first",
                          sort=False)
+
+
+def by_switch_generation(kb, system: str = "trn3-nl72x2-switched", model: str = "deepseek-v3", *,
+                         chips: int = 144, batch: int = 256, input_len: int = 2048, output_len: int = 512,
+                         precision: str = "fp8") -> pd.DataFrame:
+    """Serving one model on the whole domain under each switch generation of its fabric:
+    the group's hops and bandwidths (from the fabric graph) and the time per output token."""
+    gens = [g for g in kb.table("fabrics").query("domain == @system")["generation"] if isinstance(g, str)]
+    m = fromkb.model(kb, model)
+    rows = []
+    for g in gens:
+        s = fromkb.system(kb, system, g)
+        gb = s.network.group(chips)
+        r = serve(m, s, chips, batch, input_len, output_len, precision, curve=False)
+        t = r["tpot"]
+        rows.append({"generation": g, "mean_hops": round(gb.mean_hops, 3),
+                     "injection_GBps": gb.injection / 1e9, "bisection_TBps": gb.bisection / 1e12,
+                     "tpot_ms": t.mid * 1e3, "tpot_low_ms": t.lo * 1e3, "tpot_high_ms": t.hi * 1e3,
+                     "comm_ms": r.breakdown["decode_comm"] * 1e3})
+    return pd.DataFrame(rows)
+
+
+def engine_vs_assumption(kb, system: str = "trn3-nl72x2-switched", model: str = "llama-3-1-405b", *,
+                         chips: int = 4096, tokens: float = 15e12, precision: str = "bf16") -> pd.DataFrame:
+    """Training days on a Trainium system with the MFU assumption and with the reference
+    engine's simulated layer MFU (:mod:`trnkb.workload.engine_mfu`)."""
+    from trnkb.workload.engine_mfu import engine_mfu
+
+    m, s = fromkb.model(kb, model), fromkb.system(kb, system)
+    rows = []
+    for label, extra in (("assumption", {}), ("engine", {"mfu": engine_mfu(kb, m, s.chip, dtype=precision)})):
+        r = train(m, s, chips, None, tokens, precision, assumptions=extra)
+        mfu, d = r.inputs["mfu"], r["days"]
+        rows.append({"mfu_from": label, "mfu_low": mfu.lo, "mfu_central": mfu.mid, "mfu_high": mfu.hi,
+                     "days": d.mid, "days_low": d.lo, "days_high": d.hi, "plan": r.plan.label})
+    return pd.DataFrame(rows)
