@@ -3,16 +3,23 @@ sources, derived ridge point and FLOP/s per watt, and where a chip stands."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 import pint
 
 from trnkb.calc import flops, memory
+from trnkb.calc.derivation import Result
 from trnkb.compare.tables import unit_str
 from trnkb.display import short_name
 from trnkb.kb import KnowledgeBase
-from trnkb.schema import TABLES
+from trnkb.qtypes import Quantity
+from trnkb.schema import TABLES, Field
+
+__all__ = ["PRECISIONS", "CHIP_FIELDS", "LONG_COLUMNS", "HEADLINE", "accelerators", "chip_values",
+           "DERIVED", "ridge_point", "flops_per_watt", "comparison", "wide", "columns",
+           "standing", "LANE_MEDIA", "lane_budget", "rack_skus", "caveats"]
 
 # Dense peak rates, lowest precision last; sparse rates are never mixed in.
 PRECISIONS = ("dense_fp32", "dense_tf32", "dense_bf16", "dense_fp8", "dense_mxfp8",
@@ -48,6 +55,13 @@ def _vendors(kb: KnowledgeBase) -> dict[str, str]:
     return dict(zip(chips["id"], chips["vendor"], strict=True))
 
 
+def _field(name: str) -> Field:
+    f = TABLES["chips"].field(name)
+    if f is None:
+        raise KeyError(f"chips has no field {name!r}")
+    return f
+
+
 def chip_values(kb: KnowledgeBase, ids: Sequence[str] | None = None,
                 fields: Iterable[str] = CHIP_FIELDS) -> pd.DataFrame:
     """Preferred values of chip ``fields``, long: one row per (chip, field) a source gives.
@@ -68,7 +82,7 @@ def chip_values(kb: KnowledgeBase, ids: Sequence[str] | None = None,
     sub = sub.assign(
         chip=sub["id"].map(_names(kb)), name=sub["id"].map(_short(kb)),
         vendor=sub["id"].map(_vendors(kb)), qualifier=sub["qualifier"].fillna("").astype(str),
-        unit=[unit_str(TABLES["chips"].field(x).unit) for x in sub["field"]],
+        unit=[unit_str(_field(x).unit) for x in sub["field"]],
         order=[ids.index(i) * len(fields) + fields.index(x) for i, x in zip(sub["id"], sub["field"], strict=True)],
     )
     return sub.sort_values("order")[LONG_COLUMNS].reset_index(drop=True)
@@ -82,7 +96,8 @@ DERIVED = (
 )
 
 
-def _derived(kb: KnowledgeBase, chip: str, num: str, den: str, calculator):
+def _derived(kb: KnowledgeBase, chip: str, num: str, den: str,
+             calculator: Callable[..., Result]) -> tuple[Quantity | None, str]:
     a, b = kb.get(chip, num), kb.get(chip, den)
     if a is None or b is None:
         return None, ""
@@ -98,7 +113,7 @@ def _qualifier(kb: KnowledgeBase, chip: str, field: str) -> str:
         return ""
 
 
-def ridge_point(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> pint.Quantity | None:
+def ridge_point(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> Quantity | None:
     """Arithmetic intensity where a kernel turns compute-bound, FLOP/byte
     (:func:`trnkb.calc.memory.ridge_point` of the KB's peak and HBM bandwidth).
 
@@ -107,7 +122,7 @@ def ridge_point(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> 
     return _derived(kb, chip, precision, "hbm_bandwidth", memory.ridge_point)[0]
 
 
-def flops_per_watt(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> pint.Quantity | None:
+def flops_per_watt(kb: KnowledgeBase, chip: str, precision: str = "dense_bf16") -> Quantity | None:
     """Peak FLOP/s per watt of TDP, TFLOPS/W (:func:`trnkb.calc.flops.flops_per_watt`);
     None when the KB lacks either value."""
     return _derived(kb, chip, precision, "tdp", flops.flops_per_watt)[0]
@@ -174,7 +189,7 @@ def columns(long: pd.DataFrame, fields: Sequence[str]) -> pd.DataFrame:
     return out.drop(columns="o").reset_index(drop=True)
 
 
-def standing(long: pd.DataFrame, field: str, chip: str) -> dict:
+def standing(long: pd.DataFrame, field: str, chip: str) -> dict[str, Any]:
     """Where ``chip`` stands on ``field`` among the chips of a long view.
 
     Returns a dict: ``value`` (magnitude or None), ``unit``, ``rank`` (1 = highest; None
@@ -287,8 +302,8 @@ def caveats(kb: KnowledgeBase, long: pd.DataFrame,
     return out
 
 
-def _differs(a, b) -> bool:
+def _differs(a: Any, b: Any) -> bool:
     try:
         return abs(float((a - b) / b)) > 1e-9
     except (TypeError, ValueError, ZeroDivisionError, pint.DimensionalityError):
-        return a != b
+        return bool(a != b)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import pandas as pd
 import pint
@@ -13,8 +14,10 @@ from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES
 from trnkb.units import format_number, format_unit
 
+__all__ = ["unit_str", "fmt", "magnitudes", "rows", "sources_of", "cited", "conflicts", "profile"]
 
-def unit_str(unit) -> str:
+
+def unit_str(unit: Any) -> str:
     """A unit as analysts write it: :func:`trnkb.units.format_unit` (``TB/s``, ``Gbit/s``,
     ``PFLOP/s``, ``FLOP/B``), with two display-only touches: a rate per watt stays
     ``TFLOPS/W`` (one slash reads better than ``TFLOP/(s*W)``) and powers are superscripts
@@ -24,7 +27,7 @@ def unit_str(unit) -> str:
     return s.replace("**2", "\u00b2").replace("**3", "\u00b3")
 
 
-def fmt(value, digits: int = 4) -> str:
+def fmt(value: Any, digits: int = 4) -> str:
     """A value as prose, ``digits`` significant digits, no exponent: ``144 GB``,
     ``1.2 TB/s``, ``20,000 TFLOP/s``, ``8`` (counts); text unchanged. Numbers go through
     :func:`trnkb.units.format_number` (the one formatter)."""
