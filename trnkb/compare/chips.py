@@ -19,7 +19,7 @@ from trnkb.schema import TABLES, Field
 
 __all__ = ["PRECISIONS", "CHIP_FIELDS", "LONG_COLUMNS", "HEADLINE", "accelerators", "chip_values",
            "DERIVED", "ridge_point", "flops_per_watt", "comparison", "wide", "columns",
-           "standing", "LANE_MEDIA", "lane_budget", "rack_skus"]
+           "standing", "LANE_MEDIA", "lane_budget", "rack_skus", "caveats"]
 
 # Dense peak rates, lowest precision last; sparse rates are never mixed in.
 PRECISIONS = ("dense_fp32", "dense_tf32", "dense_bf16", "dense_fp8", "dense_mxfp8",

@@ -16,6 +16,7 @@ from trnkb.units import format_number, format_unit
 
 __all__ = ["unit_str", "fmt", "magnitudes", "rows", "sources_of", "cited", "conflicts", "profile"]
 
+
 def unit_str(unit: Any) -> str:
     """A unit as analysts write it: :func:`trnkb.units.format_unit` (``TB/s``, ``Gbit/s``,
     ``PFLOP/s``, ``FLOP/B``), with two display-only touches: a rate per watt stays
@@ -24,7 +25,6 @@ def unit_str(unit: Any) -> str:
     s = format_unit(unit)
     s = re.sub(r"\b([kMGTPE]?)FLOP/\(s\*([kM]?W)\)", r"\1FLOPS/\2", s)
     return s.replace("**2", "\u00b2").replace("**3", "\u00b3")
-
 
 
 def fmt(value: Any, digits: int = 4) -> str:
