@@ -28,7 +28,7 @@ class BandwidthMixin:
 
     if TYPE_CHECKING:
         # provided by :class:`~trnkb.topology.fabric.Fabric`
-        graph: nx.Graph
+        graph: nx.Graph[str]
         spec: FabricSpec
 
         @property
@@ -141,7 +141,7 @@ class BandwidthMixin:
                 return n
             return "_source" if n in side else "_sink"
 
-        d = nx.DiGraph()
+        d: nx.DiGraph[str] = nx.DiGraph()
         for a, b, e in self.graph.edges(data=True):
             u, v = end(a), end(b)
             if u == v:

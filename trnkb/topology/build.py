@@ -45,13 +45,13 @@ def _lane_gbps(spec: FabricSpec, lanes: int | None, scale: float = 1.0) -> float
     return lanes * spec.lane_rate_gbps * scale
 
 
-def _add_link(g: nx.Graph, a: str, b: str, medium: str, lanes: int | None, ports: int,
-              gbps: float | None) -> None:
+def _add_link(g: nx.Graph[str], a: str, b: str, medium: str, lanes: int | None,
+              ports: int, gbps: float | None) -> None:
     g.add_edge(a, b, medium=medium, lanes=lanes, ports=ports, gbit_s=gbps)
 
 
-def _build_switched(spec: FabricSpec) -> nx.Graph:
-    g = nx.Graph(fabric=spec.id)
+def _build_switched(spec: FabricSpec) -> nx.Graph[str]:
+    g: nx.Graph[str] = nx.Graph(fabric=spec.id)
     per_plane = max(1, spec.chips_per_tray // spec.planes)
     port_lanes = (spec.lanes_per_port or 0) * spec.ports_per_chip_per_switch
     active_scale = 1.0
@@ -101,8 +101,8 @@ def _build_switched(spec: FabricSpec) -> nx.Graph:
     return g
 
 
-def _build_torus(spec: FabricSpec) -> nx.Graph:
-    g = nx.Graph(fabric=spec.id)
+def _build_torus(spec: FabricSpec) -> nx.Graph[str]:
+    g: nx.Graph[str] = nx.Graph(fabric=spec.id)
     dims = spec.torus
     names = "xyz"
     z_per_rack = dims[2] // spec.racks if len(dims) == 3 else 1
@@ -127,7 +127,7 @@ def _build_torus(spec: FabricSpec) -> nx.Graph:
     return g
 
 
-def build_graph(spec: FabricSpec) -> nx.Graph:
+def build_graph(spec: FabricSpec) -> nx.Graph[str]:
     """The fabric as an undirected graph.
 
     Nodes carry ``kind`` (``chip``, ``switch``, ``tray-switch``), ``rack`` and, for chips,

@@ -67,7 +67,7 @@ class CollectivesMixin:
 
     if TYPE_CHECKING:
         # provided by :class:`~trnkb.topology.fabric.Fabric`
-        graph: nx.Graph
+        graph: nx.Graph[str]
         spec: FabricSpec
 
         @property
@@ -88,12 +88,12 @@ class CollectivesMixin:
         def rack_of(self, chip: str) -> str: ...
         def _pair_hops(self, in_rack: bool = False) -> np.ndarray: ...
 
-    def _group_graph(self, g: int) -> tuple[list[str], nx.Graph]:
+    def _group_graph(self, g: int) -> tuple[list[str], nx.Graph[str]]:
         group = self.chips[:g]
         keep = set(group) | set(self.switches)
         return group, self.graph.subgraph(keep)
 
-    def _flow(self, sub: nx.Graph, side: set[str], other: set[str]) -> float:
+    def _flow(self, sub: nx.Graph[str], side: set[str], other: set[str]) -> float:
         """Max flow in Gbit/s from ``side`` to ``other`` over ``sub`` (chips contracted to
         terminals)."""
         def end(n: str) -> str:
@@ -101,7 +101,7 @@ class CollectivesMixin:
                 return "_source"
             return "_sink" if n in other else n
 
-        d = nx.DiGraph()
+        d: nx.DiGraph[str] = nx.DiGraph()
         for a, b, e in sub.edges(data=True):
             u, v = end(a), end(b)
             if u == v:

@@ -14,7 +14,7 @@ counting switches alone would give 1.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import networkx as nx
 import numpy as np
@@ -32,7 +32,7 @@ class HopsMixin:
     ``chips``, ``spec``)."""
 
     if TYPE_CHECKING:
-        graph: nx.Graph
+        graph: nx.Graph[str]
         spec: FabricSpec
 
         @property
@@ -48,7 +48,9 @@ class HopsMixin:
         """
         nodes = list(self.graph.nodes)
         index = {n: i for i, n in enumerate(nodes)}
-        adj = nx.to_numpy_array(self.graph, nodelist=nodes, weight=None, dtype=np.float32)
+        # weight=None (every edge counts 1) is documented but missing from the stubs' overloads
+        to_numpy_array: Any = nx.to_numpy_array
+        adj = to_numpy_array(self.graph, nodelist=nodes, weight=None, dtype=np.float32)
         rows = [index[c] for c in self.chips]
         dist = np.full((len(rows), len(nodes)), -1, dtype=np.int32)
         frontier = np.zeros_like(dist, dtype=bool)
