@@ -61,7 +61,8 @@ def _structured_positions(g: Any) -> dict[Any, tuple[float, float]] | None:
         x0 = racks.index(r) * width
         for p in planes:
             members = sorted(n for n, d in nodes.items()
-                             if d.get("kind") != "chip" and str(d["rack"]) == r and d.get("plane", 1) == p)
+                             if d.get("kind") != "chip" and str(d["rack"]) == r
+                             and d.get("plane", 1) == p)
             i = planes.index(p)
             x = x0 + (0 if i == 0 else max(len(planes), 1) + 1 + len(slots) + i)
             for k, n in enumerate(members):
@@ -184,6 +185,7 @@ def tor_fabrics(kb: KnowledgeBase, upper_layers: int = 2) -> pd.DataFrame:
         r = network.tor_fabric_size(bw, ps, 1, upper_layers)
         out.append({"switch": sw, "switch_Tbps": float(bw.to("Tbit/s").magnitude),
                     "port_Gbps": float(ps.to("Gbit/s").magnitude),
-                    **{k: int(r.output(k).magnitude) for k in ("radix", "tors", "pods", "tors_per_pod")},
+                    **{k: int(r.output(k).magnitude)
+                       for k in ("radix", "tors", "pods", "tors_per_pod")},
                     "source": " + ".join(sources_of(kb, [sw], ["switch_bandwidth", "port_speed"]))})
     return pd.DataFrame(out)
