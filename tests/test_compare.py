@@ -155,3 +155,12 @@ def test_shipped_views_show_mi455x_ambiguity_and_the_trainium3_fp8_figure_used()
     c = kb.conflicts
     assert ((c["id"] == "trainium3") & (c["field"] == "dense_fp8")).any()
     assert any("MI455X dense FP8" in n and "dense or sparse not stated" in n for n in notes)
+
+
+def test_profile_writes_the_qualifier_with_the_value(tmp_path):
+    (tmp_path / "sources.yaml").write_text(SOURCES)
+    (tmp_path / "chips.yaml").write_text(QUALIFIED)
+    kb = trnkb.load(tmp_path)
+    p = compare.profile(kb, "chip-q").set_index("field")["value"]
+    assert p["dense_fp8"] == "4 PFLOP/s (dense or sparse not stated)"
+    assert p["dense_bf16"] == "1,000 TFLOP/s"

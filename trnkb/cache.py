@@ -23,6 +23,7 @@ import pickle
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 __all__ = ["cache_dir", "read_yaml_cached"]
 
@@ -47,7 +48,7 @@ class _TreeUnpickler(pickle.Unpickler):
     ALLOWED = {("datetime", "date"), ("datetime", "datetime"), ("datetime", "timezone"),
                ("datetime", "timedelta"), ("builtins", "set")}
 
-    def find_class(self, module: str, name: str):
+    def find_class(self, module: str, name: str) -> Any:
         if (module, name) in self.ALLOWED:
             return super().find_class(module, name)
         if module == "trnkb.specfile":  # the loader's containers (LineDict, LineList...)
@@ -69,7 +70,7 @@ def _code_key() -> bytes:
 _KEY: list[bytes] = []
 
 
-def read_yaml_cached(path: Path):
+def read_yaml_cached(path: Path) -> Any:
     """:func:`trnkb.specfile.read_yaml`, from the cache when this exact content was parsed
     before by this exact parser."""
     from trnkb.specfile import display_path, parse_yaml, read_bytes

@@ -11,8 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import pint
-
+from trnkb.qtypes import Quantity
 from trnkb.units import ureg
 
 
@@ -23,14 +22,14 @@ class Formula:
     or direction it produces (None: carried over from the inputs)."""
 
     params: tuple[str, ...] | None
-    fn: Callable[[dict[str, pint.Quantity]], pint.Quantity]
+    fn: Callable[[dict[str, Quantity]], Quantity]
     text: str
     density: str | None = None
     direction: str | None = None
     needs: tuple[str, str] | None = None  # (attribute, value) the single input must have
 
 
-def _product(x):
+def _product(x: dict[str, Quantity]) -> Quantity:
     return math.prod(x.values(), start=ureg.Quantity(1, ""))
 
 

@@ -51,6 +51,7 @@
     if (!cell) return "no source gives this";
     if (cell.k === "label") return "label (no source needed)";
     var t = "source: " + cell.s + " \u00b7 kind: " + cell.k + (cell.l ? " \u00b7 " + cell.l : "");
+    if (cell.q) t += "\nqualifier: " + cell.q;
     (cell.c || []).forEach(function (c) { t += "\nconflict: " + c.other + " (" + c.source + ", " + c.type + ")"; });
     return t;
   }
@@ -112,6 +113,7 @@
         var cell = r.cells[c.field];
         var cls = cell ? (cell.v !== null ? "num" : "") : "ex-missing";
         var badge = cell && cell.c ? ' <span class="ex-conflict" title="sources disagree">\u26a0</span>' : "";
+        if (cell && cell.q) badge = ' <span class="ex-qualifier">(' + esc(cell.q) + ")</span>" + badge;
         return '<td class="' + cls + '" data-row="' + esc(r.id) + '" data-field="' + c.field +
           '" title="' + esc(tip(cell)) + '">' + esc(text(c, cell)) + badge + "</td>";
       }).join("");
@@ -149,6 +151,7 @@
       out += esc(cell.v !== null ? num(s.v) + " " + s.u : cell.t) + ". Source: " +
         '<a class="trnkb-source" href="sources.html#src-' + esc(cell.s) + '">' + esc(cell.s) + "</a>" +
         " (" + esc(cell.k) + (cell.l ? "; " + esc(cell.l) : "") + ").";
+      if (cell.q) out += " Qualified by the source: " + esc(cell.q) + ".";
       (cell.c || []).forEach(function (c) {
         out += '<br><span class="ex-conflict">\u26a0</span> Conflict (' + esc(c.type) + "): " +
           esc(c.other) + " from " + '<a class="trnkb-source" href="sources.html#src-' + esc(c.source) +

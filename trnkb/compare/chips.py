@@ -19,7 +19,7 @@ from trnkb.schema import TABLES, Field
 
 __all__ = ["PRECISIONS", "CHIP_FIELDS", "LONG_COLUMNS", "HEADLINE", "accelerators", "chip_values",
            "DERIVED", "ridge_point", "flops_per_watt", "comparison", "wide", "columns",
-           "standing", "LANE_MEDIA", "lane_budget", "rack_skus"]
+           "standing", "LANE_MEDIA", "lane_budget", "rack_skus", "caveats"]
 
 # Dense peak rates, lowest precision last; sparse rates are never mixed in.
 PRECISIONS = ("dense_fp32", "dense_tf32", "dense_bf16", "dense_fp8", "dense_mxfp8",
@@ -270,6 +270,7 @@ def caveats(kb: KnowledgeBase, long: pd.DataFrame,
     or sparse not stated") and, where sources disagree, which figure the view uses and
     what the others say (Trainium3 FP8: AWS's chip table, the MXFP8 rate, against the
     architecture guide's plain FP8 at the BF16 rate; ``trnkb conflicts`` lists them).
+    Plain text (no markup), for :func:`trnkb.nbsetup.answer` or a Markdown escape.
 
     Values are the KB's, written by :func:`trnkb.units.format_quantity`.
     """
@@ -298,12 +299,15 @@ def caveats(kb: KnowledgeBase, long: pd.DataFrame,
         for r in others:
             text += (f"; {r['source']} gives {format_quantity(r['value'])}"
                      + (f" ({r['note']})" if r["note"] else ""))
-        out.append(text + ("; see `trnkb conflicts`." if others else "."))
+        out.append(text + ("; see trnkb conflicts." if others else "."))
     return out
 
 
-def _differs(a, b) -> bool:
-    try:
-        return abs(float((a - b) / b)) > 1e-9
-    except (TypeError, ValueError, ZeroDivisionError, pint.DimensionalityError):
-        return a != b
+def _differs(a: object, b: object) -> bool:
+    """Whether two values of one field differ (quantities by more than 1e-9 relative)."""
+    if isinstance(a, pint.Quantity) and isinstance(b, pint.Quantity):
+        try:
+            return bool(abs(float((a - b) / b)) > 1e-9)
+        except (ZeroDivisionError, pint.DimensionalityError):
+            return True
+    return bool(a != b)

@@ -16,6 +16,7 @@ from trnkb.units import format_number, format_unit
 
 __all__ = ["unit_str", "fmt", "magnitudes", "rows", "sources_of", "cited", "conflicts", "profile"]
 
+
 def unit_str(unit: Any) -> str:
     """A unit as analysts write it: :func:`trnkb.units.format_unit` (``TB/s``, ``Gbit/s``,
     ``PFLOP/s``, ``FLOP/B``), with two display-only touches: a rate per watt stays
@@ -24,7 +25,6 @@ def unit_str(unit: Any) -> str:
     s = format_unit(unit)
     s = re.sub(r"\b([kMGTPE]?)FLOP/\(s\*([kM]?W)\)", r"\1FLOPS/\2", s)
     return s.replace("**2", "\u00b2").replace("**3", "\u00b3")
-
 
 
 def fmt(value: Any, digits: int = 4) -> str:
@@ -121,13 +121,16 @@ def profile(kb: KnowledgeBase, chip: str) -> pd.DataFrame:
     -------
     DataFrame
         ``table, id, field, value, source, locator, kind`` with ``value`` written with its
-        unit (:func:`fmt`), preferred values only.
+        unit (:func:`fmt`) and, in parentheses, the source's qualifier where it has one
+        (``20 PFLOP/s (dense or sparse not stated)``); preferred values only.
     """
     kb.table_of(chip)  # raises KeyError for an unknown id
     f = kb.facts[kb.facts["preferred"]]
     linked = set(f.loc[(f["field"] == "chip") & (f["value"] == chip), "id"])
     sub = f[((f["id"] == chip) | f["id"].isin(linked)) & (f["field"] != "chip")]
     order = {t: i for i, t in enumerate(TABLES)}
-    sub = sub.assign(value=sub["value"].map(fmt), t=sub["table"].map(order))
+    qual = sub["qualifier"].fillna("").astype(str)
+    text = [fmt(v) + (f" ({q})" if q else "") for v, q in zip(sub["value"], qual, strict=True)]
+    sub = sub.assign(value=text, t=sub["table"].map(order))
     sub = sub.sort_values(["t", "id"], kind="stable")
     return sub[["table", "id", "field", "value", "source", "locator", "kind"]].reset_index(drop=True)

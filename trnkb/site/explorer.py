@@ -76,6 +76,8 @@ def _cell(kb: KnowledgeBase, table: str, row: str, field: str, conflicts: Confli
     p = kb.provenance(row, field)
     out: dict[str, Any] = {"v": value, "t": text, "u": unit or "", "s": str(p["source"]),
                            "k": str(p["kind"]), "l": str(p.get("locator", "") or "")}
+    if p.get("qualifier"):  # e.g. MI455X FP8: "dense or sparse not stated"
+        out["q"] = str(p["qualifier"])
     if (row, field) in conflicts:
         out["c"] = conflicts[(row, field)]
     return out
@@ -100,7 +102,8 @@ def explorer_data(kb: KnowledgeBase) -> dict[str, Any]:
     """Columns and rows of both views (``chips``, ``domains``), JSON-ready.
 
     Each cell is ``{v: magnitude in u, t: text, u: unit, s: source id, k: kind,
-    l: locator, c: [conflicting values]}`` or null when no source gives it.
+    l: locator, q: qualifier (only when the source qualifies the figure), c: [conflicting
+    values]}`` or null when no source gives it.
     """
     names = {i: short_name(n) for i, n in zip(kb.table("chips")["id"], kb.table("chips")["name"],
                                               strict=True)}

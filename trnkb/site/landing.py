@@ -68,6 +68,14 @@ def _citation() -> str:
             "`CITATION.cff` in the repository:\n\n```yaml\n" + text.strip() + "\n```\n")
 
 
+def _caveats(kb: KnowledgeBase) -> list[str]:
+    """What the FP8 chart and table rest on (qualified or disputed figures), as a list."""
+    notes = compare.caveats(kb, compare.chip_values(kb, compare.HEADLINE, ["dense_fp8", "dense_fp4"]))
+    if not notes:
+        return []
+    return ["What the FP8 figures rest on:\n"] + [f"- {md.escape(n)}" for n in notes] + [""]
+
+
 def landing(kb: KnowledgeBase, notebooks: list[Path], src: Path) -> str:
     """Markdown for the landing page's marker; writes the headline chart into ``src``."""
     long = compare.chip_values(kb, compare.HEADLINE, ["dense_fp8"])
@@ -84,6 +92,7 @@ def landing(kb: KnowledgeBase, notebooks: list[Path], src: Path) -> str:
              "(headline-fp8.svg)\n",
              display.table(headline_table(kb), kb=kb, sources_page="sources.html",
                            max_columns=8).html.replace("\n", " ") + "\n",
+             *_caveats(kb),
              "## Every comparison, answered\n"]
     for stem, title, answer in comparisons(notebooks):
         lines.append(f"- [{md.escape(title)}](notebooks/{stem}.ipynb): {md.escape(answer)}")

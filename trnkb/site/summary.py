@@ -10,7 +10,7 @@ the details are on the site's pages.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -26,7 +26,7 @@ def summary(site: Path, notebooks: Path, specs: Path | None = None) -> list[str]
     from trnkb.kb import load
 
     kb = load(specs)
-    conflicts = kb.conflicts["type"].value_counts() if len(kb.conflicts) else {}
+    conflicts: Any = kb.conflicts["type"].value_counts() if len(kb.conflicts) else {}
     verdicts = claims.claims_table(claims.validate_claims(kb))["verdict"].value_counts()
     pairs = check(kb)
     flagged = int(pairs["flagged"].sum()) if len(pairs) else 0

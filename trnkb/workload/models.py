@@ -26,6 +26,7 @@ card counts active parameters that way).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["Model", "WEIGHT_BYTES"]
 
@@ -66,7 +67,7 @@ class Model:
     context_length: int | None = None
     reported_total: float | None = None
     reported_active: float | None = None
-    sources: dict = field(default_factory=dict, compare=False, repr=False)
+    sources: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     # -- shape ---------------------------------------------------------------------------
     @property

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 from trnkb.workload.models import Model
 
@@ -74,7 +75,7 @@ class Plan:
     @classmethod
     def parse(cls, text: str, chips: int | None = None) -> Plan:
         """``"tp=4,pp=2,ep=8,zero=3,recompute=full,mb=1"``; ``dp`` defaults to fill ``chips``."""
-        kw: dict = {}
+        kw: dict[str, Any] = {}
         for part in filter(None, (p.strip() for p in text.split(","))):
             m = re.fullmatch(r"([a-z]+)\s*=\s*([a-z0-9]+)", part)
             if not m or m.group(1) not in cls._KEYS:

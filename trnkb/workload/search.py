@@ -54,7 +54,7 @@ def candidate_plans(model: Model, system: System, chips: int, sequences: float,
 def plans(model: Model, system: System, chips: int, tokens: float = 15e12, precision: str = "bf16", *,
           seq_len: int = 8192, batch_tokens: float = 4 * 2**20, recipe: str = "bf16-adam",
           assumptions: dict[str, Input] | None = None, top: int | None = 20,
-          all_zero: bool = False, include_unfit: bool = False) -> list[dict]:
+          all_zero: bool = False, include_unfit: bool = False) -> list[dict[str, Any]]:
     """Plans that fit, fastest first: ``[{"plan", "step_time" s, "days", "memory" B, "fits"}]``.
 
     ``len(result)`` is capped by ``top``; ``result.evaluated`` is not available, see

@@ -154,10 +154,6 @@ def central_values(system: System, precision: str, overrides: dict[str, Input] |
     return inputs
 
 
-def nan_if_missing(inputs: dict[str, Input]) -> list[str]:
-    return [k for k, i in inputs.items() if isinstance(i.mid, float) and math.isnan(i.mid)]
-
-
 # -- the public entry point ---------------------------------------------------------------
 
 TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": "B", "min_chips": "",
