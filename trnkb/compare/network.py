@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
@@ -81,9 +81,10 @@ def _torus_xy(coord: Iterable[int], depth: int) -> tuple[float, float]:
     return c[0] * step + c[2], -(c[1] * step) - 0.6 * c[2]
 
 
-def _torus_edges(g: Any, pos: dict[Any, tuple[float, float]]) -> list[dict[str, Any]] | None:
+def _torus_edges(g: Any, pos: Mapping[Any, Any]) -> list[dict[str, Any]] | None:
     """Edges of a torus with wrap-around links drawn as two outward stubs, not as lines
-    across the whole drawing."""
+    across the whole drawing. ``pos`` is (x, y) per node: tuples from the structured
+    layout or arrays from networkx."""
     nodes = dict(g.nodes(data=True))
     if not nodes or not all("coord" in d for d in nodes.values()):
         return None
