@@ -51,7 +51,7 @@ class Network:
     scaleup_model: str = "switch"
     torus_dims: tuple[int, ...] = ()
     torus_ndim: int = 0
-    _cache: dict = field(default_factory=dict, repr=False)
+    _cache: dict[int, GroupBandwidth] = field(default_factory=dict, repr=False)
 
     @property
     def scaleup_basis(self) -> str:

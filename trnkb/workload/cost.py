@@ -13,7 +13,12 @@ rack's cooling, see :func:`trnkb.workload.fromkb.system`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from trnkb.workload.ranges import Input, assumption
+
+if TYPE_CHECKING:
+    from trnkb.workload.system import System
 
 __all__ = ["COST_ASSUMPTIONS", "HOURS_PER_YEAR", "PRICING", "cost_inputs", "facility_watts",
            "usd_per_chip_hour"]
@@ -35,7 +40,7 @@ COST_ASSUMPTIONS: dict[str, Input] = {
 }
 
 
-def cost_inputs(system, pricing: str = "tco") -> dict[str, Input]:
+def cost_inputs(system: System, pricing: str = "tco") -> dict[str, Input]:
     """The cost inputs of a result: the TCO assumptions, plus the system's sourced cloud
     price per chip-hour when ``pricing`` is ``cloud`` (refused when the KB has none)."""
     if pricing not in PRICING:

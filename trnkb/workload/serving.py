@@ -21,6 +21,8 @@ Throughput counts output tokens with prefill interleaved on the same chips:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from trnkb.workload.cost import cost_inputs, facility_watts, usd_per_chip_hour
 from trnkb.workload.models import WEIGHT_BYTES, Model
@@ -63,8 +65,11 @@ def layout(model: Model, chips: int, tp: int | None = None) -> tuple[int, int]:
     return tp, chips // tp
 
 
-def _step(model, system, chips, tp, dp, batch, ctx, v, wb, kvb, decode: bool, tokens_per_seq: int):
-    """Seconds and bytes of one forward over ``batch`` sequences of ``tokens_per_seq`` new tokens each."""
+def _step(model: Model, system: System, chips: int, tp: int, dp: int, batch: int, ctx: float,
+          v: Mapping[str, float], wb: float, kvb: float, decode: bool,
+          tokens_per_seq: int) -> tuple[float, dict[str, float]]:
+    """Seconds and bytes of one forward over ``batch`` sequences of ``tokens_per_seq`` new
+    tokens each."""
     p = model.params()
     dense = (p["total"] - p["routed_experts"] - p["embedding"]) * wb / tp
     tokens = batch * tokens_per_seq
@@ -124,7 +129,7 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
     weights_chip = (p["total"] - p["routed_experts"]) * wb / tp + p["routed_experts"] * wb / chips
     kv_shard = 1 if model.attention == "mla" else min(tp, model.kv_heads)
 
-    def max_batch(v) -> float:
+    def max_batch(v: Mapping[str, float]) -> float:
         free = v["hbm_capacity"] * (1 - v["workspace_fraction"]) - weights_chip
         per_seq = model.kv_bytes(final_ctx, kvb) / kv_shard
         return max(math.floor(free / per_seq), 0) * dp if free > 0 else 0.0
@@ -167,8 +172,9 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
     return res
 
 
-def throughput_latency(model, system, chips, input_len, output_len, precision="bf16", *, limit: int,
-                       **kw) -> list[dict]:
+def throughput_latency(model: Model, system: System, chips: int, input_len: int,
+                       output_len: int, precision: str = "bf16", *, limit: int,
+                       **kw: Any) -> list[dict[str, Any]]:
     """Central TPOT and tokens/s per chip for batch 1, 2, 4... up to the KV-cache limit."""
     rows, b = [], 1
     while b <= max(limit, 1):

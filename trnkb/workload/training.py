@@ -29,11 +29,15 @@ activations written and read once.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from trnkb.workload.models import Model
 from trnkb.workload.plan import MEMORY_RECIPES, Plan, memory_per_chip, min_chips
 from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.system import System
+
+if TYPE_CHECKING:
+    from trnkb.workload.result import WorkloadResult
 
 __all__ = ["TRAIN_ASSUMPTIONS", "step_breakdown"]
 
@@ -166,7 +170,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
           tokens: float = 15e12, precision: str = "bf16", *, seq_len: int = 8192,
           batch_tokens: float = 4 * 2**20, recipe: str = "bf16-adam",
           assumptions: dict[str, Input] | None = None, include_attention: bool = True,
-          flops_per_token: float | None = None, pricing: str = "tco"):
+          flops_per_token: float | None = None, pricing: str = "tco") -> WorkloadResult:
     """Train ``model`` on ``chips`` chips of ``system`` for ``tokens`` tokens.
 
     ``plan`` is a :class:`Plan`, its text form (``"tp=4,pp=2"``, dp fills the chips) or
