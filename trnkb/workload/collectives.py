@@ -125,7 +125,8 @@ class Network:
                 share = nbytes * (g_in - 1) / g  # bytes that stay in the domain
                 t_in = bandwidth_time(kind, share * g_in / (g_in - 1), g_in, inj, bis) + per_step
             else:
-                t_in = bandwidth_time(kind, nbytes, g_in, inj, bis) + latency_steps(kind, g_in) * per_step
+                t_in = (bandwidth_time(kind, nbytes, g_in, inj, bis)
+                        + latency_steps(kind, g_in) * per_step)
             t += t_in
         if g_out > 1:
             out_bw = self.scaleout * efficiency * scaleout_scale

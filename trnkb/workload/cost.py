@@ -34,7 +34,8 @@ COST_ASSUMPTIONS: dict[str, Input] = {
                                   "annual cost of capital (annuity rate)"),
     "power_price": assumption("power_price", 0.05, 0.08, 0.12, "USD/kWh",
                               "industrial electricity price in the US"),
-    "utilisation": assumption("utilisation", 0.6, 0.8, 0.9, "", "fraction of hours doing paid work"),
+    "utilisation": assumption("utilisation", 0.6, 0.8, 0.9, "",
+                              "fraction of hours doing paid work"),
     "opex_fraction": assumption("opex_fraction", 0.03, 0.05, 0.08, "",
                                 "yearly operations and maintenance as a fraction of capex"),
 }

@@ -36,7 +36,8 @@ def engine_available() -> bool:
     return _layer_time() is not None
 
 
-def engine_mfu(kb: KnowledgeBase, model: Model, chip: str, tokens: int = 4096, dtype: str = "bf16") -> Input:
+def engine_mfu(kb: KnowledgeBase, model: Model, chip: str, tokens: int = 4096,
+               dtype: str = "bf16") -> Input:
     """An ``mfu`` input for ``model`` on ``chip`` from the engine (see the module docstring)."""
     layer_time = _layer_time()
     if layer_time is None:

@@ -154,11 +154,13 @@ class Model:
         half of it on average); otherwise the token attends to all ``context`` positions
         (decode).
         """
-        return 2.0 * self.attention_heads * (self.head_dim + self.v_dim) * self._attended(context, causal_mean)
+        return (2.0 * self.attention_heads * (self.head_dim + self.v_dim)
+                * self._attended(context, causal_mean))
 
     def forward_flops_per_token(self, context: float, causal_mean: bool = True) -> float:
         """``2 * active parameters (without the input embedding) + attention``."""
-        return 2.0 * self.active_params(False) + self.attention_flops_per_token(context, causal_mean)
+        return (2.0 * self.active_params(False)
+                + self.attention_flops_per_token(context, causal_mean))
 
     def training_flops_per_token(self, seq_len: float, include_attention: bool = True) -> float:
         """``6N + 3 x attention``: forward plus a backward of twice the forward.

@@ -30,7 +30,8 @@ from typing import Any
 
 from trnkb.workload.models import Model
 
-__all__ = ["MEMORY_RECIPES", "RECOMPUTE", "Plan", "memory_per_chip", "min_chips", "training_state_bytes"]
+__all__ = ["MEMORY_RECIPES", "RECOMPUTE", "Plan", "memory_per_chip", "min_chips",
+           "training_state_bytes"]
 
 # bytes per parameter: (weights, gradients, optimizer states, basis)
 MEMORY_RECIPES = {
@@ -132,7 +133,8 @@ def activation_bytes_per_token_layer(model: Model, recompute: str, checkpoints: 
     return 2.0 * d * checkpoints
 
 
-def memory_per_chip(model: Model, plan: Plan, recipe: str, seq_len: int, n_micro: float) -> dict[str, float]:
+def memory_per_chip(model: Model, plan: Plan, recipe: str, seq_len: int,
+                    n_micro: float) -> dict[str, float]:
     """Bytes per chip by part (``total`` included); see the module docstring."""
     w, g, o, _ = MEMORY_RECIPES[recipe]
     p = model.params()
@@ -163,14 +165,16 @@ def memory_per_chip(model: Model, plan: Plan, recipe: str, seq_len: int, n_micro
 
 
 def training_state_bytes(model: Model, recipe: str, tokens: float, recompute: str = "full",
-                         checkpoints_per_layer: int = 1, params: float | None = None) -> dict[str, float]:
+                         checkpoints_per_layer: int = 1,
+                         params: float | None = None) -> dict[str, float]:
     """Whole-job memory with every token of the batch in flight (the scaling book's minimum-chips sum).
 
     ``params`` overrides the parameter count (to reproduce a source that rounds it).
     """
     w, g, o, _ = MEMORY_RECIPES[recipe]
     n = model.total_params if params is None else params
-    act = activation_bytes_per_token_layer(model, recompute, checkpoints_per_layer) * model.layers * tokens
+    act = (activation_bytes_per_token_layer(model, recompute, checkpoints_per_layer)
+           * model.layers * tokens)
     out = {"weights": n * w, "gradients": n * g, "optimizer": n * o, "activations": act}
     out["total"] = sum(out.values())
     return out

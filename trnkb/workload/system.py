@@ -60,7 +60,8 @@ ASSUMED_CAPEX = {
 
 # Scale-up and scale-out bandwidth per chip and direction, B/s, where the KB has none.
 ASSUMED_SCALEUP = {
-    "mi355x": (4.5e11, 5.4e11, 6.1e11, f"{_NO_SOURCE}; 7 Infinity Fabric links per GPU on the 8-GPU board"),
+    "mi355x": (4.5e11, 5.4e11, 6.1e11,
+               f"{_NO_SOURCE}; 7 Infinity Fabric links per GPU on the 8-GPU board"),
     "mi455x": (1.4e12, 1.8e12, 1.8e12, f"{_NO_SOURCE}; UALink-over-Ethernet rack (MI450X UALoE72)"),
 }
 ASSUMED_SCALEOUT = (2.5e10, 5e10, 1e11, f"{_NO_SOURCE}; 200-800 Gbit/s NIC per accelerator")
