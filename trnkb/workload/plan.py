@@ -85,7 +85,8 @@ class Plan:
             key, val = cls._KEYS[m.group(1)], m.group(2)
             if key == "recompute":
                 if val not in RECOMPUTE:
-                    raise ValueError(f"recompute must be one of {', '.join(RECOMPUTE)}, not {val!r}")
+                    raise ValueError(f"recompute must be one of {', '.join(RECOMPUTE)}, not "
+                                     f"{val!r}")
                 kw[key] = val
             elif not val.isdigit() or (int(val) < 1 and key != "zero") or int(val) > 1_000_000:
                 raise ValueError(f"plan {m.group(1)} must be a positive integer, not {val!r}")

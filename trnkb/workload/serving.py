@@ -35,11 +35,13 @@ __all__ = ["SERVE_ASSUMPTIONS", "serve"]
 
 SERVE_ASSUMPTIONS = {
     "compute_efficiency": assumption("compute_efficiency", 0.3, 0.6, 0.85, "",
-                                     "achieved fraction of peak FLOP/s in decode matmuls; the low end "
+                                     "achieved fraction of peak FLOP/s in decode matmuls; the low "
+                                     "end "
                                      "covers general-purpose serving stacks (the measured runs in "
                                      "specs/claims/measured.yaml sit below 0.5)"),
     "hbm_efficiency": assumption("hbm_efficiency", 0.5, 0.75, 0.9, "",
-                                 "achieved fraction of peak HBM bandwidth when streaming weights and KV"),
+                                 "achieved fraction of peak HBM bandwidth when streaming weights "
+                                 "and KV"),
     "prefill_mfu": assumption("prefill_mfu", 0.3, 0.5, 0.7, "",
                               "model-FLOPs utilisation of prefill"),
     "serve_overlap": assumption("serve_overlap", 0.0, 0.25, 0.5, "",
@@ -63,7 +65,8 @@ def layout(model: Model, chips: int, tp: int | None = None) -> tuple[int, int]:
         while chips % (tp * 2) == 0 and model.attention_heads % (tp * 2) == 0:
             tp *= 2
     if chips % tp or model.attention_heads % tp:
-        raise ValueError(f"tp={tp} must divide the {chips} chips and the {model.attention_heads} heads")
+        raise ValueError(f"tp={tp} must divide the {chips} chips and the {model.attention_heads} "
+                         f"heads")
     return tp, chips // tp
 
 
@@ -169,7 +172,8 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
                                          "prefill_batch": prefill_batch,
                                          "pricing": pricing})
     if compute_precision is None and cp != precision:
-        res.notes.append(f"{system.chip} has no {precision} peak in the knowledge base; compute at {cp}")
+        res.notes.append(f"{system.chip} has no {precision} peak in the knowledge base; compute at "
+                         f"{cp}")
     if not res.breakdown["fits"]:
         res.notes.append(f"batch {batch} exceeds the KV-cache capacity: at most "
                          f"{int(res.breakdown['max_batch'])} sequences of {final_ctx} tokens fit")

@@ -94,7 +94,8 @@ class System:
         """Peak dense FLOP/s at ``precision`` (raises ``KeyError`` naming what exists)."""
         if precision not in self.peak:
             have = ", ".join(sorted(self.peak)) or "none"
-            raise KeyError(f"{self.chip} has no peak FLOP/s for {precision!r} in the knowledge base "
+            raise KeyError(f"{self.chip} has no peak FLOP/s for {precision!r} in the knowledge "
+                           f"base "
                            f"(it has: {have})")
         return self.peak[precision]
 

@@ -43,8 +43,10 @@ __all__ = ["TRAIN_ASSUMPTIONS", "step_breakdown"]
 
 TRAIN_ASSUMPTIONS = {
     "mfu": assumption("mfu", 0.3, 0.45, 0.65, "", "model-FLOPs utilisation of the compute phases; "
-                      "llama-3-herd-paper measured 38-43% BF16 end to end on 8-16K H100, scaling-book "
-                      "uses 40%, MaxText recipes reach 52-65% on TPU v5p and first PyTorch runs of MoE "
+                      "llama-3-herd-paper measured 38-43% BF16 end to end on 8-16K H100, "
+                      "scaling-book "
+                      "uses 40%, MaxText recipes reach 52-65% on TPU v5p and first PyTorch runs of "
+                      "MoE "
                       "models on Trainium3 20-30% (specs/claims/measured.yaml)"),
     "collective_efficiency": assumption("collective_efficiency", 0.6, 0.75, 0.9, "",
                                         "achieved fraction of link bandwidth in collectives"),
@@ -201,7 +203,8 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
 
     check_positive(chips=chips, tokens=tokens, seq_len=seq_len, batch_tokens=batch_tokens)
     if recipe not in MEMORY_RECIPES:
-        raise ValueError(f"unknown memory recipe {recipe!r}; choose from {', '.join(MEMORY_RECIPES)}")
+        raise ValueError(f"unknown memory recipe {recipe!r}; choose from "
+                         f"{', '.join(MEMORY_RECIPES)}")
     inputs = {**central_values(system, precision), **cost_inputs(system, pricing),
               **(assumptions or {})}
     weight_bytes = MEMORY_RECIPES[recipe][0] if recipe != "fp8-adam" else 1.0
