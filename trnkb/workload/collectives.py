@@ -38,7 +38,7 @@ class GroupBandwidth:
 
 @dataclass
 class Network:
-    """Scale-up domain and scale-out bandwidth of one system (built by :mod:`trnkb.workload.fromkb`).
+    """Scale-up domain and scale-out bandwidth of a system (built by :mod:`trnkb.workload.fromkb`).
 
     ``fabric`` is a :class:`trnkb.topology.Fabric` or None; then ``scaleup_model`` is
     ``switch`` or ``torus`` (with ``torus_dims``) over ``chip_scaleup`` B/s per chip.

@@ -1,4 +1,4 @@
-"""Language models as plain objects: parameter counts, FLOPs and KV-cache bytes from the architecture.
+"""Language models as plain objects: parameter counts, FLOPs, KV-cache bytes from the architecture.
 
 A :class:`Model` is built from one ``models`` row (:func:`trnkb.workload.fromkb.model`);
 nothing here reads the knowledge base. Counts are exact integers; FLOPs are FLOP per token;
@@ -184,7 +184,9 @@ class Model:
         return float(self.layers * 2 * self.kv_heads * self.head_dim)
 
     def kv_bytes(self, context: float, bytes_per_element: float) -> float:
-        """KV-cache bytes of one sequence of ``context`` tokens (sliding layers keep only their window)."""
+        """KV-cache bytes of one sequence of ``context`` tokens.
+
+        Sliding layers keep only their window."""
         per_layer = self.kv_elements_per_token() / self.layers * bytes_per_element
         if self.sliding_window and self.sliding_layers:
             return per_layer * ((self.layers - self.sliding_layers) * context

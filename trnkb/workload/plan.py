@@ -65,7 +65,8 @@ class Plan:
 
     @property
     def label(self) -> str:
-        return (f"dp={self.dp},tp={self.tp},pp={self.pp},ep={self.ep},cp={self.cp},zero={self.zero},"
+        return (f"dp={self.dp},tp={self.tp},pp={self.pp},ep={self.ep},cp={self.cp},"
+                f"zero={self.zero},"
                 f"recompute={self.recompute},mb={self.microbatch}"
                 + (f",vpp={self.vpp}" if self.vpp > 1 else ""))
 
@@ -111,7 +112,8 @@ class Plan:
             out.append(f"pp x vpp = {self.pp * self.vpp} exceeds the {model.layers} layers")
         if model.attention_heads % self.tp:
             out.append(f"tp={self.tp} does not divide {model.attention_heads} attention heads")
-        if self.ep > 1 and (not model.moe or model.experts % self.ep or (self.dp * self.cp) % self.ep):
+        if self.ep > 1 and (not model.moe or model.experts % self.ep
+                            or (self.dp * self.cp) % self.ep):
             out.append(f"ep={self.ep} must divide the experts and dp x cp")
         if sequences < self.dp * self.microbatch:
             out.append(f"the batch has {sequences:g} sequences, fewer than dp x microbatch")
@@ -168,7 +170,7 @@ def memory_per_chip(model: Model, plan: Plan, recipe: str, seq_len: int,
 def training_state_bytes(model: Model, recipe: str, tokens: float, recompute: str = "full",
                          checkpoints_per_layer: int = 1,
                          params: float | None = None) -> dict[str, float]:
-    """Whole-job memory with every token of the batch in flight (the scaling book's minimum-chips sum).
+    """Whole-job memory, every token of the batch in flight (the scaling book's minimum-chips sum).
 
     ``params`` overrides the parameter count (to reproduce a source that rounds it).
     """

@@ -43,7 +43,8 @@ def candidate_plans(model: Model, system: System, chips: int, sequences: float,
         if chips % per:
             continue
         dp = chips // per
-        eps = [e for e in _pow2(dp * cp) if model.moe and model.experts % e == 0] if model.moe else [1]
+        eps = ([e for e in _pow2(dp * cp) if model.moe and model.experts % e == 0]
+               if model.moe else [1])
         for ep, zero, rc, mb in itertools.product(eps, zeros, RECOMPUTE, (1, 2, 4)):
             p = Plan(dp=dp, tp=tp, pp=pp, ep=ep, cp=cp, zero=zero, recompute=rc, microbatch=mb)
             if not p.problems(model, chips, sequences):

@@ -100,7 +100,7 @@ class System:
         return self.peak[precision]
 
     def fallback_precision(self, wanted: str) -> str:
-        """``wanted`` if the chip has a peak for it, else the nearest it has (bf16, fp8, mxfp8...)."""
+        """``wanted`` if the chip has a peak for it, else the nearest one (bf16, fp8, mxfp8...)."""
         if wanted in self.peak:
             return wanted
         for p in ("bf16", "fp8", "mxfp8", "int8", "fp4", "mxfp4"):

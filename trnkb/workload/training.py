@@ -93,7 +93,8 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     sequences = batch_tokens / seq_len
     n_micro = sequences / (plan.dp * plan.microbatch)
     mem = memory_per_chip(model, plan, recipe, seq_len, n_micro)
-    f_tok = flops_per_token if flops_per_token is not None else model.training_flops_per_token(seq_len, include_attention)
+    f_tok = (flops_per_token if flops_per_token is not None
+             else model.training_flops_per_token(seq_len, include_attention))
     flops_step = f_tok * batch_tokens
     peak = v["peak_flops"]
     compute = flops_step / (chips * peak * v["mfu"])
@@ -168,7 +169,7 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
 
 def central_values(system: System, precision: str,
                    overrides: dict[str, Input] | None = None) -> dict[str, Input]:
-    """Every input of a training run: the system's, then the assumptions, then the caller's overrides."""
+    """Every input of a training run: the system's, the assumptions, then the caller's overrides."""
     inputs = {**system.inputs(precision), **TRAIN_ASSUMPTIONS}
     inputs.update(overrides or {})
     return inputs
