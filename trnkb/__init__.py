@@ -7,6 +7,12 @@ The public names are imported on first use (PEP 562), so ``import trnkb`` and th
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers see; at run time the names load on first use
+    from trnkb.kb import KnowledgeBase, load
+    from trnkb.specfile import SpecError
+    from trnkb.units import Q_, ureg
 
 __all__ = ["KnowledgeBase", "SpecError", "Q_", "load", "ureg"]
 __version__ = "0.2.0"
@@ -20,7 +26,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value

@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any, Literal, SupportsFloat, TypeVar, cast
 
 import altair as alt
 import pandas as pd
 
 __all__ = ["MEDIUM_COLORS", "VENDOR_COLORS", "bars", "caption", "graph", "grouped_bars", "lines",
-           "metric", "place_labels", "roofline", "roofs", "scatter", "strip", "timeline", "vendor_color"]
+           "metric", "place_labels", "roofline", "roofs", "scatter", "strip", "timeline",
+           "vendor_color"]
 
 WIDTH = 480
 # One colour per vendor on every chart of the site (a column named ``vendor`` is always
@@ -34,7 +36,7 @@ MEDIUM_COLORS = {"pcb": "#2ca02c", "backplane": "#ff7f0e", "aec": "#1f77b4", "to
                  "nvlink": "#5a9e1a", "cable": "#1f77b4", "optics": "#d62728"}
 
 
-def _medium_scale(media: pd.Series):
+def _medium_scale(media: pd.Series) -> Any:  # alt.Scale or alt.Undefined
     present = sorted(set(map(str, media)))
     if not present or not set(present) <= set(MEDIUM_COLORS):
         return alt.Undefined
@@ -45,13 +47,14 @@ def vendor_color(vendors: Iterable[str], title: str | None = None) -> alt.Color:
     """The colour encoding of a ``vendor`` column: each vendor in ``vendors`` gets its
     colour from :data:`VENDOR_COLORS` (grey for a vendor not in the map)."""
     present = list(dict.fromkeys(str(v) for v in vendors))
-    domain = [v for v in VENDOR_COLORS if v in present] + [v for v in present if v not in VENDOR_COLORS]
+    domain = ([v for v in VENDOR_COLORS if v in present]
+              + [v for v in present if v not in VENDOR_COLORS])
     return alt.Color("vendor:N", title=title,
                      scale=alt.Scale(domain=domain,
                                      range=[VENDOR_COLORS.get(v, "#888888") for v in domain]))
 
 
-def _color(df: pd.DataFrame, column: str, **kw) -> alt.Color:
+def _color(df: pd.DataFrame, column: str, **kw: Any) -> alt.Color:
     if column == "vendor":
         return vendor_color(df["vendor"].dropna(), kw.get("title"))
     return alt.Color(f"{column}:N", **kw)
@@ -65,7 +68,8 @@ def caption(sources: Iterable[str], note: str = "", width: int = 110) -> list[st
     ``sources`` may hold ``"a + b"`` strings (derived values); they are split.
     """
     ids = sorted({s.strip() for item in sources for s in str(item).split("+") if s.strip()})
-    lines, line = [], "Sources:"
+    lines: list[str] = []
+    line = "Sources:"
     for i, sid in enumerate(ids):
         piece = f" {sid}{';' if i < len(ids) - 1 else ''}"
         if len(line) + len(piece) > width and line != "Sources:":
@@ -90,7 +94,19 @@ def _check(df: pd.DataFrame, *columns: str) -> None:
                             "(s.pint.to(unit).pint.magnitude) and put the unit in the title")
 
 
-def _titled(chart: alt.Chart, title: str, lines: list[str]) -> alt.Chart:
+_C = TypeVar("_C", alt.Chart, alt.LayerChart)
+
+
+def _layer(*charts: alt.Chart) -> alt.LayerChart:
+    return cast(alt.LayerChart, alt.layer(*charts))
+
+
+def _num(value: object) -> float:
+    """A table cell as a float (the cell holds a number)."""
+    return float(cast(SupportsFloat, value))
+
+
+def _titled(chart: _C, title: str, lines: list[str]) -> _C:
     # The caption is a bottom-anchored title so it travels inside the SVG.
     return chart.properties(
         width=WIDTH,
@@ -108,7 +124,7 @@ def _log_scale(values: pd.Series) -> alt.Scale:
 
 def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title: str,
          sources: Iterable[str], color: str | None = None, note: str = "",
-         sort: str | list[str] | None = "-x") -> alt.Chart:
+         sort: str | list[str] | None = "-x") -> alt.LayerChart:
     """Horizontal bars of ``value`` per ``category``.
 
     Parameters
@@ -121,16 +137,16 @@ def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title
         Source ids behind the values, shown in the caption.
     """
     _check(df, category, value, *([color] if color else []))
-    enc = {
+    enc: dict[str, Any] = {
         "y": alt.Y(f"{category}:N", title=None, sort=sort),
         "x": alt.X(f"{value}:Q", title=value_title),
     }
     if color:
         enc["color"] = _color(df, color)
-    chart = alt.Chart(df).mark_bar().encode(**enc)
+    chart: alt.Chart = alt.Chart(df).mark_bar().encode(**enc)
     text = alt.Chart(df).mark_text(align="left", dx=3, fontSize=10).encode(
         y=enc["y"], x=enc["x"], text=alt.Text(f"{value}:Q", format=",.4~r"))
-    return _titled(alt.layer(chart, text), title, caption(sources, note))
+    return _titled(_layer(chart, text), title, caption(sources, note))
 
 
 def grouped_bars(df: pd.DataFrame, category: str, value: str, group: str, *,
@@ -144,7 +160,7 @@ def grouped_bars(df: pd.DataFrame, category: str, value: str, group: str, *,
     """
     _check(df, category, value, group)
     scale = _log_scale(df[value]) if log else alt.Undefined
-    chart = alt.Chart(df).mark_bar().encode(
+    chart: alt.Chart = alt.Chart(df).mark_bar().encode(
         y=alt.Y(f"{category}:N", title=None, sort=sort),
         yOffset=alt.YOffset(f"{group}:N", sort=groups),
         x=alt.X(f"{value}:Q", title=value_title, scale=scale, stack=None),
@@ -157,7 +173,10 @@ HEIGHT = 300  # Vega-Lite's default height of a continuous y axis, made explicit
 _CHAR_PX, _LINE_PX = 5.6, 13  # width of a 10 px label character, height of a label line
 
 
-def _axis(values: pd.Series, log: bool) -> tuple[list[float], callable, callable]:
+_Map = Callable[[float], float]
+
+
+def _axis(values: pd.Series, log: bool) -> tuple[list[float], _Map, _Map]:
     """An explicit domain and data <-> pixel maps, so label placement matches the drawing."""
     lo, hi = float(values.min()), float(values.max())
     if log:
@@ -180,12 +199,12 @@ def place_labels(df: pd.DataFrame, x: str, y: str, label: str, *, log: bool = Fa
     xdom, xf, xinv = _axis(df[x], log)
     ydom, yf, yinv = _axis(df[y], log)
     placed: list[tuple[float, float, float, float]] = []
-    out = {}
-    order = sorted(df.index, key=lambda i: -float(df.at[i, y]))
+    out: dict[Hashable, dict[str, Any]] = {}
+    order = sorted(df.index, key=lambda i: -_num(df.at[i, y]))
     for i in order:
-        px, py = xf(float(df.at[i, x])) * width, (1 - yf(float(df.at[i, y]))) * height
+        px, py = xf(_num(df.at[i, x])) * width, (1 - yf(_num(df.at[i, y]))) * height
         w = _CHAR_PX * len(str(df.at[i, label])) + 2
-        best = None
+        best: tuple[tuple[float, float, float, float], int, str] | None = None
         for step in range(0, 12):
             dy = (step + 1) // 2 * _LINE_PX * (1 if step % 2 else -1) - 6
             for align in ("left", "right"):
@@ -207,9 +226,13 @@ def place_labels(df: pd.DataFrame, x: str, y: str, label: str, *, log: bool = Fa
     return res
 
 
+def _joined(s: pd.Series) -> str:
+    return ", ".join(map(str, s))
+
+
 def scatter(df: pd.DataFrame, x: str, y: str, label: str, *, x_title: str, y_title: str,
             title: str, sources: Iterable[str], color: str | None = None, note: str = "",
-            log: bool = False) -> alt.Chart:
+            log: bool = False) -> alt.LayerChart:
     """Labelled points of ``y`` against ``x`` (e.g. FLOP/s against HBM bandwidth).
 
     Every row is a dot (coloured by ``color``, e.g. ``vendor``); rows at the same point
@@ -217,23 +240,25 @@ def scatter(df: pd.DataFrame, x: str, y: str, label: str, *, x_title: str, y_tit
     (:func:`place_labels`).
     """
     _check(df, x, y, label, *([color] if color else []))
-    labels = df.groupby([x, y], as_index=False, sort=False).agg({label: lambda s: ", ".join(map(str, s))})
+    labels = df.groupby([x, y], as_index=False, sort=False).agg({label: _joined})
     spots = place_labels(labels, x, y, label, log=log)
     labels = pd.concat([labels, spots], axis=1)
     xdom, ydom = spots.attrs["domains"]
-    kind = "log" if log else "linear"
+    kind: Literal["log", "linear"] = "log" if log else "linear"
     xs, ys = (alt.Scale(type=kind, domain=d, nice=False) for d in (xdom, ydom))
-    enc = {"x": alt.X(f"{x}:Q", title=x_title, scale=xs), "y": alt.Y(f"{y}:Q", title=y_title, scale=ys)}
+    enc = {"x": alt.X(f"{x}:Q", title=x_title, scale=xs),
+           "y": alt.Y(f"{y}:Q", title=y_title, scale=ys)}
     points = alt.Chart(df).mark_point(filled=True, size=70, clip=True).encode(
         **enc, **({"color": _color(df, color)} if color else {}))
     layers = [points]
     for align in ("left", "right"):
         sub = labels[labels["align"] == align][["label_x", "label_y", label]]
         if len(sub):
-            layers.append(alt.Chart(sub).mark_text(align=align, fontSize=10, baseline="alphabetic").encode(
+            layers.append(alt.Chart(sub).mark_text(align=align, fontSize=10,
+                                                   baseline="alphabetic").encode(
                 x=alt.X("label_x:Q", scale=xs), y=alt.Y("label_y:Q", scale=ys),
                 text=f"{label}:N"))
-    return _titled(alt.layer(*layers).properties(height=HEIGHT), title, caption(sources, note))
+    return _titled(_layer(*layers).properties(height=HEIGHT), title, caption(sources, note))
 
 
 def lines(df: pd.DataFrame, x: str, y: str, series: str | None, *, x_title: str, y_title: str,
@@ -243,15 +268,17 @@ def lines(df: pd.DataFrame, x: str, y: str, series: str | None, *, x_title: str,
     a single line when ``series`` is None. Points are joined in ``x`` order, or in the
     order of column ``order``."""
     _check(df, x, y, *([series] if series else []), *([order] if order else []))
-    enc = {
-        "x": alt.X(f"{x}:Q", title=x_title, scale=alt.Scale(type="log") if log_x else alt.Undefined),
-        "y": alt.Y(f"{y}:Q", title=y_title, scale=alt.Scale(type="log") if log_y else alt.Undefined),
+    enc: dict[str, Any] = {
+        "x": alt.X(f"{x}:Q", title=x_title,
+                   scale=alt.Scale(type="log") if log_x else alt.Undefined),
+        "y": alt.Y(f"{y}:Q", title=y_title,
+                   scale=alt.Scale(type="log") if log_y else alt.Undefined),
     }
     if series:
         enc["color"] = alt.Color(f"{series}:N", title=None)
     if order:
         enc["order"] = alt.Order(f"{order}:Q")
-    chart = alt.Chart(df).mark_line(point=points).encode(**enc)
+    chart: alt.Chart = alt.Chart(df).mark_line(point=points).encode(**enc)
     return _titled(chart, title, caption(sources, note))
 
 
@@ -274,7 +301,7 @@ def roofs(peaks: pd.DataFrame, series: str, peak: str, bandwidth: str, x_min: fl
 
 def roofline(points: pd.DataFrame, peaks: pd.DataFrame, x: str, y: str, series: str, *,
              peak: str, bandwidth: str, x_title: str, y_title: str, title: str,
-             sources: Iterable[str], note: str = "") -> alt.Chart:
+             sources: Iterable[str], note: str = "") -> alt.LayerChart:
     """A roofline: each series' roof (dashed: bandwidth slope up to the ridge, then the flat
     peak) and its measured ``points`` on log-log axes, in the same colour.
 
@@ -292,7 +319,7 @@ def roofline(points: pd.DataFrame, peaks: pd.DataFrame, x: str, y: str, series: 
     dots = alt.Chart(points).mark_line(point=True).encode(
         x=alt.X(f"{x}:Q", scale=log), y=alt.Y(f"{y}:Q", scale=log),
         color=alt.Color(f"{series}:N", title=None), order=alt.Order(f"{x}:Q"))
-    return _titled(alt.layer(lines_, dots), title, caption(sources, note or
+    return _titled(_layer(lines_, dots), title, caption(sources, note or
                    "Dashed: the roof, min(peak, intensity x bandwidth); dots: achieved."))
 
 
@@ -301,7 +328,7 @@ def timeline(df: pd.DataFrame, lane: str, start: str, end: str, *, time_title: s
              note: str = "") -> alt.Chart:
     """Gantt chart: one row per ``lane`` (an engine), bars from ``start`` to ``end``."""
     _check(df, lane, start, end, *([color] if color else []))
-    chart = alt.Chart(df).mark_bar().encode(
+    chart: alt.Chart = alt.Chart(df).mark_bar().encode(
         y=alt.Y(f"{lane}:N", title=None, sort=None),
         x=alt.X(f"{start}:Q", title=time_title),
         x2=f"{end}:Q",
@@ -311,7 +338,7 @@ def timeline(df: pd.DataFrame, lane: str, start: str, end: str, *, time_title: s
 
 
 def metric(long: pd.DataFrame, fields: str | list[str], *, title: str, label: str = "",
-           note: str = "", log: bool = False) -> alt.Chart:
+           note: str = "", log: bool = False) -> alt.Chart | alt.LayerChart:
     """Bars per chip of one field, or grouped bars of several, from a comparison view.
 
     ``long`` is a long view with ``id, field, unit, magnitude, source`` columns (see
@@ -339,14 +366,14 @@ def metric(long: pd.DataFrame, fields: str | list[str], *, title: str, label: st
 
 
 def graph(nodes: pd.DataFrame, edges: pd.DataFrame, *, title: str, sources: Iterable[str],
-          note: str = "") -> alt.Chart:
+          note: str = "") -> alt.LayerChart:
     """A network drawing: ``edges`` (``x, y, x2, y2, medium``) as lines coloured by medium,
     ``nodes`` (``name, kind, x, y``) as points shaped by kind, and, when ``nodes`` has a
     ``rack`` column, each rack's name above its panel. Axes are hidden: positions are a
     layout, not a measurement."""
     _check(nodes, "x", "y", "kind")
     _check(edges, "x", "y", "x2", "y2", "medium")
-    axis = {"axis": None, "scale": alt.Scale(zero=False)}
+    axis: dict[str, Any] = {"axis": None, "scale": alt.Scale(zero=False)}
     lines_ = alt.Chart(edges).mark_rule(opacity=0.35).encode(
         x=alt.X("x:Q", **axis), y=alt.Y("y:Q", **axis), x2="x2:Q", y2="y2:Q",
         color=alt.Color("medium:N", title="link", scale=_medium_scale(edges["medium"])))
@@ -364,7 +391,7 @@ def graph(nodes: pd.DataFrame, edges: pd.DataFrame, *, title: str, sources: Iter
             racks = racks.iloc[0:0]
         layers.append(alt.Chart(racks).mark_text(fontSize=11, fontWeight="bold").encode(
             x=alt.X("x:Q", **axis), y=alt.Y("y:Q", **axis), text="label:N"))
-    return _titled(alt.layer(*layers).properties(height=WIDTH), title, caption(sources, note))
+    return _titled(_layer(*layers).properties(height=WIDTH), title, caption(sources, note))
 
 
 def strip(df: pd.DataFrame, category: str, value: str, *, value_title: str, title: str,
@@ -373,7 +400,7 @@ def strip(df: pd.DataFrame, category: str, value: str, *, value_title: str, titl
     code points of number formats)."""
     _check(df, category, value)
     scale = alt.Scale(type="log") if log else alt.Undefined
-    chart = alt.Chart(df).mark_tick(thickness=1).encode(
+    chart: alt.Chart = alt.Chart(df).mark_tick(thickness=1).encode(
         y=alt.Y(f"{category}:N", title=None, sort=None),
         x=alt.X(f"{value}:Q", title=value_title, scale=scale),
         color=alt.Color(f"{category}:N", legend=None),

@@ -17,17 +17,22 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from typing import Any, cast
 
 import typer
 import typer.main
+from typer import _click as click  # typer vendors click: its types, not click's
 from typer.core import TyperGroup
+
+__all__ = ["COMMANDS", "HELP", "TOPICS", "LazyGroup", "app", "main"]
 
 # Order is the order of `trnkb --help`.
 TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "workload", "diff", "audit")
 
 # command -> (topic module, one-line help shown by `trnkb --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "validate": ("kbcmds", "Load and check every spec file (and claim); exit 1 listing every problem."),
+    "validate": ("kbcmds",
+                 "Load and check every spec file (and claim); exit 1 listing every problem."),
     "list": ("kbcmds", "List the tables, or the rows of one table."),
     "show": ("kbcmds", "Every field of one row with its value, unit and source."),
     "compare": ("kbcmds", "Side-by-side values of rows of one table (every field any of them has; "
@@ -38,10 +43,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "datapackage.json."),
     "calc": ("calc", "Run a derived calculator: trnkb calc NAME --param value ..."),
     "check": ("check", "Compare every derived value with the reported values of the same field."),
-    "claims": ("claims", "Published statements tested against the knowledge base, with their verdicts."),
-    "topology": ("topology", "Scale-up fabric model: switch counts, hops, bandwidths and worked paths."),
+    "claims": ("claims",
+               "Published statements tested against the knowledge base, with their verdicts."),
+    "topology": ("topology",
+                 "Scale-up fabric model: switch counts, hops, bandwidths and worked paths."),
     "engine": ("engine", "Run GEMM and attention on a modelled NeuronCore (time and numerics)."),
-    "workload": ("workload", "Train and serve models on systems: time, chips, tokens/s, cost, with ranges."),
+    "workload": ("workload",
+                 "Train and serve models on systems: time, chips, tokens/s, cost, with ranges."),
     "diff": ("diff", "List what changed between two versions of the knowledge base."),
     "audit": ("audit", "Compare another tool's hardware constants with the knowledge base."),
 }
@@ -49,7 +57,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 HELP = "Sourced, unit-checked AI-accelerator specifications: show, compare, validate, export."
 
 
-def _topic_commands(topic: str) -> dict:
+def _topic_commands(topic: str) -> dict[str, click.Command]:
     """Import one topic and return its click commands by name."""
     sub = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False, add_completion=False)
     importlib.import_module(f"trnkb.cli.{topic}").register(sub)
@@ -71,12 +79,12 @@ class LazyGroup(TyperGroup):
         for name, cmd in _topic_commands(topic).items():
             self.commands.setdefault(name, cmd)
 
-    def list_commands(self, ctx) -> list[str]:
+    def list_commands(self, ctx: click.Context) -> list[str]:
         self._eager_topics()
         names = [n for n, (t, _) in COMMANDS.items() if t in TOPICS]
         return names + [n for n in self.commands if n not in names]
 
-    def get_command(self, ctx, cmd_name: str):
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands:
             if cmd_name in COMMANDS and COMMANDS[cmd_name][0] in TOPICS:
                 self._load(COMMANDS[cmd_name][0])
@@ -84,7 +92,7 @@ class LazyGroup(TyperGroup):
                 self._eager_topics()
         return self.commands.get(cmd_name)
 
-    def format_commands(self, ctx, formatter) -> None:
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []
         for name in self.list_commands(ctx):
             if name in self.commands:
@@ -138,8 +146,9 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(1)
     except typer.TyperException as e:  # click's errors: unknown option, bad choice, not an int
         if type(e).__name__ == "NoArgsIsHelpError":  # `trnkb engine` alone: show the help
-            e.show()
-            sys.exit(e.exit_code)
+            shown = cast(Any, e)  # click.exceptions.NoArgsIsHelpError
+            shown.show()
+            sys.exit(shown.exit_code)
         ctx = getattr(e, "ctx", None)
         where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
         msg = e.format_message() if hasattr(e, "format_message") else str(e)

@@ -13,8 +13,9 @@ import sys
 import typer
 
 from trnkb.calc import CALCULATORS, calculator, run
-from trnkb.calc.derivation import quantity_json
+from trnkb.qtypes import Quantity
 from trnkb.specfile import _one_line
+from trnkb.units import format_quantity
 
 
 def _pairs(extra: list[str]) -> dict[str, str]:
@@ -37,10 +38,8 @@ def _pairs(extra: list[str]) -> dict[str, str]:
     return args
 
 
-def _fmt(q) -> str:
-    d = quantity_json(q)
-    return f"{d['value']:,}" + (f" {d['unit']}" if d["unit"] else "") if isinstance(
-        d["value"], int) else f"{d['value']:.6g}" + (f" {d['unit']}" if d["unit"] else "")
+def _fmt(q: Quantity) -> str:
+    return format_quantity(q, sig=6)  # the one formatter
 
 
 def calc_command(

@@ -10,10 +10,11 @@ import typer
 
 def diff_command(
     old: str = typer.Argument(..., help="Spec directory or git revision (tag, commit) of the older version."),
-    new: str = typer.Argument("", help="Spec directory or git revision of the newer version "
-                              "(default: the specs trnkb ships)."),
-    repo: str = typer.Option("", "--repo", help="Git checkout that revisions are read from "
-                             "(default: the checkout trnkb runs from, else the current directory)."),
+    new: str | None = typer.Argument(None, help="Spec directory or git revision of the newer "
+                                     "version (default: the specs trnkb ships)."),
+    repo: str | None = typer.Option(None, "--repo", help="Git checkout that revisions are read "
+                                    "from (default: the checkout trnkb runs from, else the "
+                                    "current directory)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List what changed between two versions of the knowledge base.
@@ -30,10 +31,13 @@ def diff_command(
     from trnkb.kb import default_specs_dir
 
     specs = default_specs_dir()
-    if not repo:
+    for name, given in (("OLD", old), ("NEW", new), ("--repo", repo)):
+        if given is not None and not given.strip():
+            raise ValueError(f"{name}: empty; give a spec directory or a git revision")
+    if repo is None:
         checkout = specs.parent
         repo = str(checkout) if (checkout / ".git").exists() else "."
-    changes = diff(old, new or str(specs), Path(repo))
+    changes = diff(old, new if new is not None else str(specs), Path(repo))
     if as_json:
         print(json.dumps([{"what": c.what, "status": c.status, "key": c.key, "old": c.old,
                            "new": c.new} for c in changes], indent=2, ensure_ascii=False))

@@ -6,24 +6,31 @@ import importlib.util
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
 if TYPE_CHECKING:  # imported lazily: `trnkb --help` must not load pandas and pint
+    import pint
+    from rich.console import Console
+    from rich.table import Table
+
     from trnkb.kb import KnowledgeBase
+
+__all__ = ["FORMATS", "MISSING", "JsonOpt", "SpecsOpt", "compare_json", "counts_text", "print_json",
+           "register", "row_json", "value_json"]
 
 FORMATS = ("parquet", "csv", "json")  # trnkb.export.FORMATS (a test checks they agree)
 MISSING = "missing"
 
 
-def _console():
+def _console() -> Console:
     from rich.console import Console
 
     return Console()
 
 
-def _rich_table(*columns: str, title: str | None = None):
+def _rich_table(*columns: str, title: str | None = None) -> Table:
     """A rich table whose cells wrap (``fold``) and are never cut with an ellipsis."""
     from rich.table import Table
 
@@ -33,11 +40,12 @@ def _rich_table(*columns: str, title: str | None = None):
     return t
 
 
-SpecsOpt = Annotated[Path | None, typer.Option("--specs", help="Spec directory (default: shipped specs).")]
+SpecsOpt = Annotated[Path | None,
+                     typer.Option("--specs", help="Spec directory (default: shipped specs).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 
 
-def value_json(value, fact=None) -> dict:
+def value_json(value: object, fact: Any = None) -> dict[str, Any]:
     """The JSON form of one value: ``{"value", "unit", "source", "kind", ...}``."""
     import pint
 
@@ -46,7 +54,9 @@ def value_json(value, fact=None) -> dict:
     if isinstance(value, pint.Quantity):
         mag = value.magnitude
         mag = int(mag) if float(mag).is_integer() and abs(mag) < 2**53 else float(mag)
-        out = {"value": mag, "unit": "" if value.dimensionless else format_unit(value.units)}
+        unit = cast("pint.Unit", value.units)
+        out: dict[str, Any] = {"value": mag,
+                               "unit": "" if value.dimensionless else format_unit(unit)}
     else:
         out = {"value": value, "unit": ""}
     if fact is not None:
@@ -61,7 +71,7 @@ def value_json(value, fact=None) -> dict:
     return out
 
 
-def counts_text(v: dict) -> str:
+def counts_text(v: dict[str, Any]) -> str:
     """What a value counts, for people: density (dense/sparse/unstated), direction
     (per-direction/bidirectional/unstated) and the qualifier, e.g.
     ``density unstated; dense or sparse not stated``. '' when none applies."""
@@ -71,17 +81,17 @@ def counts_text(v: dict) -> str:
     return "; ".join(parts)
 
 
-def print_json(obj) -> None:
+def print_json(obj: object) -> None:
     print(json.dumps(obj, indent=2, ensure_ascii=False, default=str))
 
 
 def _load(specs: Path | None) -> KnowledgeBase:
-    import trnkb
+    from trnkb.kb import load
 
-    return trnkb.load(specs)
+    return load(specs)
 
 
-def row_json(kb: KnowledgeBase, row_id: str) -> dict:
+def row_json(kb: KnowledgeBase, row_id: str) -> dict[str, Any]:
     """Every field of one row: labels as text, values with provenance, missing fields
     marked as such (``"value": null``)."""
     from trnkb.schema import TABLES
@@ -89,7 +99,7 @@ def row_json(kb: KnowledgeBase, row_id: str) -> dict:
     table = kb.table_of(row_id)
     wide = kb.table(table)
     row = wide[wide["id"] == row_id].iloc[0]
-    out: dict = {"id": row_id, "table": table}
+    out: dict[str, Any] = {"id": row_id, "table": table}
     for f in TABLES[table].fields:
         if f.kind == "label":
             if f.name in row.index and isinstance(row[f.name], str):
@@ -110,7 +120,7 @@ def row_json(kb: KnowledgeBase, row_id: str) -> dict:
     return out
 
 
-def _missing(kb: KnowledgeBase, table: str, name: str) -> dict:
+def _missing(kb: KnowledgeBase, table: str, name: str) -> dict[str, Any]:
     from trnkb.schema import TABLES
     from trnkb.units import format_unit
 
@@ -120,7 +130,7 @@ def _missing(kb: KnowledgeBase, table: str, name: str) -> dict:
             "kind": None, "note": "no source in the knowledge base gives this"}
 
 
-def _cell(v: dict, field: str = "") -> str:
+def _cell(v: dict[str, Any], field: str = "") -> str:
     """One value for people: full precision, thousands separators (not in years),
     canonical unit."""
     from trnkb.units import format_number
@@ -135,7 +145,8 @@ def _cell(v: dict, field: str = "") -> str:
     return f"{text} {v['unit']}".strip()
 
 
-def _compare_row(kb: KnowledgeBase, table: str, f: str, by_id: dict, ids: list[str]):
+def _compare_row(kb: KnowledgeBase, table: str, f: str, by_id: dict[str, dict[str, Any]],
+                 ids: list[str]) -> tuple[str, list[str | None]]:
     """(label, cells) of one compared field: quantities in the field's display unit
     (``dense_bf16 (TFLOP/s)``) so a row reads across; a qualifier is shown with its value."""
     import pint
@@ -145,7 +156,7 @@ def _compare_row(kb: KnowledgeBase, table: str, f: str, by_id: dict, ids: list[s
 
     field = TABLES[table].field(f)
     unit = field.unit if field is not None and field.kind == "quantity" else ""
-    cells = []
+    cells: list[str | None] = []
     for i in ids:
         v = by_id[i]
         if v["value"] is None:
@@ -162,7 +173,7 @@ def _compare_row(kb: KnowledgeBase, table: str, f: str, by_id: dict, ids: list[s
     return (f"{f} ({format_unit(unit)})" if unit else f), cells
 
 
-def compare_json(kb: KnowledgeBase, ids: list[str]) -> dict:
+def compare_json(kb: KnowledgeBase, ids: list[str]) -> dict[str, Any]:
     """``{"table", "ids", "fields": {field: {id: value-json}}}`` over the union of the
     fields any of the rows has (in schema order); a row without the field gets
     ``{"value": null, ...}``. Raises ``ValueError`` when the ids are from several tables."""
@@ -183,9 +194,11 @@ def compare_json(kb: KnowledgeBase, ids: list[str]) -> dict:
 def register(app: typer.Typer) -> None:
     @app.command()
     def validate(
-        directory: Annotated[Path | None, typer.Argument(help="Spec directory (default: shipped specs).")] = None,
+        directory: Annotated[Path | None,
+                             typer.Argument(help="Spec directory (default: shipped specs).")]
+        = None,
         as_json: JsonOpt = False,
-    ):
+    ) -> None:
         """Load and check every spec file (and claim); exit 1 listing every problem."""
         import trnkb
 
@@ -195,7 +208,7 @@ def register(app: typer.Typer) -> None:
             from trnkb.claims import validate_claims
 
             n_claims = len(validate_claims(kb))
-        summary = {
+        summary: dict[str, Any] = {
             "ok": True, "facts": len(kb.facts), "sources": len(kb.sources),
             "rows": {t: len(kb.table(t)) for t in kb.tables}, "conflicts": len(kb.conflicts),
         }
@@ -206,21 +219,24 @@ def register(app: typer.Typer) -> None:
             return
         rows = ", ".join(f"{t} {n}" for t, n in summary["rows"].items())
         claims = f", {n_claims} claims evaluated" if n_claims is not None else ""
-        _console().print(f"ok: {summary['facts']} values from {summary['sources']} sources ({rows}); "
+        _console().print(f"ok: {summary['facts']} values from {summary['sources']} sources "
+                         f"({rows}); "
                          f"{summary['conflicts']} conflicts between sources{claims}")
 
     @app.command("list")
     def list_(
-        table: Annotated[str | None, typer.Argument(help="Table name; omit to list tables.")] = None,
+        table: Annotated[str | None,
+                         typer.Argument(help="Table name; omit to list tables.")] = None,
         specs: SpecsOpt = None,
         as_json: JsonOpt = False,
-    ):
+    ) -> None:
         """List the tables, or the rows of one table."""
         from trnkb.schema import TABLES
 
         kb = _load(specs)
         if table is None:
-            data = [{"table": t, "rows": len(kb.table(t)), "description": TABLES[t].description}
+            data: list[dict[str, Any]] = [
+                {"table": t, "rows": len(kb.table(t)), "description": TABLES[t].description}
                     for t in kb.tables]
             if as_json:
                 print_json(data)
@@ -254,7 +270,7 @@ def register(app: typer.Typer) -> None:
         row_id: Annotated[str, typer.Argument(metavar="ID", help="A chip, rack, network... id.")],
         specs: SpecsOpt = None,
         as_json: JsonOpt = False,
-    ):
+    ) -> None:
         """Every field of one row with its value, unit and source."""
         kb = _load(specs)
         data = row_json(kb, row_id)
@@ -286,11 +302,13 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def compare(
-        ids: Annotated[list[str], typer.Argument(metavar="ID...", help="Ids of one table (chips, racks...).")],
+        ids: Annotated[list[str], typer.Argument(metavar="ID...",
+                                                 help="Ids of one table (chips, racks...).")],
         specs: SpecsOpt = None,
         as_json: JsonOpt = False,
-    ):
-        """Side-by-side values of rows of one table (every field any of them has; missing shown as missing)."""
+    ) -> None:
+        """Side-by-side values of rows of one table (every field any of them has; missing
+        shown as missing)."""
         kb = _load(specs)
         data = compare_json(kb, ids)
         if as_json:
@@ -309,7 +327,7 @@ def register(app: typer.Typer) -> None:
                       "--json for sources and alternatives[/dim]")
 
     @app.command()
-    def sources(specs: SpecsOpt = None, as_json: JsonOpt = False):
+    def sources(specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """The bibliography, with how many values cite each source."""
         kb = _load(specs)
         counts = kb.facts.groupby("source").size()
@@ -325,7 +343,7 @@ def register(app: typer.Typer) -> None:
             print(f"    {d['url']}")
 
     @app.command()
-    def conflicts(specs: SpecsOpt = None, as_json: JsonOpt = False):
+    def conflicts(specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """Values that disagree between sources (never silently dropped)."""
         kb = _load(specs)
         data = kb.conflicts.to_dict("records")
@@ -337,7 +355,8 @@ def register(app: typer.Typer) -> None:
             return
         from rich.markup import escape
 
-        rt = _rich_table("id", "field", "preferred", "other", "diff", "type", title="Conflicts between sources")
+        rt = _rich_table("id", "field", "preferred", "other", "diff", "type",
+                         title="Conflicts between sources")
         for d in data:
             diff = "" if d["relative_difference"] is None else f"{d['relative_difference']:.1%}"
             rt.add_row(d["id"], d["field"], escape(f"{d['preferred']} ({d['preferred_source']})"),
@@ -347,10 +366,11 @@ def register(app: typer.Typer) -> None:
     @app.command("export")
     def export_(
         out: Annotated[Path, typer.Option("--out", help="Output directory.")],
-        fmt: Annotated[str, typer.Option("--format", help=f"One of {', '.join(FORMATS)}.")] = "parquet",
+        fmt: Annotated[str, typer.Option("--format", help=f"One of {', '.join(FORMATS)}.")]
+        = "parquet",
         specs: SpecsOpt = None,
         as_json: JsonOpt = False,
-    ):
+    ) -> None:
         """Write every table, facts, sources and conflicts plus a Frictionless datapackage.json."""
         from trnkb.export import write_export
 

@@ -1,6 +1,7 @@
 """``trnkb workload``: train, serve and plan-search a model on a system, with ranges.
 
-    trnkb workload train --model llama-3.1-70b --system trn3-nl72x2-switched --chips 1024 --tokens 15e12
+    trnkb workload train --model llama-3.1-70b --system trn3-nl72x2-switched --chips 1024 \\
+        --tokens 15e12
     trnkb workload serve --model deepseek-v3 --system gb300-nvl72 --chips 72 --batch 64 \\
         --input-len 2048 --output-len 512
     trnkb workload plans --model llama-3.1-70b --system gb300-nvl72 --chips 1024
@@ -13,21 +14,31 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 import trnkb
 from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
 
-ModelOpt = Annotated[str, typer.Option("--model", help="Model id (trnkb list models), e.g. llama-3.1-70b.")]
-SystemOpt = Annotated[str, typer.Option("--system", help="Rack / scale-up domain id (trnkb list racks).")]
+if TYPE_CHECKING:
+    from trnkb.workload import Input, Model, Ranged, System, WorkloadResult
+
+__all__ = ["register"]
+
+ModelOpt = Annotated[str, typer.Option(
+    "--model", help="Model id (trnkb list models), e.g. llama-3.1-70b.")]
+SystemOpt = Annotated[str, typer.Option(
+    "--system", help="Rack / scale-up domain id (trnkb list racks).")]
 ChipsOpt = Annotated[str, typer.Option("--chips", help="Chips used.")]
 PrecisionOpt = Annotated[str | None, typer.Option(
-    "--precision", help="bf16, fp8, mxfp8, int8, fp4, mxfp4 (default bf16, or the nearest the chip has).")]
-GenOpt = Annotated[str | None, typer.Option("--switch-gen", help="Switch generation of the fabric.")]
-PricingOpt = Annotated[str, typer.Option("--pricing", help="tco (the TCO model) or cloud (a sourced "
-                                                          "public price per chip-hour).")]
+    "--precision",
+    help="bf16, fp8, mxfp8, int8, fp4, mxfp4 (default bf16, or the nearest the chip has).")]
+GenOpt = Annotated[str | None, typer.Option(
+    "--switch-gen", help="Switch generation of the fabric.")]
+PricingOpt = Annotated[str, typer.Option(
+    "--pricing", help="tco (the TCO model) or cloud (a sourced public price per chip-hour).")]
 SetOpt = Annotated[list[str] | None, typer.Option(
     "--set", help="Override an input: NAME=VALUE or NAME=LOW:CENTRAL:HIGH (e.g. mfu=0.4).")]
 
@@ -81,10 +92,10 @@ def _count(text: str, what: str) -> int:
     return n
 
 
-def _overrides(items: list[str] | None) -> dict:
+def _overrides(items: list[str] | None) -> dict[str, Input]:
     from trnkb.workload.ranges import Input
 
-    out = {}
+    out: dict[str, Input] = {}
     for item in items or []:
         name, sep, val = item.partition("=")
         if not sep or not name.strip():
@@ -99,25 +110,27 @@ def _overrides(items: list[str] | None) -> dict:
     return out
 
 
-def _objects(specs, model_id: str, system_id: str, gen: str | None):
+def _objects(specs: Path | None, model_id: str, system_id: str,
+             gen: str | None) -> tuple[Model, System]:
     from trnkb import workload as W
 
     kb = trnkb.load(specs)
     return W.model(kb, model_id), W.system(kb, system_id, gen)
 
 
-def _fmt(r) -> str:
-    def f(x):
+def _fmt(r: Ranged) -> str:
+    def f(x: float | None) -> str:
         if x is None or (isinstance(x, float) and not math.isfinite(x)):
             return "n/a"
         return f"{x:,.4g}"
     return f"{f(r.mid)} ({f(r.lo)} to {f(r.hi)}) {r.unit}".rstrip()
 
 
-def _print(res) -> None:
+def _print(res: WorkloadResult) -> None:
     print(f"{res.kind}: {res.model} on {res.chips} x {res.system} ({res.precision})")
-    if res.plan is not None:
-        print(f"  plan: {res.plan.label}")
+    plan: Any = res.plan
+    if plan is not None:
+        print(f"  plan: {plan.label}")
     for k, r in res.metrics.items():
         drivers = ", ".join(d[0] for d in r.drivers[:3])
         print(f"  {k}: {_fmt(r)}" + (f"   moved most by: {drivers}" if drivers else ""))
@@ -125,7 +138,7 @@ def _print(res) -> None:
         print(f"  note: {n}")
 
 
-def _fail(e: Exception) -> None:
+def _fail(e: Exception) -> NoReturn:
     from trnkb.specfile import _one_line
 
     msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
@@ -134,24 +147,30 @@ def _fail(e: Exception) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    wl = typer.Typer(help="Train and serve models on systems: time, chips, tokens/s, cost, with ranges.",
-                     no_args_is_help=True, add_completion=False, rich_markup_mode=None)
+    wl = typer.Typer(
+        help="Train and serve models on systems: time, chips, tokens/s, cost, with ranges.",
+        no_args_is_help=True, add_completion=False, rich_markup_mode=None)
     app.add_typer(wl, name="workload")
 
     @wl.command("train")
     def train_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt,
-                  tokens: Annotated[str, typer.Option("--tokens", help="Token budget, e.g. 15e12.")] = "15e12",
-                  plan: Annotated[str | None, typer.Option("--plan", help="e.g. tp=4,pp=2,zero=1; "
-                                                           "default: the fastest plan that fits.")] = None,
+                  tokens: Annotated[str, typer.Option(
+                      "--tokens", help="Token budget, e.g. 15e12.")] = "15e12",
+                  plan: Annotated[str | None, typer.Option(
+                      "--plan",
+                      help="e.g. tp=4,pp=2,zero=1; default: the fastest plan that fits.",
+                  )] = None,
                   precision: PrecisionOpt = None,
                   seq_len: Annotated[str, typer.Option("--seq-len")] = "8192",
                   batch_tokens: Annotated[str, typer.Option("--batch-tokens")] = "4194304",
-                  recipe: Annotated[str, typer.Option("--recipe", help="bf16-adam, fp8-adam, scaling-book")] = "bf16-adam",
+                  recipe: Annotated[str, typer.Option(
+                      "--recipe", help="bf16-adam, fp8-adam, scaling-book")] = "bf16-adam",
                   mfu_from_engine: Annotated[bool, typer.Option(
-                      "--mfu-from-engine", help="Trainium: take the MFU from the reference engine's "
-                                                "simulation of one layer.")] = False,
+                      "--mfu-from-engine",
+                      help="Trainium: take the MFU from the reference engine's "
+                           "simulation of one layer.")] = False,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
-                  specs: SpecsOpt = None, as_json: JsonOpt = False):
+                  specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """Time, cost and energy to train MODEL on CHIPS chips of SYSTEM for TOKENS tokens."""
         from trnkb import workload as W
         try:
@@ -163,12 +182,14 @@ def register(app: typer.Typer) -> None:
                 from trnkb.workload.engine_mfu import engine_mfu
 
                 extra = {"mfu": engine_mfu(trnkb.load(specs), m, s.chip, dtype=prec), **extra}
-            res = W.train(m, s, _count(chips, "--chips"), plan, _number(tokens, "--tokens"), prec,
+            res = W.train(m, s, _count(chips, "--chips"), plan, _number(tokens, "--tokens"),
+                          prec,
                           seq_len=_count(seq_len, "--seq-len"),
                           batch_tokens=_number(batch_tokens, "--batch-tokens"), recipe=recipe,
                           assumptions=extra, pricing=pricing)
             if precision is None and prec != "bf16":
-                res.notes.append(f"{s.chip} has no bf16 peak in the knowledge base; trained at {prec}")
+                res.notes.append(
+                    f"{s.chip} has no bf16 peak in the knowledge base; trained at {prec}")
         except (KeyError, ValueError) as e:
             _fail(e)
         print_json(res.to_dict()) if as_json else _print(res)
@@ -182,14 +203,15 @@ def register(app: typer.Typer) -> None:
                   kv_precision: Annotated[str | None, typer.Option("--kv-precision")] = None,
                   tp: Annotated[str | None, typer.Option("--tp")] = None,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
-                  specs: SpecsOpt = None, as_json: JsonOpt = False):
+                  specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """TTFT, TPOT, tokens/s per chip, per MW and per dollar serving MODEL on one replica."""
         from trnkb import workload as W
         try:
             precision = _precision(precision)
             m, s = _objects(specs, model, system, switch_gen)
-            res = W.serve(m, s, _count(chips, "--chips"), _count(batch, "--batch"), _count(input_len, "--input-len"),
-                          _count(output_len, "--output-len"), precision or "bf16", kv_precision=kv_precision,
+            res = W.serve(m, s, _count(chips, "--chips"), _count(batch, "--batch"),
+                          _count(input_len, "--input-len"), _count(output_len, "--output-len"),
+                          precision or "bf16", kv_precision=kv_precision,
                           tp=_int(tp, "--tp"), assumptions=_overrides(set_), pricing=pricing)
         except (KeyError, ValueError) as e:
             _fail(e)
@@ -199,7 +221,8 @@ def register(app: typer.Typer) -> None:
         _print(res)
         print("  batch  TPOT ms  tok/s/chip  tok/s/user")
         for row in res.extra.get("curve", []):
-            print(f"  {row['batch']:>5}  {row['tpot_ms']:7.2f}  {row['tokens_per_s_per_chip']:10.1f}"
+            print(f"  {row['batch']:>5}  {row['tpot_ms']:7.2f}"
+                  f"  {row['tokens_per_s_per_chip']:10.1f}"
                   f"  {row['tokens_per_s_per_user']:10.1f}")
 
     @wl.command("plans")
@@ -209,15 +232,16 @@ def register(app: typer.Typer) -> None:
                   seq_len: Annotated[str, typer.Option("--seq-len")] = "8192",
                   top: Annotated[str, typer.Option("--top", help="How many plans to list.")] = "10",
                   switch_gen: GenOpt = None, set_: SetOpt = None, specs: SpecsOpt = None,
-                  as_json: JsonOpt = False):
+                  as_json: JsonOpt = False) -> None:
         """The parallelism plans that fit, fastest first (central inputs)."""
         from trnkb import workload as W
         try:
-            n, top_n, seq = _count(chips, "--chips"), _count(top, "--top"), _count(seq_len, "--seq-len")
+            n, top_n = _count(chips, "--chips"), _count(top, "--top")
+            seq = _count(seq_len, "--seq-len")
             precision = _precision(precision)
             m, s = _objects(specs, model, system, switch_gen)
-            rows = W.plans(m, s, n, _number(tokens, "--tokens"), precision or s.fallback_precision("bf16"),
-                           seq_len=seq,
+            rows = W.plans(m, s, n, _number(tokens, "--tokens"),
+                           precision or s.fallback_precision("bf16"), seq_len=seq,
                            assumptions=_overrides(set_), top=top_n)
         except (KeyError, ValueError) as e:
             _fail(e)
@@ -229,5 +253,6 @@ def register(app: typer.Typer) -> None:
         if not data:
             print(f"no plan fits {m.id} on {n} chips of {s.id}")
         for d in data:
-            print(f"{d['days']:9.2f} days  step {d['step_time_s']:8.3f} s  {d['memory_GB']:7.1f} GB/chip  "
+            print(f"{d['days']:9.2f} days  step {d['step_time_s']:8.3f} s"
+                  f"  {d['memory_GB']:7.1f} GB/chip  "
                   f"MFU {d['achieved_mfu']:.2f}  {d['plan']}")

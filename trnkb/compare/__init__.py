@@ -58,7 +58,8 @@ from trnkb.compare.tables import (
 )
 
 __all__ = [
-    "CHIP_FIELDS", "HEADLINE", "LANE_MEDIA", "PRECISIONS", "accelerators", "campus_power", "caveats",
+    "CHIP_FIELDS", "HEADLINE", "LANE_MEDIA", "PRECISIONS", "accelerators", "campus_power",
+    "caveats",
     "chip_values", "chips_per_mw", "cited", "claims_view", "code_points", "columns",
     "comparison", "conflicts", "engine_busy", "fabric_sweep", "flops_per_watt", "fmt",
     "format_errors", "gemm_sweep", "graph_layout", "hop_histograms", "lane_budget",

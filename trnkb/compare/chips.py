@@ -83,7 +83,8 @@ def chip_values(kb: KnowledgeBase, ids: Sequence[str] | None = None,
         chip=sub["id"].map(_names(kb)), name=sub["id"].map(_short(kb)),
         vendor=sub["id"].map(_vendors(kb)), qualifier=sub["qualifier"].fillna("").astype(str),
         unit=[unit_str(_field(x).unit) for x in sub["field"]],
-        order=[ids.index(i) * len(fields) + fields.index(x) for i, x in zip(sub["id"], sub["field"], strict=True)],
+        order=[ids.index(i) * len(fields) + fields.index(x)
+               for i, x in zip(sub["id"], sub["field"], strict=True)],
     )
     return sub.sort_values("order")[LONG_COLUMNS].reset_index(drop=True)
 
@@ -164,9 +165,10 @@ def wide(long: pd.DataFrame, column: str = "magnitude") -> pd.DataFrame:
     """
     if long.empty:
         return pd.DataFrame()
-    rows = list(dict.fromkeys(f"{f} ({u})" for f, u in zip(long["field"], long["unit"], strict=True)))
+    pairs = list(zip(long["field"], long["unit"], strict=True))
+    rows = list(dict.fromkeys(f"{f} ({u})" for f, u in pairs))
     cols = list(dict.fromkeys(long["id"]))
-    out = long.assign(metric=[f"{f} ({u})" for f, u in zip(long["field"], long["unit"], strict=True)])
+    out = long.assign(metric=[f"{f} ({u})" for f, u in pairs])
     out = out.pivot(index="metric", columns="id", values=column).reindex(index=rows, columns=cols)
     out.index.name, out.columns.name = None, None
     return out
@@ -175,8 +177,8 @@ def wide(long: pd.DataFrame, column: str = "magnitude") -> pd.DataFrame:
 def columns(long: pd.DataFrame, fields: Sequence[str]) -> pd.DataFrame:
     """One row per chip with one magnitude column per field (chips lacking any are dropped).
 
-    Returns ``id, chip`` (and ``name, vendor`` when the view has them), the ``fields`` and ``source`` (all their sources joined by ``+``),
-    e.g. for a scatter of FLOP/s against bandwidth.
+    Returns ``id, chip`` (and ``name, vendor`` when the view has them), the ``fields`` and
+    ``source`` (all their sources joined by ``+``), e.g. for a scatter of FLOP/s against bandwidth.
     """
     sub = long[long["field"].isin(fields)]
     keys = [k for k in ("id", "chip", "name", "vendor") if k in sub]
@@ -228,8 +230,9 @@ def lane_budget(kb: KnowledgeBase, chip: str) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        ``budget, medium, state, lane`` (medium and state as one label), ``lanes, source``; a medium the sources do not give is
-        left out. Cross-rack lanes count as active (they carry traffic in the domain).
+        ``budget, medium, state, lane`` (medium and state as one label), ``lanes, source``; a
+        medium the sources do not give is left out. Cross-rack lanes count as active (they
+        carry traffic in the domain).
     """
     net = kb.table("network")
     cols = ["budget", "medium", "state", "lane", "lanes", "source"]
@@ -257,8 +260,8 @@ def rack_skus(kb: KnowledgeBase, chip: str) -> list[str]:
         if kb.get(rid, "chip") != chip:
             continue
         size, cooling = kb.get(rid, "domain_size"), kb.get(rid, "cooling")
-        parts = ([f"{int(size.magnitude)} chips per scale-up domain"] if size is not None else []) + (
-            [f"{cooling}-cooled"] if cooling is not None else [])
+        parts = (([f"{int(size.magnitude)} chips per scale-up domain"] if size is not None else [])
+                 + ([f"{cooling}-cooled"] if cooling is not None else []))
         out.append(f"{name} ({', '.join(parts)})" if parts else str(name))
     return out
 

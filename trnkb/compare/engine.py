@@ -3,14 +3,23 @@ number-format errors and code points, W4A8."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from trnkb.kb import KnowledgeBase
 
+if TYPE_CHECKING:  # the engine is optional for other views: imported where used
+    import numpy as np
 
-def gemm_sweep(kb: KnowledgeBase, runs: Iterable[tuple[str, str]], sizes: Iterable[int]) -> pd.DataFrame:
+    from trnkb.engine.result import Result
+
+__all__ = ["code_points", "engine_busy", "format_errors", "gemm_sweep", "timeline_frame", "w4a8"]
+
+
+def gemm_sweep(kb: KnowledgeBase, runs: Iterable[tuple[str, str]],
+               sizes: Iterable[int]) -> pd.DataFrame:
     """Square GEMMs on one NeuronCore of the reference engine (cost only, no numerics).
 
     ``runs`` are ``(chip, dtype)`` pairs, ``sizes`` the m = k = n values. Returns ``chip,
@@ -37,7 +46,7 @@ def gemm_sweep(kb: KnowledgeBase, runs: Iterable[tuple[str, str]], sizes: Iterab
     return pd.DataFrame(out)
 
 
-def engine_busy(results: dict) -> pd.DataFrame:
+def engine_busy(results: Mapping[str, Result]) -> pd.DataFrame:
     """Per-engine busy time of engine results (``{label: trnkb.engine.Result}``), long:
     ``run, engine, busy_us, share`` (share of the run's makespan)."""
     out = []
@@ -48,15 +57,18 @@ def engine_busy(results: dict) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def timeline_frame(result, label: str = "") -> pd.DataFrame:
+def timeline_frame(result: Result, label: str = "") -> pd.DataFrame:
     """A result's instruction timeline in microseconds: ``run, engine, op, start_us, end_us``
     (runs of equal instructions expanded)."""
     t = result.timeline
     return pd.DataFrame({"run": label or result.chip, "engine": t["engine"], "op": t["op"],
-                         "start_us": (t["start"] * 1e6).round(6), "end_us": (t["end"] * 1e6).round(6)})
+                         "start_us": (t["start"] * 1e6).round(6),
+                         "end_us": (t["end"] * 1e6).round(6)})
 
 
-def format_errors(x, formats: Iterable[str] = ("mxfp8", "mxfp8_e5m2", "mxfp6_e2m3", "mxfp4", "nvfp4")) -> pd.DataFrame:
+def format_errors(x: np.ndarray,
+                  formats: Iterable[str] = ("mxfp8", "mxfp8_e5m2", "mxfp6_e2m3", "mxfp4", "nvfp4"),
+                  ) -> pd.DataFrame:
     """Quantize the same float32 array to each format (:mod:`trnkb.engine.numerics`) and
     measure the error against it.
 
@@ -73,7 +85,8 @@ def format_errors(x, formats: Iterable[str] = ("mxfp8", "mxfp8_e5m2", "mxfp6_e2m
     return pd.DataFrame(out)
 
 
-def code_points(elements: Iterable[str] = ("e2m1", "e2m3", "e3m2", "e4m3", "e5m2")) -> pd.DataFrame:
+def code_points(elements: Iterable[str] = ("e2m1", "e2m3", "e3m2", "e4m3", "e5m2"),
+                ) -> pd.DataFrame:
     """Every positive finite value of each element format: ``format, value, code``."""
     import numpy as np
 

@@ -42,9 +42,12 @@ def memory_view(kb: KnowledgeBase, chips: Sequence[str] | None = None) -> pd.Dat
     out = []
     for row, chip in zip(hbm["id"], hbm["chip"], strict=True):
         stacks, height = kb.get(row, "stacks"), kb.get(row, "stack_height")
-        density, width, pin = kb.get(row, "die_density"), kb.get(row, "bus_width_per_stack"), kb.get(row, "pin_rate")
-        cap = memory.hbm_capacity(stacks, height, density).value if None not in (stacks, height, density) else None
-        bw = memory.hbm_bandwidth(stacks, width, pin).value if None not in (stacks, width, pin) else None
+        density = kb.get(row, "die_density")
+        width, pin = kb.get(row, "bus_width_per_stack"), kb.get(row, "pin_rate")
+        cap = (memory.hbm_capacity(stacks, height, density).value
+               if None not in (stacks, height, density) else None)
+        bw = (memory.hbm_bandwidth(stacks, width, pin).value
+              if None not in (stacks, width, pin) else None)
         reported_bw = mag(row, "bandwidth", "TB/s")
         out.append({
             "id": row, "chip": chip, "generation": kb.get(row, "generation"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
@@ -61,7 +61,8 @@ def _structured_positions(g: Any) -> dict[Any, tuple[float, float]] | None:
         x0 = racks.index(r) * width
         for p in planes:
             members = sorted(n for n, d in nodes.items()
-                             if d.get("kind") != "chip" and str(d["rack"]) == r and d.get("plane", 1) == p)
+                             if d.get("kind") != "chip" and str(d["rack"]) == r
+                             and d.get("plane", 1) == p)
             i = planes.index(p)
             x = x0 + (0 if i == 0 else max(len(planes), 1) + 1 + len(slots) + i)
             for k, n in enumerate(members):
@@ -80,9 +81,10 @@ def _torus_xy(coord: Iterable[int], depth: int) -> tuple[float, float]:
     return c[0] * step + c[2], -(c[1] * step) - 0.6 * c[2]
 
 
-def _torus_edges(g: Any, pos: dict[Any, tuple[float, float]]) -> list[dict[str, Any]] | None:
+def _torus_edges(g: Any, pos: Mapping[Any, Any]) -> list[dict[str, Any]] | None:
     """Edges of a torus with wrap-around links drawn as two outward stubs, not as lines
-    across the whole drawing."""
+    across the whole drawing. ``pos`` is (x, y) per node: tuples from the structured
+    layout or arrays from networkx."""
     nodes = dict(g.nodes(data=True))
     if not nodes or not all("coord" in d for d in nodes.values()):
         return None
@@ -184,6 +186,7 @@ def tor_fabrics(kb: KnowledgeBase, upper_layers: int = 2) -> pd.DataFrame:
         r = network.tor_fabric_size(bw, ps, 1, upper_layers)
         out.append({"switch": sw, "switch_Tbps": float(bw.to("Tbit/s").magnitude),
                     "port_Gbps": float(ps.to("Gbit/s").magnitude),
-                    **{k: int(r.output(k).magnitude) for k in ("radix", "tors", "pods", "tors_per_pod")},
+                    **{k: int(r.output(k).magnitude)
+                       for k in ("radix", "tors", "pods", "tors_per_pod")},
                     "source": " + ".join(sources_of(kb, [sw], ["switch_bandwidth", "port_speed"]))})
     return pd.DataFrame(out)

@@ -79,8 +79,10 @@ def rows(kb: KnowledgeBase, table: str, chip: str | None = None,
     return magnitudes(df, units).reset_index(drop=True)
 
 
-def sources_of(kb: KnowledgeBase, ids: Iterable[str], fields: Iterable[str] | None = None) -> list[str]:
-    """Sorted source ids behind the preferred values of rows ``ids`` (optionally only ``fields``)."""
+def sources_of(kb: KnowledgeBase, ids: Iterable[str],
+               fields: Iterable[str] | None = None) -> list[str]:
+    """Sorted source ids behind the preferred values of rows ``ids`` (optionally only
+    ``fields``)."""
     f = kb.facts[kb.facts["preferred"] & kb.facts["id"].isin(list(ids))]
     if fields is not None:
         f = f[f["field"].isin(list(fields))]
@@ -133,4 +135,5 @@ def profile(kb: KnowledgeBase, chip: str) -> pd.DataFrame:
     text = [fmt(v) + (f" ({q})" if q else "") for v, q in zip(sub["value"], qual, strict=True)]
     sub = sub.assign(value=text, t=sub["table"].map(order))
     sub = sub.sort_values(["t", "id"], kind="stable")
-    return sub[["table", "id", "field", "value", "source", "locator", "kind"]].reset_index(drop=True)
+    keep = ["table", "id", "field", "value", "source", "locator", "kind"]
+    return sub[keep].reset_index(drop=True)

@@ -47,7 +47,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def shipped(name: str) -> Path:
-    """``docs`` or ``notebooks``: packaged in the wheel (``trnkb/_site/NAME``), else the checkout's."""
+    """``docs`` or ``notebooks``: packaged in the wheel (``trnkb/_site/NAME``), else the
+    checkout's."""
     packaged = Path(__file__).resolve().parents[1] / "_site" / name
     return packaged if packaged.is_dir() else REPO / name
 
@@ -104,7 +105,8 @@ def _is_nav_link(html: str, url: str) -> bool:
     # <link rel="index"/"search"/"next"...> are navigation hints, never fetched.
     m = re.search(r"<link\b[^>]*href=[\"']" + re.escape(url) + r"[\"'][^>]*>", html)
     return m is not None and not re.search(r"rel=[\"'](stylesheet|preload|modulepreload|icon|"
-                                     r"shortcut icon|preconnect|dns-prefetch|manifest)[\"']", m.group(0))
+                                           r"shortcut icon|preconnect|dns-prefetch|manifest)[\"']",
+                                           m.group(0))
 
 
 def _is_answer(cell: Any) -> bool:
@@ -120,7 +122,8 @@ def answer_first(text: str) -> str:
     with the question and the answer. The committed notebook keeps every cell.
     """
     nb = nbformat.reads(text, as_version=4)  # type: ignore[no-untyped-call]
-    answer = next((i for i, c in enumerate(nb.cells) if c.cell_type == "code" and _is_answer(c)), None)
+    answer = next((i for i, c in enumerate(nb.cells)
+                   if c.cell_type == "code" and _is_answer(c)), None)
     if answer is None:
         return text
     for c in nb.cells[: answer + 1]:
@@ -146,7 +149,8 @@ def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> N
     text = index.read_text(encoding="utf-8")
     if landing.MARKER in text:
         nbs = sorted(nbdir.glob("*.ipynb"))
-        index.write_text(text.replace(landing.MARKER, landing.landing(kb, nbs, src)), encoding="utf-8")
+        index.write_text(text.replace(landing.MARKER, landing.landing(kb, nbs, src)),
+                         encoding="utf-8")
 
 
 def build(out: str | Path = "build/site", docs: str | Path = DOCS,

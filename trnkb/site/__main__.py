@@ -2,4 +2,6 @@
 
 from trnkb.site import app
 
+__all__: list[str] = []
+
 app()

@@ -13,15 +13,21 @@ from __future__ import annotations
 import html
 import json
 import math
+from collections.abc import Sequence
+from typing import Any, SupportsFloat, cast
 
 from trnkb.display import short_name
 from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES
 
-__all__ = ["CHIP_COLUMNS", "DOMAIN_COLUMNS", "explorer_data", "explorer_page"]
+__all__ = ["CHIP_COLUMNS", "DOMAIN_COLUMNS", "downloads_page", "explorer_data", "explorer_page"]
+
+Column = tuple[str, str, str | None]
+"""(field, header, unit family)."""
+Conflicts = dict[tuple[str, str], list[dict[str, Any]]]
 
 # (field, header, unit family): the family says which unit toggle applies.
-CHIP_COLUMNS = (
+CHIP_COLUMNS: tuple[Column, ...] = (
     ("vendor", "vendor", None), ("status", "status", None), ("year", "year", "year"),
     ("process_node", "process", None),
     ("dense_bf16", "dense BF16", "flops"), ("dense_fp8", "dense FP8", "flops"),
@@ -30,7 +36,7 @@ CHIP_COLUMNS = (
     ("scaleup_bandwidth", "scale-up bandwidth", None),
     ("scaleout_bandwidth", "scale-out bandwidth", None), ("tdp", "TDP", None),
 )
-DOMAIN_COLUMNS = (
+DOMAIN_COLUMNS: tuple[Column, ...] = (
     ("vendor", "vendor", None), ("status", "status", None), ("chip", "chip", None),
     ("topology", "topology", None), ("domain_size", "chips per domain", None),
     ("chips_per_rack", "chips per rack", None), ("cooling", "cooling", None),
@@ -40,32 +46,36 @@ DOMAIN_COLUMNS = (
 )
 
 
-def _conflicts(kb: KnowledgeBase) -> dict[tuple[str, str], list[dict]]:
-    out: dict[tuple[str, str], list[dict]] = {}
+def _conflicts(kb: KnowledgeBase) -> Conflicts:
+    out: Conflicts = {}
     for c in kb.conflicts.itertuples(index=False):
         rd = c.relative_difference
-        out.setdefault((c.id, c.field), []).append({
+        key = cast(tuple[str, str], (c.id, c.field))
+        nan = rd is None or (isinstance(rd, float) and math.isnan(rd))
+        out.setdefault(key, []).append({
             "other": str(c.other), "source": str(c.other_source), "type": str(c.type),
-            "diff": None if rd is None or (isinstance(rd, float) and math.isnan(rd)) else float(rd)})
+            "diff": None if nan else float(cast(SupportsFloat, rd))})
     return out
 
 
-def _cell(kb: KnowledgeBase, table: str, row: str, field: str, conflicts,
-          label=None) -> dict | None:
+def _cell(kb: KnowledgeBase, table: str, row: str, field: str, conflicts: Conflicts,
+          label: object = None) -> dict[str, Any] | None:
     v = kb.get(row, field)
     if v is None:  # a plain label (vendor, status) has no provenance of its own
-        if label is None or hasattr(label, "magnitude") or not isinstance(label, str) or label in ("", "<NA>"):
+        if (label is None or hasattr(label, "magnitude") or not isinstance(label, str)
+                or label in ("", "<NA>")):
             return None
         return {"v": None, "t": str(label), "u": "", "s": "", "k": "label", "l": ""}
-    unit = TABLES[table].field(field).unit if TABLES[table].field(field) else ""
+    spec = TABLES[table].field(field)
+    unit = spec.unit if spec else ""
     if hasattr(v, "magnitude"):
         q = v.to(unit) if unit else v
         value, text = float(q.magnitude), None
     else:
         value, text = None, str(v)
     p = kb.provenance(row, field)
-    out = {"v": value, "t": text, "u": unit or "", "s": str(p["source"]), "k": str(p["kind"]),
-           "l": str(p.get("locator", "") or "")}
+    out: dict[str, Any] = {"v": value, "t": text, "u": unit or "", "s": str(p["source"]),
+                           "k": str(p["kind"]), "l": str(p.get("locator", "") or "")}
     if p.get("qualifier"):  # e.g. MI455X FP8: "dense or sparse not stated"
         out["q"] = str(p["qualifier"])
     if (row, field) in conflicts:
@@ -73,20 +83,22 @@ def _cell(kb: KnowledgeBase, table: str, row: str, field: str, conflicts,
     return out
 
 
-def _rows(kb: KnowledgeBase, table: str, columns, names: dict[str, str]) -> list[dict]:
+def _rows(kb: KnowledgeBase, table: str, columns: Sequence[Column],
+          names: dict[str, str]) -> list[dict[str, Any]]:
     conflicts = _conflicts(kb)
     rows = []
     wide = kb.table(table)
     for _, r in wide.iterrows():
         rid, name = r["id"], r["name"]
         cells = {f: _cell(kb, table, rid, f, conflicts, r.get(f)) for f, _, _ in columns}
-        if table == "racks" and cells.get("chip") and cells["chip"]["t"] in names:
-            cells["chip"]["t"] = names[cells["chip"]["t"]]
+        chip = cells.get("chip")
+        if table == "racks" and chip and chip["t"] in names:
+            chip["t"] = names[chip["t"]]
         rows.append({"id": rid, "name": short_name(str(name)), "full": str(name), "cells": cells})
     return rows
 
 
-def explorer_data(kb: KnowledgeBase) -> dict:
+def explorer_data(kb: KnowledgeBase) -> dict[str, Any]:
     """Columns and rows of both views (``chips``, ``domains``), JSON-ready.
 
     Each cell is ``{v: magnitude in u, t: text, u: unit, s: source id, k: kind,
@@ -96,9 +108,12 @@ def explorer_data(kb: KnowledgeBase) -> dict:
     names = {i: short_name(n) for i, n in zip(kb.table("chips")["id"], kb.table("chips")["name"],
                                               strict=True)}
 
-    def cols(table, columns):
-        return [{"field": f, "label": label, "family": fam,
-                 "unit": (TABLES[table].field(f).unit if TABLES[table].field(f) else "") or ""}
+    def unit(table: str, f: str) -> str:
+        spec = TABLES[table].field(f)
+        return (spec.unit if spec else "") or ""
+
+    def cols(table: str, columns: Sequence[Column]) -> list[dict[str, Any]]:
+        return [{"field": f, "label": label, "family": fam, "unit": unit(table, f)}
                 for f, label, fam in columns]
     return {
         "chips": {"columns": cols("chips", CHIP_COLUMNS),
@@ -124,7 +139,8 @@ def explorer_page(kb: KnowledgeBase) -> str:
         '<label>Search <input id="ex-q" type="search" placeholder="name, id, process"></label> '
         '<label>Compute <select id="ex-flops"><option>TFLOP/s</option><option>PFLOP/s</option>'
         "</select></label> "
-        '<label>Memory <select id="ex-mem"><option>GB</option><option>GiB</option></select></label> '
+        '<label>Memory <select id="ex-mem"><option>GB</option><option>GiB</option>'
+        '</select></label> '
         '<a id="ex-permalink" href="#">permalink to this view</a></div>'
         '<p id="ex-count" class="trnkb-caption"></p>'
         '<div class="trnkb-table-wrap"><table id="ex-table" class="trnkb-table"></table></div>'
@@ -141,12 +157,14 @@ def explorer_page(kb: KnowledgeBase) -> str:
             '<script src="_static/explorer.js"></script>\n')
 
 
-def downloads_page(kb: KnowledgeBase, formats=("csv", "parquet", "json")) -> str:
+def downloads_page(kb: KnowledgeBase,
+                   formats: Sequence[str] = ("csv", "parquet", "json")) -> str:
     """MyST page linking every exported file (written into ``data/<format>/`` after the build)."""
     names = list(kb.tables) + ["facts", "sources", "conflicts"]
     rows = []
     for n in names:
-        links = " · ".join(f'<a href="data/{f}/{html.escape(n)}.{f}">{f.upper()}</a>' for f in formats)
+        links = " · ".join(f'<a href="data/{f}/{html.escape(n)}.{f}">{f.upper()}</a>'
+                           for f in formats)
         desc = TABLES[n].description if n in TABLES else {
             "facts": "Every value with its provenance (long form).",
             "sources": "Bibliography: every source once.",

@@ -70,7 +70,8 @@ def _citation() -> str:
 
 def _caveats(kb: KnowledgeBase) -> list[str]:
     """What the FP8 chart and table rest on (qualified or disputed figures), as a list."""
-    notes = compare.caveats(kb, compare.chip_values(kb, compare.HEADLINE, ["dense_fp8", "dense_fp4"]))
+    long = compare.chip_values(kb, compare.HEADLINE, ["dense_fp8", "dense_fp4"])
+    notes = compare.caveats(kb, long)
     if not notes:
         return []
     return ["What the FP8 figures rest on:\n"] + [f"- {md.escape(n)}" for n in notes] + [""]

@@ -20,8 +20,8 @@ from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES, Table
 from trnkb.site.seeds import SEEDS
 
-__all__ = ["all_sources", "api_page", "bibliography", "claims_page", "conflicts_page", "data_dictionary",
-           "source_anchor"]
+__all__ = ["all_sources", "api_page", "bibliography", "claims_page", "conflicts_page",
+           "data_dictionary", "source_anchor"]
 
 # Modules left out of the API reference: command-line plumbing.
 PRIVATE_MODULES = ("trnkb.cli", "trnkb.__main__", "trnkb.site.__main__")
@@ -50,7 +50,8 @@ def _block(fragment: str) -> str:
 
 def _field_rows(table: Table) -> pd.DataFrame:
     rows = []
-    for f, pattern in [(f, f.name) for f in table.fields] + [(f, f"{f.name}*") for f in table.prefix_fields]:
+    for f, pattern in ([(f, f.name) for f in table.fields]
+                       + [(f, f"{f.name}*") for f in table.prefix_fields]):
         if f.kind == "quantity":
             rng = f"{f.lo:g} to {f.hi:g} {f.unit}"
         elif f.kind == "count" and f.lo is not None:
@@ -156,7 +157,8 @@ def _why(row: Any) -> str:
     if isinstance(row.reason, str) and row.reason.strip():
         return row.reason
     if row.verdict == "supported":
-        return f"the knowledge base gives {row.computed}, within the claim's tolerance ({row.compare})"
+        return (f"the knowledge base gives {row.computed}, within the claim's tolerance "
+                f"({row.compare})")
     if row.verdict == "contradicted":
         return f"the knowledge base gives {row.computed}, not {row.claimed} ({row.compare})"
     return "no computed value to compare"

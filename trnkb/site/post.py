@@ -1,7 +1,7 @@
 """Finishing passes over the built HTML, for every page whoever wrote its notebook.
 
-- a table cell that reads a pandas missing-value marker (not-a-number, NA, null) becomes the em dash with
-  its tooltip (:data:`trnkb.display.MISSING`);
+- a table cell that reads a pandas missing-value marker (not-a-number, NA, null) becomes the
+  em dash with its tooltip (:data:`trnkb.display.MISSING`);
 - a table cell or inline literal that holds source ids (alone, or joined by ``+``, ``;``
   or ``,``) and no link yet links each id to its anchor on the sources page; a seed file
   name links to the source that cites it;
@@ -29,13 +29,16 @@ __all__ = ["finish"]
 
 _BAD_CELL = re.compile(r"<td([^>]*)>\s*(NaN|nan|&lt;NA&gt;|None|NaT)\s*</td>")
 _CELL = re.compile(r"<td([^>]*)>([^<>]+)</td>")
-_LITERAL = re.compile(r'<code class="docutils literal notranslate"><span class="pre">([^<>]+)</span></code>')
+_LITERAL = re.compile(r'<code class="docutils literal notranslate">'
+                      r'<span class="pre">([^<>]+)</span></code>')
 _IMG = re.compile(r'<img alt="([^"]*)" src="([^"]+\.svg)"\s*/?>')
 _SVG_TEXT = re.compile(r"<text([^>]*)>(.*?)</text>", re.DOTALL)
 _DEFAULT_NONE = re.compile(r'<span class="o"><span class="pre">=</span></span>'
                            r'<span class="default_value"><span class="pre">None</span></span>')
-_CODE_NONE = re.compile(r'(<span class="[a-z0-9]+">)([^<]+)</span>(\s*)<span class="kc">None</span>')
-_SIG_NONE = re.compile(r'(?:<span class="w"> </span>|<span class="pre">\|</span> )<span class="pre">None</span>')
+_CODE_NONE = re.compile(r'(<span class="[a-z0-9]+">)([^<]+)</span>(\s*)'
+                        r'<span class="kc">None</span>')
+_SIG_NONE = re.compile(r'(?:<span class="w"> </span>|<span class="pre">\|</span> )'
+                       r'<span class="pre">None</span>')
 # docutils links a markup slip in a docstring to an error note that the theme leaves out
 _PROBLEM = re.compile(r'<a href="#id\d+">(<span class="problematic" id="id\d+">.*?</span>)</a>')
 _TYPE_NONE = re.compile(r"<em>([^<]*)</em><em>None</em>")
@@ -56,7 +59,8 @@ def _linker(ids: dict[str, str], page_prefix: str) -> Callable[[str], str | None
         for p in parts:
             t = p.strip()
             out.append(f'<a class="trnkb-source" href="{page_prefix}sources.html#src-'
-                       f'{html.escape(ids[t])}">{html.escape(t)}</a>' if t in ids else html.escape(p))
+                       f'{html.escape(ids[t])}">{html.escape(t)}</a>'
+                       if t in ids else html.escape(p))
         return "".join(out)
     return link
 
@@ -119,7 +123,8 @@ def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter
             return f'<code class="docutils literal notranslate">{linked}</code>'
         text = _LITERAL.sub(literal, text)
     else:
-        text = _DEFAULT_NONE.sub('<span class="default_value"><span class="pre">=None</span></span>', text)
+        text = _DEFAULT_NONE.sub(
+            '<span class="default_value"><span class="pre">=None</span></span>', text)
         text = _SIG_NONE.sub(lambda m: '<span class="pre">' + ("| " if "|" in m.group(0) else " ")
                              + "None</span>", text)
         text = _PROBLEM.sub(lambda m: m.group(1), text)

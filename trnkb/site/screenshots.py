@@ -22,8 +22,10 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 # (file name, page of the built site, what it shows)
 SHOTS = (
     ("landing.png", "index.html", "the landing page: headline chart and table"),
-    ("notebook.png", "notebooks/02-chips-compared.html", "a notebook page: question and answer first"),
-    ("explorer.png", "explorer.html#view=chips&sort=dense_fp8&dir=-1", "the explorer, sorted by dense FP8"),
+    ("notebook.png", "notebooks/02-chips-compared.html",
+     "a notebook page: question and answer first"),
+    ("explorer.png", "explorer.html#view=chips&sort=dense_fp8&dir=-1",
+     "the explorer, sorted by dense FP8"),
     ("claims.png", "claims.html", "the claims audit: contradicted claims first"),
 )
 WINDOW = (1280, 900)
@@ -60,7 +62,8 @@ def screenshots(site: Path, out: Path) -> list[Path]:
 @app.command()
 def main(
     site: Annotated[Path, typer.Argument(help="Built site.")] = Path("build/site"),
-    out: Annotated[Path, typer.Argument(help="Folder for the PNGs.")] = Path("docs/_static/screenshots"),
+    out: Annotated[Path, typer.Argument(help="Folder for the PNGs.")]
+    = Path("docs/_static/screenshots"),
 ) -> None:
     """Screenshot the built site's key pages into OUT."""
     for p in screenshots(site, out):

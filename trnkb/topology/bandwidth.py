@@ -1,4 +1,4 @@
-"""Bandwidths of a fabric: per chip, cross-rack, bisection (max-flow) and the all-to-all bound.
+"""Bandwidths of a fabric: per chip, cross-rack, bisection (max-flow), the all-to-all bound.
 
 Bandwidths are per direction throughout, in pint quantities.
 """
@@ -6,16 +6,18 @@ Bandwidths are per direction throughout, in pint quantities.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import networkx as nx
 import numpy as np
-import pint
 
+from trnkb.qtypes import Quantity
 from trnkb.topology.spec import POSITION_NAMES, RACK_NAMES
 from trnkb.units import Q_
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
     from trnkb.topology.spec import FabricSpec
 
 __all__ = ["BandwidthMixin"]
@@ -26,7 +28,7 @@ class BandwidthMixin:
 
     if TYPE_CHECKING:
         # provided by :class:`~trnkb.topology.fabric.Fabric`
-        graph: nx.Graph
+        graph: nx.Graph[str]
         spec: FabricSpec
 
         @property
@@ -47,10 +49,11 @@ class BandwidthMixin:
         def rack_of(self, chip: str) -> str: ...
         def _pair_hops(self, in_rack: bool = False) -> np.ndarray: ...
 
-    def _bw(self, gbps: float | None) -> pint.Quantity | None:
+    def _bw(self, gbps: float | None) -> Quantity | None:
         return None if gbps is None else Q_(gbps, "Gbit/s").to("GB/s")
 
-    def _chip_links(self, chip: str, cross_rack: bool | None = None, medium: str | None = None):
+    def _chip_links(self, chip: str, cross_rack: bool | None = None,
+                    medium: str | None = None) -> Iterator[float | None]:
         for _, other, d in self.graph.edges(chip, data=True):
             if medium is not None and d["medium"] != medium:
                 continue
@@ -63,58 +66,67 @@ class BandwidthMixin:
                     continue
             yield d["gbit_s"]
 
-    def _sum(self, values) -> float | None:
+    def _sum(self, values: Iterable[float | None]) -> float | None:
         values = list(values)
         if any(v is None for v in values):
             return None
-        return sum(values)
+        return sum(cast("list[float]", values))
 
     @property
-    def injection_bandwidth(self) -> pint.Quantity | None:
-        """Bandwidth one chip can send into the fabric (per direction), capped by its active lanes."""
+    def injection_bandwidth(self) -> Quantity | None:
+        """Bandwidth one chip can send into the fabric (per direction), capped by its active
+        lanes."""
         worst = min((self._sum(self._chip_links(c)) or 0.0) for c in self.chips)
         if self.spec.chip_bandwidth is not None:
             worst = min(worst, self.spec.chip_bandwidth.to("Gbit/s").magnitude)
         return self._bw(worst) if worst else None
 
     @property
-    def cross_rack_bandwidth_per_chip(self) -> pint.Quantity | None:
+    def cross_rack_bandwidth_per_chip(self) -> Quantity | None:
         """Bandwidth of one chip's links to chips in another rack (per direction)."""
-        return self._bw(max(self._sum(self._chip_links(c, cross_rack=True)) or 0.0 for c in self.chips))
+        return self._bw(max(self._sum(self._chip_links(c, cross_rack=True)) or 0.0
+                            for c in self.chips))
 
     @property
-    def in_rack_bandwidth_per_chip(self) -> pint.Quantity | None:
+    def in_rack_bandwidth_per_chip(self) -> Quantity | None:
         """Bandwidth of one chip's links inside its rack: PCB, backplane (active lanes), torus."""
-        return self._bw(min(self._sum(self._chip_links(c, cross_rack=False)) or 0.0 for c in self.chips))
+        return self._bw(min(self._sum(self._chip_links(c, cross_rack=False)) or 0.0
+                            for c in self.chips))
 
     @property
-    def backplane_bandwidth_per_chip(self) -> pint.Quantity | None:
+    def backplane_bandwidth_per_chip(self) -> Quantity | None:
         """Active backplane bandwidth of one chip (switch-tray links), per direction."""
-        return self._bw(min(self._sum(self._chip_links(c, medium="backplane")) or 0.0 for c in self.chips))
+        return self._bw(min(self._sum(self._chip_links(c, medium="backplane")) or 0.0
+                            for c in self.chips))
 
     @property
-    def cross_rack_bandwidth(self) -> pint.Quantity | None:
+    def cross_rack_bandwidth(self) -> Quantity | None:
         """All cross-rack bandwidth of the domain, one direction (rack A to rack B)."""
+        nodes = self.graph.nodes
         total = self._sum(d["gbit_s"] for a, b, d in self.graph.edges(data=True)
-                          if self.graph.nodes[a]["kind"] == "chip" and self.graph.nodes[b]["kind"] == "chip"
+                          if nodes[a]["kind"] == "chip" and nodes[b]["kind"] == "chip"
                           and self.rack_of(a) != self.rack_of(b))
         return self._bw(total)
 
     def _cuts(self) -> list[tuple[str, set[str]]]:
-        """Balanced chip partitions to try for the bisection: racks, tray halves, position halves, torus halves."""
+        """Balanced chip partitions to try for the bisection: racks, tray halves, position
+        halves, torus halves."""
         nodes = self.graph.nodes
-        cuts = []
+        cuts: list[tuple[str, set[str]]] = []
         if self.spec.racks > 1:
-            cuts.append(("racks", {c for c in self.chips if nodes[c]["rack"] < RACK_NAMES[self.spec.racks // 2]}))
+            first_b = RACK_NAMES[self.spec.racks // 2]
+            cuts.append(("racks", {c for c in self.chips if nodes[c]["rack"] < first_b}))
         if self.spec.wiring == "torus":
             for i, d in enumerate(self.spec.torus):
-                cuts.append((f"{'xyz'[i]} halves", {c for c in self.chips if nodes[c]["coord"][i] < d // 2}))
+                cuts.append((f"{'xyz'[i]} halves",
+                             {c for c in self.chips if nodes[c]["coord"][i] < d // 2}))
         else:
             half = self.spec.trays_per_rack // 2
             cuts.append(("tray halves", {c for c in self.chips if nodes[c]["node"] <= half}))
             if self.spec.chips_per_tray > 1:
                 k = self.spec.chips_per_tray // 2
-                cuts.append(("position halves", {c for c in self.chips if POSITION_NAMES.index(nodes[c]["pos"]) < k}))
+                cuts.append(("position halves",
+                             {c for c in self.chips if POSITION_NAMES.index(nodes[c]["pos"]) < k}))
         return [(n, s) for n, s in cuts if 2 * len(s) == len(self.chips)]
 
     def _max_flow(self, side: set[str]) -> float:
@@ -129,7 +141,7 @@ class BandwidthMixin:
                 return n
             return "_source" if n in side else "_sink"
 
-        d = nx.DiGraph()
+        d: nx.DiGraph[str] = nx.DiGraph()
         for a, b, e in self.graph.edges(data=True):
             u, v = end(a), end(b)
             if u == v:
@@ -142,7 +154,7 @@ class BandwidthMixin:
                     d.add_edge(x, y, capacity=cap)
         if "_source" not in d or "_sink" not in d:
             return 0.0
-        return nx.maximum_flow_value(d, "_source", "_sink") / 1000
+        return float(nx.maximum_flow_value(d, "_source", "_sink") / 1000)
 
     @cached_property
     def _bisection(self) -> tuple[float | None, str]:
@@ -152,7 +164,7 @@ class BandwidthMixin:
         return min(results)
 
     @property
-    def bisection_bandwidth(self) -> pint.Quantity | None:
+    def bisection_bandwidth(self) -> Quantity | None:
         """Bisection bandwidth, one direction, in TB/s.
 
         The smallest max-flow between the two halves over the natural balanced cuts
@@ -166,8 +178,9 @@ class BandwidthMixin:
     def bisection_cut(self) -> str:
         return self._bisection[1]
 
-    def all_to_all_time(self, message_size: pint.Quantity) -> tuple[pint.Quantity | None, str]:
-        """Bandwidth-bound time of an all-to-all where every chip sends ``message_size`` to every other.
+    def all_to_all_time(self, message_size: Quantity) -> tuple[Quantity | None, str]:
+        """Bandwidth-bound time of an all-to-all: every chip sends ``message_size`` to every
+        other.
 
         The largest of three lower bounds (latency ignored, ideal routing):
         injection ``(N-1) m / B_inj``; bisection ``(N/2)^2 m / B_bis``; link load

@@ -45,12 +45,13 @@ def _lane_gbps(spec: FabricSpec, lanes: int | None, scale: float = 1.0) -> float
     return lanes * spec.lane_rate_gbps * scale
 
 
-def _add_link(g: nx.Graph, a: str, b: str, medium: str, lanes: int | None, ports: int, gbps):
+def _add_link(g: nx.Graph[str], a: str, b: str, medium: str, lanes: int | None,
+              ports: int, gbps: float | None) -> None:
     g.add_edge(a, b, medium=medium, lanes=lanes, ports=ports, gbit_s=gbps)
 
 
-def _build_switched(spec: FabricSpec) -> nx.Graph:
-    g = nx.Graph(fabric=spec.id)
+def _build_switched(spec: FabricSpec) -> nx.Graph[str]:
+    g: nx.Graph[str] = nx.Graph(fabric=spec.id)
     per_plane = max(1, spec.chips_per_tray // spec.planes)
     port_lanes = (spec.lanes_per_port or 0) * spec.ports_per_chip_per_switch
     active_scale = 1.0
@@ -58,16 +59,19 @@ def _build_switched(spec: FabricSpec) -> nx.Graph:
         active_scale = spec.backplane_active_lanes / spec.backplane_wired_lanes
     # Without a lane count (NVLink), a chip's bandwidth is split evenly over its switch links.
     links = spec.links_per_chip or spec.switches_per_plane * spec.ports_per_chip_per_switch
-    even_gbps = spec.chip_bandwidth.to("Gbit/s").magnitude / links if spec.chip_bandwidth is not None else None
+    even_gbps = (spec.chip_bandwidth.to("Gbit/s").magnitude / links
+                 if spec.chip_bandwidth is not None else None)
 
     for r in range(spec.racks):
         rack = RACK_NAMES[r]
         for p in range(spec.planes):
             for s in range(spec.switches_per_plane):
-                g.add_node(f"rack{rack}/plane{p + 1}/switch{s + 1:02d}", kind="switch", rack=rack, plane=p + 1)
+                g.add_node(f"rack{rack}/plane{p + 1}/switch{s + 1:02d}", kind="switch",
+                           rack=rack, plane=p + 1)
         for t in range(1, spec.trays_per_rack + 1):
             for k in range(spec.tray_switches_per_tray):
-                g.add_node(f"rack{rack}/node{t:02d}/pswitch{k + 1}", kind="tray-switch", rack=rack, node=t)
+                g.add_node(f"rack{rack}/node{t:02d}/pswitch{k + 1}", kind="tray-switch",
+                           rack=rack, node=t)
             for i in range(spec.chips_per_tray):
                 pos = POSITION_NAMES[i]
                 c = chip_name(rack, t, pos)
@@ -76,7 +80,8 @@ def _build_switched(spec: FabricSpec) -> nx.Graph:
                 for s in range(spec.switches_per_plane):
                     sw = f"rack{rack}/plane{plane}/switch{s + 1:02d}"
                     if spec.lanes_per_port is None:
-                        _add_link(g, c, sw, "nvlink", None, spec.ports_per_chip_per_switch, even_gbps)
+                        _add_link(g, c, sw, "nvlink", None, spec.ports_per_chip_per_switch,
+                                  even_gbps)
                     else:
                         _add_link(g, c, sw, "backplane", port_lanes, spec.ports_per_chip_per_switch,
                                   _lane_gbps(spec, port_lanes, active_scale))
@@ -96,20 +101,21 @@ def _build_switched(spec: FabricSpec) -> nx.Graph:
     return g
 
 
-def _build_torus(spec: FabricSpec) -> nx.Graph:
-    g = nx.Graph(fabric=spec.id)
+def _build_torus(spec: FabricSpec) -> nx.Graph[str]:
+    g: nx.Graph[str] = nx.Graph(fabric=spec.id)
     dims = spec.torus
     names = "xyz"
     z_per_rack = dims[2] // spec.racks if len(dims) == 3 else 1
 
-    def name(c):
+    def name(c: tuple[int, ...]) -> str:
         return ".".join(f"{names[i]}{v}" for i, v in enumerate(c))
 
     for c in itertools.product(*(range(d) for d in dims)):
         rack = RACK_NAMES[c[2] // z_per_rack] if len(dims) == 3 else "A"
         g.add_node(name(c), kind="chip", rack=rack, coord=c)
     links = spec.links_per_chip or sum(min(2, d - 1) for d in dims)
-    gbps = spec.chip_bandwidth.to("Gbit/s").magnitude / links if spec.chip_bandwidth is not None else None
+    gbps = (spec.chip_bandwidth.to("Gbit/s").magnitude / links
+            if spec.chip_bandwidth is not None else None)
     for c in itertools.product(*(range(d) for d in dims)):
         for i, d in enumerate(dims):
             if d < 2:
@@ -121,7 +127,7 @@ def _build_torus(spec: FabricSpec) -> nx.Graph:
     return g
 
 
-def build_graph(spec: FabricSpec) -> nx.Graph:
+def build_graph(spec: FabricSpec) -> nx.Graph[str]:
     """The fabric as an undirected graph.
 
     Nodes carry ``kind`` (``chip``, ``switch``, ``tray-switch``), ``rack`` and, for chips,

@@ -23,12 +23,12 @@ Bandwidth-bound times (per direction, ideal routing, latency added separately):
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import networkx as nx
 import numpy as np
-import pint
 
+from trnkb.qtypes import Quantity
 from trnkb.units import Q_
 
 if TYPE_CHECKING:
@@ -53,11 +53,13 @@ def bandwidth_time(kind: str, nbytes: float, g: int, injection: float, bisection
 
 
 def latency_steps(kind: str, g: int) -> int:
-    """Sequential steps: ``ceil(log2 g)`` (all-gather, reduce-scatter), twice that (all-reduce), 1."""
+    """Sequential steps: ``ceil(log2 g)`` (all-gather, reduce-scatter), twice that
+    (all-reduce), 1 (all-to-all)."""
     if g <= 1:
         return 0
     steps = math.ceil(math.log2(g))
-    return {"all-gather": steps, "reduce-scatter": steps, "all-reduce": 2 * steps, "all-to-all": 1}[kind]
+    return {"all-gather": steps, "reduce-scatter": steps, "all-reduce": 2 * steps,
+            "all-to-all": 1}[kind]
 
 
 class CollectivesMixin:
@@ -65,7 +67,7 @@ class CollectivesMixin:
 
     if TYPE_CHECKING:
         # provided by :class:`~trnkb.topology.fabric.Fabric`
-        graph: nx.Graph
+        graph: nx.Graph[str]
         spec: FabricSpec
 
         @property
@@ -86,19 +88,20 @@ class CollectivesMixin:
         def rack_of(self, chip: str) -> str: ...
         def _pair_hops(self, in_rack: bool = False) -> np.ndarray: ...
 
-    def _group_graph(self, g: int) -> tuple[list[str], nx.Graph]:
+    def _group_graph(self, g: int) -> tuple[list[str], nx.Graph[str]]:
         group = self.chips[:g]
         keep = set(group) | set(self.switches)
         return group, self.graph.subgraph(keep)
 
-    def _flow(self, sub: nx.Graph, side: set[str], other: set[str]) -> float:
-        """Max flow in Gbit/s from ``side`` to ``other`` over ``sub`` (chips contracted to terminals)."""
+    def _flow(self, sub: nx.Graph[str], side: set[str], other: set[str]) -> float:
+        """Max flow in Gbit/s from ``side`` to ``other`` over ``sub`` (chips contracted to
+        terminals)."""
         def end(n: str) -> str:
             if n in side:
                 return "_source"
             return "_sink" if n in other else n
 
-        d = nx.DiGraph()
+        d: nx.DiGraph[str] = nx.DiGraph()
         for a, b, e in sub.edges(data=True):
             u, v = end(a), end(b)
             if u == v:
@@ -111,9 +114,9 @@ class CollectivesMixin:
                     d.add_edge(x, y, capacity=cap)
         if "_source" not in d or "_sink" not in d:
             return 0.0
-        return nx.maximum_flow_value(d, "_source", "_sink") / 1000
+        return float(nx.maximum_flow_value(d, "_source", "_sink") / 1000)
 
-    def group_bandwidth(self, g: int) -> dict:
+    def group_bandwidth(self, g: int) -> dict[str, Any]:
         """Injection per chip, bisection and mean hops of a packed group of ``g`` chips.
 
         Returns ``{"chips", "injection" (GB/s), "bisection" (GB/s, one direction),
@@ -122,7 +125,7 @@ class CollectivesMixin:
         cache = self.__dict__.setdefault("_group_cache", {})
         g = max(1, min(int(g), len(self.chips)))
         if g in cache:
-            return cache[g]
+            return cast("dict[str, Any]", cache[g])
         group, sub = self._group_graph(g)
         members = set(group)
         inj = min(sum(d["gbit_s"] or 0.0 for _, o, d in sub.edges(c, data=True)) for c in group)
@@ -141,9 +144,9 @@ class CollectivesMixin:
         cache[g] = out
         return out
 
-    def collective_time(self, kind: str, message_size: pint.Quantity, group: int | None = None,
-                        step_latency: pint.Quantity | None = None,
-                        hop_latency: pint.Quantity | None = None) -> pint.Quantity:
+    def collective_time(self, kind: str, message_size: Quantity, group: int | None = None,
+                        step_latency: Quantity | None = None,
+                        hop_latency: Quantity | None = None) -> Quantity:
         """Time of one collective over a packed group (default: the whole domain).
 
         ``message_size`` is the buffer per chip (the gathered size for all-gather, the

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import cached_property
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
-import pint
 
+from trnkb.qtypes import Quantity
 from trnkb.topology import report
 from trnkb.topology.bandwidth import BandwidthMixin
 from trnkb.topology.build import build_graph
@@ -15,13 +16,16 @@ from trnkb.topology.collectives import CollectivesMixin
 from trnkb.topology.hops import HopsMixin
 from trnkb.topology.spec import FabricSpec, fabric_spec, find_row
 
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
+
 __all__ = ["Fabric", "fabric", "fabrics", "summary_table", "topology_metric"]
 
 
 class Fabric(HopsMixin, BandwidthMixin, CollectivesMixin):
     """A built fabric and what can be measured on it. Use :func:`fabric` to get one."""
 
-    def __init__(self, spec: FabricSpec):
+    def __init__(self, spec: FabricSpec) -> None:
         self.spec = spec
         self.graph = build_graph(spec)
 
@@ -42,7 +46,7 @@ class Fabric(HopsMixin, BandwidthMixin, CollectivesMixin):
         return [n for n in self.switches if self.graph.nodes[n]["kind"] == kind]
 
     def rack_of(self, chip: str) -> str:
-        return self.graph.nodes[chip]["rack"]
+        return str(self.graph.nodes[chip]["rack"])
 
     # -- counts -----------------------------------------------------------------------
     @property
@@ -68,7 +72,7 @@ class Fabric(HopsMixin, BandwidthMixin, CollectivesMixin):
         Available ports are those of the port width in use (``lanes // lanes_per_port``),
         capped by the switch's stated radix.
         """
-        rows = []
+        rows: list[dict[str, Any]] = []
         for kind, model, lanes_avail, ports_radix, width in (
             ("switch", self.spec.switch, self.spec.switch_lanes, self.spec.switch_ports,
              self.spec.lanes_per_port),
@@ -78,7 +82,8 @@ class Fabric(HopsMixin, BandwidthMixin, CollectivesMixin):
             nodes = self._of_kind(kind)
             if not nodes:
                 continue
-            lanes = [sum(d["lanes"] or 0 for *_, d in self.graph.edges(n, data=True)) for n in nodes]
+            lanes = [sum(d["lanes"] or 0 for *_, d in self.graph.edges(n, data=True))
+                     for n in nodes]
             ports = [sum(d["ports"] for *_, d in self.graph.edges(n, data=True)) for n in nodes]
             avail_ports = ports_radix
             if lanes_avail and width:
@@ -96,7 +101,7 @@ class Fabric(HopsMixin, BandwidthMixin, CollectivesMixin):
                   "aec": self.spec.cross_rack_lanes}
         used: dict[str, int] = {}
         for c in self.chips:
-            per: Counter = Counter()
+            per: Counter[str] = Counter()
             for *_, d in self.graph.edges(c, data=True):
                 per[d["medium"]] += d["lanes"] or 0
             for m, v in per.items():
@@ -104,21 +109,20 @@ class Fabric(HopsMixin, BandwidthMixin, CollectivesMixin):
         return {m: (v, budget.get(m)) for m, v in used.items()}
 
     # -- reports ----------------------------------------------------------------------
-    def path_examples(self) -> list[dict]:
-        """The source's worked paths for this domain, then the worst pair in a rack and in the domain."""
+    def path_examples(self) -> list[dict[str, Any]]:
+        """The source's worked paths for this domain, then the worst pair in a rack and in the
+        domain."""
         return report.path_examples(self)
 
-    def summary(self, message_size: pint.Quantity | None = None) -> dict:
+    def summary(self, message_size: Quantity | None = None) -> dict[str, Any]:
         """Everything measured, JSON-ready (quantities as ``{"value", "unit"}``)."""
         return report.fabric_summary(self, message_size)
 
 
-_CACHE: dict[tuple[int, str], Fabric] = {}
-
-_DEFAULT: list = []
+_DEFAULT: list[KnowledgeBase] = []
 
 
-def _kb(kb):
+def _kb(kb: KnowledgeBase | None) -> KnowledgeBase:
     """The given knowledge base, or the shipped one (loaded once)."""
     if kb is not None:
         return kb
@@ -129,30 +133,33 @@ def _kb(kb):
     return _DEFAULT[0]
 
 
-def fabric(domain: str, generation: str | None = None, kb=None) -> Fabric:
+def fabric(domain: str, generation: str | None = None,
+           kb: KnowledgeBase | None = None) -> Fabric:
     """The fabric of a scale-up ``domain`` (a racks id) under a switch ``generation``.
 
     ``generation`` is one of gen1, pex90144-x8, pex90144-x4, gen2, gen3 for the Trainium3
     switched racks (default gen1) and omitted for fabrics with one wiring. Built fabrics
-    are cached per knowledge base.
+    are cached per knowledge base (in ``kb.memo``).
     """
     kb = _kb(kb)
     fid = find_row(kb, domain, generation)
-    key = (id(kb), fid)
-    if key not in _CACHE:
-        _CACHE[key] = Fabric(fabric_spec(kb, domain, generation))
-    return _CACHE[key]
+    key = ("fabric", fid)
+    if key not in kb.memo:  # not setdefault: that would build the fabric on every call
+        kb.memo[key] = Fabric(fabric_spec(kb, domain, generation))
+    return cast(Fabric, kb.memo[key])
 
 
-def fabrics(kb=None) -> list[Fabric]:
+def fabrics(kb: KnowledgeBase | None = None) -> list[Fabric]:
     """Every fabric of the knowledge base, in ``fabrics`` table order."""
     kb = _kb(kb)
     t = kb.table("fabrics")
     gens = t["generation"] if "generation" in t else [None] * len(t)
-    return [fabric(d, g if isinstance(g, str) else None, kb) for d, g in zip(t["domain"], gens, strict=True)]
+    return [fabric(d, g if isinstance(g, str) else None, kb)
+            for d, g in zip(t["domain"], gens, strict=True)]
 
 
-def topology_metric(domain: str, generation: str | None, name: str, kb=None):
+def topology_metric(domain: str, generation: str | None, name: str,
+                    kb: KnowledgeBase | None = None) -> Any:
     """One measured figure, for the claims registry: a ``Fabric`` attribute or method name.
 
     Examples: ``topology_metric("trn3-nl72x2-switched", "gen1", "switches_per_domain") == 368``;
@@ -162,6 +169,7 @@ def topology_metric(domain: str, generation: str | None, name: str, kb=None):
     return report.metric(fabric(domain, generation, kb), name)
 
 
-def summary_table(kb=None, message_size: pint.Quantity | None = None) -> pd.DataFrame:
+def summary_table(kb: KnowledgeBase | None = None,
+                  message_size: Quantity | None = None) -> pd.DataFrame:
     """One row per fabric, plain magnitudes with the unit in the column name (chart-ready)."""
     return report.summary_rows(fabrics(kb), message_size)

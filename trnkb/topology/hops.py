@@ -14,7 +14,7 @@ counting switches alone would give 1.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import networkx as nx
 import numpy as np
@@ -28,10 +28,11 @@ __all__ = ["HopsMixin"]
 
 
 class HopsMixin:
-    """Hop measurements of a :class:`~trnkb.topology.fabric.Fabric` (uses ``graph``, ``chips``, ``spec``)."""
+    """Hop measurements of a :class:`~trnkb.topology.fabric.Fabric` (uses ``graph``,
+    ``chips``, ``spec``)."""
 
     if TYPE_CHECKING:
-        graph: nx.Graph
+        graph: nx.Graph[str]
         spec: FabricSpec
 
         @property
@@ -47,7 +48,9 @@ class HopsMixin:
         """
         nodes = list(self.graph.nodes)
         index = {n: i for i, n in enumerate(nodes)}
-        adj = nx.to_numpy_array(self.graph, nodelist=nodes, weight=None, dtype=np.float32)
+        # weight=None (every edge counts 1) is documented but missing from the stubs' overloads
+        to_numpy_array: Any = nx.to_numpy_array
+        adj = to_numpy_array(self.graph, nodelist=nodes, weight=None, dtype=np.float32)
         rows = [index[c] for c in self.chips]
         dist = np.full((len(rows), len(nodes)), -1, dtype=np.int32)
         frontier = np.zeros_like(dist, dtype=bool)
@@ -77,13 +80,14 @@ class HopsMixin:
         """Hops between two chips: forwarding devices (switches or chips) on a shortest path."""
         for c in (a, b):
             if c not in self._chip_index:
-                raise KeyError(f"no chip {c!r} in {self.spec.id} (chips look like {self.chips[0]!r})")
+                raise KeyError(
+                    f"no chip {c!r} in {self.spec.id} (chips look like {self.chips[0]!r})")
         return int(self._hop_matrix[self._chip_index[a], self._chip_index[b]])
 
     def path(self, a: str, b: str) -> list[str]:
         """One shortest path from chip ``a`` to chip ``b`` (both ends included)."""
         self.hops(a, b)
-        return nx.shortest_path(self.graph, a, b)
+        return cast("list[str]", nx.shortest_path(self.graph, a, b))
 
     def _pair_hops(self, in_rack: bool = False) -> np.ndarray:
         """Hops of every unordered pair of distinct chips (optionally of the same rack only)."""

@@ -1,4 +1,4 @@
-"""Reports on fabrics: worked path examples, the JSON summary, the chart-ready table, claim metrics.
+"""Reports on fabrics: worked paths, the JSON summary, the chart-ready table, claim metrics.
 
 Plain functions of built fabrics (:class:`~trnkb.topology.fabric.Fabric`); the entry points
 in :mod:`trnkb.topology.fabric` wrap them.
@@ -6,11 +6,11 @@ in :mod:`trnkb.topology.fabric` wrap them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import pint
 
+from trnkb.qtypes import Quantity
 from trnkb.topology.spec import chip_name
 from trnkb.units import Q_
 
@@ -25,22 +25,26 @@ __all__ = ["SOURCE_PATHS", "fabric_summary", "metric", "path_examples", "summary
 # the source gives for them are claims (see tests/test_topology.py and the claims
 # registry); only the chip pairs live here. Chips are (rack, node, position).
 _SEED = "004_406711927e432c17.txt"
-SOURCE_PATHS: dict[str, tuple[tuple[str, tuple, tuple, str], ...]] = {
+_Chip = tuple[str, int, str]
+_NL32 = "Trainium3 NL32x2 Switched with Gen1 Switch Trays"
+_NL72 = "Trainium3 NL72x2 Switched on Gen1 Switch Trays"
+SOURCE_PATHS: dict[str, tuple[tuple[str, _Chip, _Chip, str], ...]] = {
     "trn3-nl32x2-switched": (
-        ("Path A", ("A", 1, "A"), ("A", 16, "A"), "Trainium3 NL32x2 Switched with Gen1 Switch Trays"),
-        ("Path B", ("A", 1, "A"), ("A", 2, "B"), "Trainium3 NL32x2 Switched with Gen1 Switch Trays"),
-        ("Path C", ("A", 1, "A"), ("B", 2, "B"), "Trainium3 NL32x2 Switched with Gen1 Switch Trays"),
+        ("Path A", ("A", 1, "A"), ("A", 16, "A"), _NL32),
+        ("Path B", ("A", 1, "A"), ("A", 2, "B"), _NL32),
+        ("Path C", ("A", 1, "A"), ("B", 2, "B"), _NL32),
     ),
     "trn3-nl72x2-switched": (
-        ("Path A", ("A", 1, "A"), ("A", 2, "A"), "Trainium3 NL72x2 Switched on Gen1 Switch Trays"),
-        ("Path B", ("A", 1, "A"), ("A", 2, "C"), "Trainium3 NL72x2 Switched on Gen1 Switch Trays"),
-        ("Path C", ("A", 1, "A"), ("B", 2, "C"), "Trainium3 NL72x2 Switched on Gen1 Switch Trays"),
+        ("Path A", ("A", 1, "A"), ("A", 2, "A"), _NL72),
+        ("Path B", ("A", 1, "A"), ("A", 2, "C"), _NL72),
+        ("Path C", ("A", 1, "A"), ("B", 2, "C"), _NL72),
     ),
 }
 
 
-def path_examples(f: Fabric) -> list[dict]:
-    """The source's worked paths for this domain, then the worst pair in a rack and in the domain."""
+def path_examples(f: Fabric) -> list[dict[str, Any]]:
+    """The source's worked paths for this domain, then the worst pair in a rack and in the
+    domain."""
     out = []
     for label, pa, pb, locator in SOURCE_PATHS.get(f.spec.domain, ()):
         ca, cb = chip_name(*pa), chip_name(*pb)
@@ -53,12 +57,12 @@ def path_examples(f: Fabric) -> list[dict]:
     return out
 
 
-def _example(f: Fabric, label: str, a: str, b: str) -> dict:
+def _example(f: Fabric, label: str, a: str, b: str) -> dict[str, Any]:
     return {"label": label, "from": a, "to": b, "path": f.path(a, b), "hops": f.hops(a, b),
             "source": "computed"}
 
 
-def fabric_summary(f: Fabric, message_size: pint.Quantity | None = None) -> dict:
+def fabric_summary(f: Fabric, message_size: Quantity | None = None) -> dict[str, Any]:
     """Everything measured on one fabric, JSON-ready (quantities as ``{"value", "unit"}``)."""
     m = message_size if message_size is not None else Q_(1, "MB")
     t, bound = f.all_to_all_time(m)
@@ -76,8 +80,10 @@ def fabric_summary(f: Fabric, message_size: pint.Quantity | None = None) -> dict
         "tray_switches_per_rack": f.tray_switches_per_rack,
         "switches_per_domain": f.switches_per_domain,
         "switch_usage": usage.astype(object).where(usage.notna(), None).to_dict("records"),
-        "chip_lanes": {m_: {"used": u, "budget": b} for m_, (u, b) in f.chip_lane_usage().items()},
-        "hop_definition": "forwarding devices (switches or chips) between the two chips = links - 1",
+        "chip_lanes": {m_: {"used": u, "budget": b}
+                       for m_, (u, b) in f.chip_lane_usage().items()},
+        "hop_definition":
+            "forwarding devices (switches or chips) between the two chips = links - 1",
         "max_hops_in_rack": f.max_hops(in_rack=True),
         "max_hops_in_domain": f.max_hops(),
         "mean_hops": round(f.mean_hops(), 4),
@@ -93,16 +99,17 @@ def fabric_summary(f: Fabric, message_size: pint.Quantity | None = None) -> dict
     }
 
 
-def _q(q: pint.Quantity | None, unit: str) -> dict | None:
+def _q(q: Quantity | None, unit: str) -> dict[str, Any] | None:
     if q is None:
         return None
     return {"value": round(float(q.to(unit).magnitude), 6), "unit": unit}
 
 
-def metric(f: Fabric, name: str):
+def metric(f: Fabric, name: str) -> Any:
     """One measured figure of ``f`` by name (see :func:`trnkb.topology.topology_metric`)."""
     if name.startswith("hops:"):
-        a, b = (chip_name(r, int(n), p) for r, n, p in (x.split("/") for x in name[5:].split(":")))
+        a, b = (chip_name(r, int(n), p)
+                for r, n, p in (x.split("/") for x in name[5:].split(":")))
         return f.hops(a, b)
     if name == "max_hops_in_rack":
         return f.max_hops(in_rack=True)
@@ -110,9 +117,11 @@ def metric(f: Fabric, name: str):
         return f.max_hops()
     if name in ("cross_to_backplane_ratio", "cross_to_in_rack_ratio"):
         num = f.cross_rack_bandwidth_per_chip
-        den = f.backplane_bandwidth_per_chip if name == "cross_to_backplane_ratio" else f.in_rack_bandwidth_per_chip
+        den = (f.backplane_bandwidth_per_chip if name == "cross_to_backplane_ratio"
+               else f.in_rack_bandwidth_per_chip)
         if num is None or den is None:
-            raise KeyError(f"{f.spec.id} has no {name.removeprefix('cross_to_')} bandwidth for {name}")
+            missing = name.removeprefix("cross_to_")
+            raise KeyError(f"{f.spec.id} has no {missing} bandwidth for {name}")
         return (num / den).to("").magnitude
     if not hasattr(f, name):
         raise KeyError(f"no topology metric {name!r}")
@@ -120,13 +129,17 @@ def metric(f: Fabric, name: str):
     return v() if callable(v) else v
 
 
-def summary_rows(fabrics: Iterable[Fabric], message_size: pint.Quantity | None = None) -> pd.DataFrame:
+def summary_rows(fabrics: Iterable[Fabric],
+                 message_size: Quantity | None = None) -> pd.DataFrame:
     """One row per fabric, plain magnitudes with the unit in the column name (chart-ready)."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     m = message_size if message_size is not None else Q_(1, "MB")
+
+    def mag(q: Quantity | None, u: str) -> float | None:
+        return None if q is None else float(q.to(u).magnitude)
+
     for f in fabrics:
         t, bound = f.all_to_all_time(m)
-        mag = lambda q, u: None if q is None else float(q.to(u).magnitude)  # noqa: E731
         rows.append({
             "fabric": f.spec.id, "domain": f.spec.domain, "generation": f.spec.generation or "",
             "chips": len(f.chips), "racks": f.spec.racks,

@@ -11,8 +11,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
-import pint
+from trnkb.qtypes import Quantity
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
 
 __all__ = ["DEFAULT_GENERATION", "POSITION_NAMES", "RACK_NAMES", "FabricSpec", "chip_name",
            "fabric_ids", "fabric_spec", "find_row"]
@@ -62,8 +66,8 @@ class FabricSpec:
     backplane_active_lanes: int | None = None
     cross_rack_lanes: int | None = None
     active_lanes: int | None = None
-    lane_rate: pint.Quantity | None = None
-    chip_bandwidth: pint.Quantity | None = None
+    lane_rate: Quantity | None = None
+    chip_bandwidth: Quantity | None = None
 
     @property
     def chips_per_rack(self) -> int:
@@ -80,18 +84,12 @@ class FabricSpec:
         return self.switches_per_plane * self.ports_per_chip_per_switch * (self.lanes_per_port or 0)
 
 
-_PREFERRED: dict[int, dict[tuple[str, str], object]] = {}
+def _get(kb: KnowledgeBase, row: str | None, field: str) -> Any:
+    """``kb.get(row, field)``, or ``None`` when there is no row (a quantity or a string)."""
+    return kb.get(row, field) if row else None
 
 
-def _get(kb, row: str | None, field: str):
-    """``kb.get(row, field)`` from a per-KB dict (``kb.get`` filters the facts table per call)."""
-    if id(kb) not in _PREFERRED:
-        f = kb.facts[kb.facts["preferred"]]
-        _PREFERRED[id(kb)] = dict(zip(zip(f["id"], f["field"], strict=True), f["value"], strict=True))
-    return _PREFERRED[id(kb)].get((row, field)) if row else None
-
-
-def _count(kb, row: str | None, field: str) -> int | None:
+def _count(kb: KnowledgeBase, row: str | None, field: str) -> int | None:
     v = _get(kb, row, field)
     if v is None:
         return None
@@ -99,7 +97,7 @@ def _count(kb, row: str | None, field: str) -> int | None:
     return int(m) if float(m).is_integer() else m
 
 
-def fabric_ids(kb, domain: str | None = None) -> list[str]:
+def fabric_ids(kb: KnowledgeBase, domain: str | None = None) -> list[str]:
     """Ids of the ``fabrics`` rows, optionally of one domain."""
     t = kb.table("fabrics")
     if domain is not None:
@@ -107,7 +105,7 @@ def fabric_ids(kb, domain: str | None = None) -> list[str]:
     return list(t["id"])
 
 
-def find_row(kb, domain: str, generation: str | None) -> str:
+def find_row(kb: KnowledgeBase, domain: str, generation: str | None) -> str:
     t = kb.table("fabrics")
     mine = t[t["domain"] == domain]
     if mine.empty:
@@ -117,19 +115,24 @@ def find_row(kb, domain: str, generation: str | None) -> str:
     gens = {(g if isinstance(g, str) else None): i for g, i in zip(labels, mine["id"], strict=True)}
     if generation is None:
         if len(gens) == 1:
-            return next(iter(gens.values()))
+            return str(next(iter(gens.values())))
         generation = DEFAULT_GENERATION
     if generation not in gens:
         avail = ", ".join(sorted(g for g in gens if g)) or "none (omit --switch-gen)"
         raise KeyError(f"{domain} has no switch generation {generation!r}; choose from {avail}")
-    return gens[generation]
+    return str(gens[generation])
 
 
-def fabric_spec(kb, domain: str, generation: str | None = None) -> FabricSpec:
+def fabric_spec(kb: KnowledgeBase, domain: str, generation: str | None = None) -> FabricSpec:
     """Read the spec of ``domain`` under switch ``generation`` (default: the only one, or gen1)."""
     fid = find_row(kb, domain, generation)
-    txt = lambda f: _get(kb, fid, f)  # noqa: E731
-    n = lambda f: _count(kb, fid, f)  # noqa: E731
+
+    def txt(f: str) -> Any:
+        return _get(kb, fid, f)
+
+    def n(f: str) -> int | None:
+        return _count(kb, fid, f)
+
     rack = domain
     chip = _get(kb, rack, "chip")
     wiring = txt("wiring")
@@ -161,10 +164,12 @@ def fabric_spec(kb, domain: str, generation: str | None = None) -> FabricSpec:
         ports_per_chip_per_switch=n("ports_per_chip_per_switch") or 1,
         tray_switch_lanes_per_chip=n("tray_switch_lanes_per_chip"),
         links_per_chip=n("links_per_chip"),
-        switch=switch, switch_lanes=_count(kb, switch, "lanes"), switch_ports=_count(kb, switch, "ports"),
+        switch=switch, switch_lanes=_count(kb, switch, "lanes"),
+        switch_ports=_count(kb, switch, "ports"),
         tray_switch=tray_switch, tray_switch_lanes=_count(kb, tray_switch, "lanes"),
         tray_switch_ports=_count(kb, tray_switch, "ports"),
-        pcb_lanes=_count(kb, budget, "pcb_lanes"), backplane_lanes=_count(kb, budget, "backplane_lanes"),
+        pcb_lanes=_count(kb, budget, "pcb_lanes"),
+        backplane_lanes=_count(kb, budget, "backplane_lanes"),
         backplane_active_lanes=_count(kb, budget, "backplane_active_lanes"),
         cross_rack_lanes=_count(kb, budget, "cross_rack_lanes"),
         active_lanes=active, lane_rate=lane_rate, chip_bandwidth=chip_bw,
