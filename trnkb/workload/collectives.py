@@ -38,7 +38,7 @@ class GroupBandwidth:
 
 @dataclass
 class Network:
-    """Scale-up domain and scale-out bandwidth of one system (built by :mod:`trnkb.workload.fromkb`).
+    """Scale-up domain and scale-out bandwidth of a system (built by :mod:`trnkb.workload.fromkb`).
 
     ``fabric`` is a :class:`trnkb.topology.Fabric` or None; then ``scaleup_model`` is
     ``switch`` or ``torus`` (with ``torus_dims``) over ``chip_scaleup`` B/s per chip.
@@ -51,7 +51,7 @@ class Network:
     scaleup_model: str = "switch"
     torus_dims: tuple[int, ...] = ()
     torus_ndim: int = 0
-    _cache: dict = field(default_factory=dict, repr=False)
+    _cache: dict[int, GroupBandwidth] = field(default_factory=dict, repr=False)
 
     @property
     def scaleup_basis(self) -> str:
@@ -125,7 +125,8 @@ class Network:
                 share = nbytes * (g_in - 1) / g  # bytes that stay in the domain
                 t_in = bandwidth_time(kind, share * g_in / (g_in - 1), g_in, inj, bis) + per_step
             else:
-                t_in = bandwidth_time(kind, nbytes, g_in, inj, bis) + latency_steps(kind, g_in) * per_step
+                t_in = (bandwidth_time(kind, nbytes, g_in, inj, bis)
+                        + latency_steps(kind, g_in) * per_step)
             t += t_in
         if g_out > 1:
             out_bw = self.scaleout * efficiency * scaleout_scale

@@ -13,7 +13,12 @@ rack's cooling, see :func:`trnkb.workload.fromkb.system`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from trnkb.workload.ranges import Input, assumption
+
+if TYPE_CHECKING:
+    from trnkb.workload.system import System
 
 __all__ = ["COST_ASSUMPTIONS", "HOURS_PER_YEAR", "PRICING", "cost_inputs", "facility_watts",
            "usd_per_chip_hour"]
@@ -29,13 +34,14 @@ COST_ASSUMPTIONS: dict[str, Input] = {
                                   "annual cost of capital (annuity rate)"),
     "power_price": assumption("power_price", 0.05, 0.08, 0.12, "USD/kWh",
                               "industrial electricity price in the US"),
-    "utilisation": assumption("utilisation", 0.6, 0.8, 0.9, "", "fraction of hours doing paid work"),
+    "utilisation": assumption("utilisation", 0.6, 0.8, 0.9, "",
+                              "fraction of hours doing paid work"),
     "opex_fraction": assumption("opex_fraction", 0.03, 0.05, 0.08, "",
                                 "yearly operations and maintenance as a fraction of capex"),
 }
 
 
-def cost_inputs(system, pricing: str = "tco") -> dict[str, Input]:
+def cost_inputs(system: System, pricing: str = "tco") -> dict[str, Input]:
     """The cost inputs of a result: the TCO assumptions, plus the system's sourced cloud
     price per chip-hour when ``pricing`` is ``cloud`` (refused when the KB has none)."""
     if pricing not in PRICING:

@@ -11,26 +11,33 @@ shared) x expert width``); MLA layers are not supported.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from trnkb.workload.models import Model
 from trnkb.workload.ranges import Input
 
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
+
 __all__ = ["engine_available", "engine_mfu"]
 
 
-def _layer_time():
+def _layer_time() -> Callable[..., Any] | None:
     try:
         engine = importlib.import_module("trnkb.engine")
     except ImportError:
         return None
-    return getattr(engine, "layer_time", None)
+    fn: Callable[..., Any] | None = getattr(engine, "layer_time", None)
+    return fn
 
 
 def engine_available() -> bool:
     return _layer_time() is not None
 
 
-def engine_mfu(kb, model: Model, chip: str, tokens: int = 4096, dtype: str = "bf16") -> Input:
+def engine_mfu(kb: KnowledgeBase, model: Model, chip: str, tokens: int = 4096,
+               dtype: str = "bf16") -> Input:
     """An ``mfu`` input for ``model`` on ``chip`` from the engine (see the module docstring)."""
     layer_time = _layer_time()
     if layer_time is None:

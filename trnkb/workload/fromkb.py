@@ -10,7 +10,8 @@ spread of all the values the KB holds for its field and the ids of their sources
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from trnkb.workload.collectives import Network
 from trnkb.workload.models import Model
@@ -25,6 +26,9 @@ from trnkb.workload.system import (
     System,
 )
 
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
+
 __all__ = ["model", "model_ids", "normalise_id", "system", "system_ids"]
 
 _INT_FIELDS = ("layers", "d_model", "attention_heads", "kv_heads", "head_dim", "vocabulary",
@@ -38,15 +42,15 @@ def normalise_id(text: str) -> str:
     return text.strip().lower().replace(".", "-").replace("_", "-").replace(" ", "-")
 
 
-def model_ids(kb) -> list[str]:
+def model_ids(kb: KnowledgeBase) -> list[str]:
     return list(kb.table("models")["id"])
 
 
-def system_ids(kb) -> list[str]:
+def system_ids(kb: KnowledgeBase) -> list[str]:
     return list(kb.table("racks")["id"])
 
 
-def _lookup(kb, table: str, text: str) -> str:
+def _lookup(kb: KnowledgeBase, table: str, text: str) -> str:
     ids = list(kb.table(table)["id"])
     key = normalise_id(text)
     if key in ids:
@@ -54,10 +58,13 @@ def _lookup(kb, table: str, text: str) -> str:
     raise KeyError(f"no {table[:-1]} {text!r}; choose from {', '.join(ids)}")
 
 
-def model(kb, model_id: str) -> Model:
-    """The :class:`Model` of a ``models`` row (``llama-3.1-70b`` and ``llama-3-1-70b`` both work)."""
+def model(kb: KnowledgeBase, model_id: str) -> Model:
+    """The :class:`Model` of a ``models`` row (``llama-3.1-70b`` and ``llama-3-1-70b`` work)."""
     mid = _lookup(kb, "models", model_id)
-    get = lambda f: kb.get(mid, f)  # noqa: E731
+
+    def get(f: str) -> Any:
+        return kb.get(mid, f)
+
     kw: dict[str, Any] = {}
     for f in _INT_FIELDS:
         v = get(f)
@@ -67,17 +74,21 @@ def model(kb, model_id: str) -> Model:
         if get(f) is not None:
             kw[f] = get(f)
     row = kb.table("models").set_index("id").loc[mid]
-    sources = {f: kb.provenance(mid, f)["source"] for f in (*_INT_FIELDS, "total_params", "active_params")
-               if get(f) is not None}
+    sources = {f: kb.provenance(mid, f)["source"]
+               for f in (*_INT_FIELDS, "total_params", "active_params") if get(f) is not None}
     return Model(id=mid, name=str(row["name"]), tied_embeddings=get("tied_embeddings") == "tied",
                  attention_bias=get("attention_bias") == "bias",
-                 reported_total=float(get("total_params").magnitude) if get("total_params") else None,
-                 reported_active=float(get("active_params").magnitude) if get("active_params") else None,
+                 reported_total=(float(get("total_params").magnitude)
+                                 if get("total_params") else None),
+                 reported_active=(float(get("active_params").magnitude)
+                                  if get("active_params") else None),
                  sources=sources, **kw)
 
 
-def sourced(kb, row: str, fld: str, unit: str, name: str | None = None, scale: float = 1.0) -> Input | None:
-    """An :class:`Input` spanning every value the KB holds for ``row.field`` (preferred = central)."""
+def sourced(kb: KnowledgeBase, row: str, fld: str, unit: str, name: str | None = None,
+            scale: float = 1.0) -> Input | None:
+    """An :class:`Input` spanning every value the KB holds for ``row.field`` (preferred =
+    central)."""
     vals = kb.values(row, fld)
     if vals.empty:
         return None
@@ -86,32 +97,36 @@ def sourced(kb, row: str, fld: str, unit: str, name: str | None = None, scale: f
     basis = f"{row}.{fld}: " + ", ".join(srcs)
     # a peak whose source does not say dense or sparse may be a sparse figure: the dense
     # rate could be half of it, so half is the low end of the range (never assumed dense)
-    density = vals["density"] if "density" in vals else []
+    density: Iterable[Any] = vals["density"] if "density" in vals else []
     unstated = [m / 2 for m, d in zip(mags, density, strict=False) if d == "unstated"]
     if unstated:
-        basis += " (dense or sparse not stated: low end = half, the dense rate if it is sparse)"
+        basis += (" (dense or sparse not stated: low end = half, the dense rate if it is"
+                  " sparse)")
     return Input(name or fld, min(mags + unstated), mags[0], max(mags), unit, "sourced",
                  basis, srcs)
 
 
-def _power(kb, rack: str, chip: str, per_rack: int | None) -> Input:
+def _power(kb: KnowledgeBase, rack: str, chip: str, per_rack: int | None) -> Input:
     rp = sourced(kb, rack, "rack_power", "W", "chip_power")
     if rp is not None and per_rack:
         return Input("chip_power", rp.lo / per_rack, rp.mid / per_rack, rp.hi / per_rack, "W",
-                     "sourced", f"{rack}.rack_power / {per_rack} chips per rack ({', '.join(rp.sources)})",
+                     "sourced",
+                     f"{rack}.rack_power / {per_rack} chips per rack ({', '.join(rp.sources)})",
                      rp.sources)
     tdp = sourced(kb, chip, "tdp", "W", "chip_power")
     if tdp is not None:
         lo, mid, hi, why = TDP_OVERHEAD
-        return Input("chip_power", tdp.lo * lo, tdp.mid * mid, tdp.hi * hi, "W", "sourced x assumption",
+        return Input("chip_power", tdp.lo * lo, tdp.mid * mid, tdp.hi * hi, "W",
+                     "sourced x assumption",
                      f"{chip}.tdp ({', '.join(tdp.sources)}) x {lo}-{hi} ({why})", tdp.sources)
     if chip in ASSUMED_POWER:
         lo, mid, hi, why = ASSUMED_POWER[chip]
         return assumption("chip_power", lo, mid, hi, "W", why)
-    return assumption("chip_power", math.nan, math.nan, math.nan, "W", "unknown: no source, no assumption")
+    return assumption("chip_power", math.nan, math.nan, math.nan, "W",
+                      "unknown: no source, no assumption")
 
 
-def _pue(kb, rack: str) -> Input:
+def _pue(kb: KnowledgeBase, rack: str) -> Input:
     cooling = kb.get(rack, "cooling")
     air = kb.get("air-evaporative", "pue_typical")
     dlc = kb.get("dlc-chiller", "pue_peak")
@@ -119,20 +134,24 @@ def _pue(kb, rack: str) -> Input:
     d = float(dlc.magnitude) if dlc is not None else 1.5
     if cooling == "air" and air is not None:
         return Input("pue", a, a, a, "", "sourced", "datacenter air-evaporative.pue_typical "
-                     "(rack cooling: air)", (kb.provenance("air-evaporative", "pue_typical")["source"],))
-    basis = (f"rack cooling {cooling or 'not given'}: between the air archetype's typical PUE {a:g} and "
-             f"the liquid (chiller) archetype's peak PUE {d:g} (datacenter table); central = midpoint "
+                     "(rack cooling: air)",
+                     (kb.provenance("air-evaporative", "pue_typical")["source"],))
+    basis = (f"rack cooling {cooling or 'not given'}: between the air archetype's typical PUE "
+             f"{a:g} and the liquid (chiller) archetype's peak PUE {d:g} (datacenter table); "
+             "central = midpoint "
              "(assumption)")
     return Input("pue", a, (a + d) / 2, d, "", "sourced x assumption", basis)
 
 
-def _cloud_price(kb, chip: str) -> Input | None:
-    """Per chip-hour price range over the ``prices`` rows of ``chip`` (price / chips per instance)."""
+def _cloud_price(kb: KnowledgeBase, chip: str) -> Input | None:
+    """Per chip-hour price range over the ``prices`` rows of ``chip`` (price / chips per
+    instance)."""
     if "prices" not in kb.tables:
         return None
     t = kb.table("prices")
     rows = [r for r in t["id"] if kb.get(r, "chip") == chip]
-    vals, srcs = [], []
+    vals: list[float] = []
+    srcs: list[str] = []
     for r in rows:
         n = kb.get(r, "chips_per_instance")
         price = kb.get(r, "price")
@@ -154,8 +173,9 @@ def _torus_dims(topology: str, domain: int) -> tuple[tuple[int, ...], int]:
     return (4, 4, 4, max(1, math.ceil(domain / 64))), 3
 
 
-def system(kb, rack_id: str, generation: str | None = None) -> System:
-    """The :class:`System` of a ``racks`` row; ``generation`` picks a switch generation of its fabric."""
+def system(kb: KnowledgeBase, rack_id: str, generation: str | None = None) -> System:
+    """The :class:`System` of a ``racks`` row; ``generation`` picks a switch generation of its
+    fabric."""
     from trnkb import topology
 
     rid = _lookup(kb, "racks", rack_id)
@@ -164,8 +184,8 @@ def system(kb, rack_id: str, generation: str | None = None) -> System:
     domain = int(kb.value(rid, "domain_size").magnitude)
     per_rack = kb.get(rid, "chips_per_rack")
     per_rack = int(per_rack.magnitude) if per_rack is not None else None
-    notes = []
-    peak = {}
+    notes: list[str] = []
+    peak: dict[str, Input] = {}
     for prec, fields in PRECISION_FIELDS.items():
         for f in fields:
             q = sourced(kb, chip, f, "FLOP/s", "peak_flops")
@@ -179,7 +199,8 @@ def system(kb, rack_id: str, generation: str | None = None) -> System:
     up = sourced(kb, chip, "scaleup_bandwidth", "B/s", "scaleup_bandwidth") \
         or sourced(kb, chip, "scaleup_bandwidth_bidir", "B/s", "scaleup_bandwidth", 0.5)
     if up is None:
-        lo, mid, hi, why = ASSUMED_SCALEUP.get(chip, (1e11, 2e11, 4e11, "assumption: no scale-up bandwidth in the KB"))
+        lo, mid, hi, why = ASSUMED_SCALEUP.get(
+            chip, (1e11, 2e11, 4e11, "assumption: no scale-up bandwidth in the KB"))
         up = assumption("scaleup_bandwidth", lo, mid, hi, "B/s", why)
         notes.append(f"{chip}: scale-up bandwidth is an assumption")
     out = sourced(kb, rid, "scaleout_per_chip", "B/s", "scaleout_bandwidth") \
@@ -192,7 +213,8 @@ def system(kb, rack_id: str, generation: str | None = None) -> System:
         notes.append(f"{chip}: power per chip is an assumption")
     lo, mid, hi = ASSUMED_CAPEX.get(chip, (math.nan, math.nan, math.nan))
     capex = Input("capex_per_chip", lo, mid, hi, "USD", "assumption", ASSUMED_CAPEX_BASIS) \
-        if not math.isnan(mid) else assumption("capex_per_chip", math.nan, math.nan, math.nan, "USD", "unknown")
+        if not math.isnan(mid) \
+        else assumption("capex_per_chip", math.nan, math.nan, math.nan, "USD", "unknown")
     fab = None
     if rid in set(kb.table("fabrics")["domain"]):
         fab = topology.fabric(rid, generation, kb)
@@ -200,7 +222,8 @@ def system(kb, rack_id: str, generation: str | None = None) -> System:
     dims, ndim = _torus_dims(topo, domain) if "torus" in topo.lower() else ((), 0)
     net = Network(domain=domain, chip_scaleup=up.mid, scaleout=out.mid, fabric=fab,
                   scaleup_model="torus" if dims else "switch", torus_dims=dims, torus_ndim=ndim)
-    return System(id=rid, name=str(row["name"]), chip=chip, vendor=str(row["vendor"]), domain_size=domain,
+    return System(id=rid, name=str(row["name"]), chip=chip, vendor=str(row["vendor"]),
+                  domain_size=domain,
                   chips_per_rack=per_rack, peak=peak, hbm_capacity=hbm_c, hbm_bandwidth=hbm_b,
                   chip_power=power, pue=_pue(kb, rid), capex=capex, network=net, scaleup_input=up,
                   scaleout_input=out, generation=fab.spec.generation if fab is not None else None,

@@ -1,4 +1,4 @@
-"""Language models as plain objects: parameter counts, FLOPs and KV-cache bytes from the architecture.
+"""Language models as plain objects: parameter counts, FLOPs, KV-cache bytes from the architecture.
 
 A :class:`Model` is built from one ``models`` row (:func:`trnkb.workload.fromkb.model`);
 nothing here reads the knowledge base. Counts are exact integers; FLOPs are FLOP per token;
@@ -154,11 +154,13 @@ class Model:
         half of it on average); otherwise the token attends to all ``context`` positions
         (decode).
         """
-        return 2.0 * self.attention_heads * (self.head_dim + self.v_dim) * self._attended(context, causal_mean)
+        return (2.0 * self.attention_heads * (self.head_dim + self.v_dim)
+                * self._attended(context, causal_mean))
 
     def forward_flops_per_token(self, context: float, causal_mean: bool = True) -> float:
         """``2 * active parameters (without the input embedding) + attention``."""
-        return 2.0 * self.active_params(False) + self.attention_flops_per_token(context, causal_mean)
+        return (2.0 * self.active_params(False)
+                + self.attention_flops_per_token(context, causal_mean))
 
     def training_flops_per_token(self, seq_len: float, include_attention: bool = True) -> float:
         """``6N + 3 x attention``: forward plus a backward of twice the forward.
@@ -182,7 +184,9 @@ class Model:
         return float(self.layers * 2 * self.kv_heads * self.head_dim)
 
     def kv_bytes(self, context: float, bytes_per_element: float) -> float:
-        """KV-cache bytes of one sequence of ``context`` tokens (sliding layers keep only their window)."""
+        """KV-cache bytes of one sequence of ``context`` tokens.
+
+        Sliding layers keep only their window."""
         per_layer = self.kv_elements_per_token() / self.layers * bytes_per_element
         if self.sliding_window and self.sliding_layers:
             return per_layer * ((self.layers - self.sliding_layers) * context

@@ -30,7 +30,8 @@ from typing import Any
 
 from trnkb.workload.models import Model
 
-__all__ = ["MEMORY_RECIPES", "RECOMPUTE", "Plan", "memory_per_chip", "min_chips", "training_state_bytes"]
+__all__ = ["MEMORY_RECIPES", "RECOMPUTE", "Plan", "memory_per_chip", "min_chips",
+           "training_state_bytes"]
 
 # bytes per parameter: (weights, gradients, optimizer states, basis)
 MEMORY_RECIPES = {
@@ -64,7 +65,8 @@ class Plan:
 
     @property
     def label(self) -> str:
-        return (f"dp={self.dp},tp={self.tp},pp={self.pp},ep={self.ep},cp={self.cp},zero={self.zero},"
+        return (f"dp={self.dp},tp={self.tp},pp={self.pp},ep={self.ep},cp={self.cp},"
+                f"zero={self.zero},"
                 f"recompute={self.recompute},mb={self.microbatch}"
                 + (f",vpp={self.vpp}" if self.vpp > 1 else ""))
 
@@ -84,7 +86,8 @@ class Plan:
             key, val = cls._KEYS[m.group(1)], m.group(2)
             if key == "recompute":
                 if val not in RECOMPUTE:
-                    raise ValueError(f"recompute must be one of {', '.join(RECOMPUTE)}, not {val!r}")
+                    raise ValueError(f"recompute must be one of {', '.join(RECOMPUTE)}, not "
+                                     f"{val!r}")
                 kw[key] = val
             elif not val.isdigit() or (int(val) < 1 and key != "zero") or int(val) > 1_000_000:
                 raise ValueError(f"plan {m.group(1)} must be a positive integer, not {val!r}")
@@ -109,7 +112,8 @@ class Plan:
             out.append(f"pp x vpp = {self.pp * self.vpp} exceeds the {model.layers} layers")
         if model.attention_heads % self.tp:
             out.append(f"tp={self.tp} does not divide {model.attention_heads} attention heads")
-        if self.ep > 1 and (not model.moe or model.experts % self.ep or (self.dp * self.cp) % self.ep):
+        if self.ep > 1 and (not model.moe or model.experts % self.ep
+                            or (self.dp * self.cp) % self.ep):
             out.append(f"ep={self.ep} must divide the experts and dp x cp")
         if sequences < self.dp * self.microbatch:
             out.append(f"the batch has {sequences:g} sequences, fewer than dp x microbatch")
@@ -132,7 +136,8 @@ def activation_bytes_per_token_layer(model: Model, recompute: str, checkpoints: 
     return 2.0 * d * checkpoints
 
 
-def memory_per_chip(model: Model, plan: Plan, recipe: str, seq_len: int, n_micro: float) -> dict[str, float]:
+def memory_per_chip(model: Model, plan: Plan, recipe: str, seq_len: int,
+                    n_micro: float) -> dict[str, float]:
     """Bytes per chip by part (``total`` included); see the module docstring."""
     w, g, o, _ = MEMORY_RECIPES[recipe]
     p = model.params()
@@ -163,14 +168,16 @@ def memory_per_chip(model: Model, plan: Plan, recipe: str, seq_len: int, n_micro
 
 
 def training_state_bytes(model: Model, recipe: str, tokens: float, recompute: str = "full",
-                         checkpoints_per_layer: int = 1, params: float | None = None) -> dict[str, float]:
-    """Whole-job memory with every token of the batch in flight (the scaling book's minimum-chips sum).
+                         checkpoints_per_layer: int = 1,
+                         params: float | None = None) -> dict[str, float]:
+    """Whole-job memory, every token of the batch in flight (the scaling book's minimum-chips sum).
 
     ``params`` overrides the parameter count (to reproduce a source that rounds it).
     """
     w, g, o, _ = MEMORY_RECIPES[recipe]
     n = model.total_params if params is None else params
-    act = activation_bytes_per_token_layer(model, recompute, checkpoints_per_layer) * model.layers * tokens
+    act = (activation_bytes_per_token_layer(model, recompute, checkpoints_per_layer)
+           * model.layers * tokens)
     out = {"weights": n * w, "gradients": n * g, "optimizer": n * o, "activations": act}
     out["total"] = sum(out.values())
     return out

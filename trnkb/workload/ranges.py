@@ -18,7 +18,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from trnkb.qtypes import Quantity
 from trnkb.units import Q_
 
 __all__ = ["Input", "Ranged", "assumption", "propagate", "user_value"]
@@ -41,7 +43,7 @@ class Input:
     basis: str
     sources: tuple[str, ...] = field(default=())
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if all(math.isnan(x) for x in (self.lo, self.mid, self.hi)):
             return  # unknown: results that need it come out NaN
         if not (self.lo <= self.mid <= self.hi):
@@ -52,9 +54,10 @@ class Input:
     def spread(self) -> bool:
         return self.hi > self.lo
 
-    def to_dict(self) -> dict:
-        out = {"name": self.name, "unit": self.unit, "central": self.mid, "low": self.lo,
-               "high": self.hi, "kind": self.kind, "basis": self.basis}
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "unit": self.unit, "central": self.mid,
+                               "low": self.lo, "high": self.hi, "kind": self.kind,
+                               "basis": self.basis}
         if self.sources:
             out["sources"] = list(self.sources)
         return out
@@ -83,36 +86,36 @@ class Ranged:
     hi: float
     drivers: tuple[tuple[str, float, float], ...] = ()
 
-    def quantity(self, which: str = "mid"):
+    def quantity(self, which: str = "mid") -> Quantity:
         return Q_(getattr(self, which), self.unit)
 
     @property
-    def central(self):
+    def central(self) -> Quantity:
         """The central value as a pint quantity."""
         return self.quantity("mid")
 
     @property
-    def low(self):
+    def low(self) -> Quantity:
         return self.quantity("lo")
 
     @property
-    def high(self):
+    def high(self) -> Quantity:
         return self.quantity("hi")
 
-    def to_dict(self, top: int = 3) -> dict:
+    def to_dict(self, top: int = 3) -> dict[str, Any]:
         return {"central": _json(self.mid), "low": _json(self.lo), "high": _json(self.hi),
                 "unit": self.unit,
                 "moved_most_by": [{"input": n, "at_input_low": _json(a), "at_input_high": _json(b)}
                                   for n, a, b in self.drivers[:top]]}
 
 
-def _json(x: float):
+def _json(x: float | None) -> float | None:
     if x is None or (isinstance(x, float) and not math.isfinite(x)):
         return None
     return float(f"{x:.6g}")
 
 
-def _finite(x) -> bool:
+def _finite(x: object) -> bool:
     return x is not None and isinstance(x, (int, float)) and math.isfinite(x)
 
 

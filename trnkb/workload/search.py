@@ -43,7 +43,8 @@ def candidate_plans(model: Model, system: System, chips: int, sequences: float,
         if chips % per:
             continue
         dp = chips // per
-        eps = [e for e in _pow2(dp * cp) if model.moe and model.experts % e == 0] if model.moe else [1]
+        eps = ([e for e in _pow2(dp * cp) if model.moe and model.experts % e == 0]
+               if model.moe else [1])
         for ep, zero, rc, mb in itertools.product(eps, zeros, RECOMPUTE, (1, 2, 4)):
             p = Plan(dp=dp, tp=tp, pp=pp, ep=ep, cp=cp, zero=zero, recompute=rc, microbatch=mb)
             if not p.problems(model, chips, sequences):
@@ -51,8 +52,9 @@ def candidate_plans(model: Model, system: System, chips: int, sequences: float,
     return out
 
 
-def plans(model: Model, system: System, chips: int, tokens: float = 15e12, precision: str = "bf16", *,
-          seq_len: int = 8192, batch_tokens: float = 4 * 2**20, recipe: str = "bf16-adam",
+def plans(model: Model, system: System, chips: int, tokens: float = 15e12,
+          precision: str = "bf16", *, seq_len: int = 8192, batch_tokens: float = 4 * 2**20,
+          recipe: str = "bf16-adam",
           assumptions: dict[str, Input] | None = None, top: int | None = 20,
           all_zero: bool = False, include_unfit: bool = False) -> list[dict[str, Any]]:
     """Plans that fit, fastest first: ``[{"plan", "step_time" s, "days", "memory" B, "fits"}]``.
@@ -66,7 +68,8 @@ def plans(model: Model, system: System, chips: int, tokens: float = 15e12, preci
     rows: list[dict[str, Any]] = []
     f_tok = model.training_flops_per_token(seq_len)
     for p in candidate_plans(model, system, chips, batch_tokens / seq_len, all_zero):
-        s = step_breakdown(model, system, p, v, seq_len=seq_len, batch_tokens=batch_tokens, recipe=recipe,
+        s = step_breakdown(model, system, p, v, seq_len=seq_len, batch_tokens=batch_tokens,
+                           recipe=recipe,
                            weight_bytes=weight_bytes, budget=tokens, flops_per_token=f_tok)
         if s["fits"] or include_unfit:
             rows.append({"plan": p, "step_time": s["step_time"], "days": s["days"],

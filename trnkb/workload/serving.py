@@ -21,6 +21,8 @@ Throughput counts output tokens with prefill interleaved on the same chips:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from trnkb.workload.cost import cost_inputs, facility_watts, usd_per_chip_hour
 from trnkb.workload.models import WEIGHT_BYTES, Model
@@ -33,12 +35,15 @@ __all__ = ["SERVE_ASSUMPTIONS", "serve"]
 
 SERVE_ASSUMPTIONS = {
     "compute_efficiency": assumption("compute_efficiency", 0.3, 0.6, 0.85, "",
-                                     "achieved fraction of peak FLOP/s in decode matmuls; the low end "
+                                     "achieved fraction of peak FLOP/s in decode matmuls; the low "
+                                     "end "
                                      "covers general-purpose serving stacks (the measured runs in "
                                      "specs/claims/measured.yaml sit below 0.5)"),
     "hbm_efficiency": assumption("hbm_efficiency", 0.5, 0.75, 0.9, "",
-                                 "achieved fraction of peak HBM bandwidth when streaming weights and KV"),
-    "prefill_mfu": assumption("prefill_mfu", 0.3, 0.5, 0.7, "", "model-FLOPs utilisation of prefill"),
+                                 "achieved fraction of peak HBM bandwidth when streaming weights "
+                                 "and KV"),
+    "prefill_mfu": assumption("prefill_mfu", 0.3, 0.5, 0.7, "",
+                              "model-FLOPs utilisation of prefill"),
     "serve_overlap": assumption("serve_overlap", 0.0, 0.25, 0.5, "",
                                 "tensor/expert-parallel communication hidden under compute"),
     "workspace_fraction": assumption("workspace_fraction", 0.05, 0.1, 0.15, "",
@@ -46,7 +51,8 @@ SERVE_ASSUMPTIONS = {
 }
 SERVE_METRICS = {"ttft": "s", "tpot": "s", "tokens_per_s_per_chip": "1/s",
                  "decode_tokens_per_s_per_chip": "1/s", "tokens_per_s_system": "1/s",
-                 "tokens_per_s_per_mw": "1/s/MW", "tokens_per_usd": "1/USD", "usd_per_million_tokens": "USD",
+                 "tokens_per_s_per_mw": "1/s/MW", "tokens_per_usd": "1/USD",
+                 "usd_per_million_tokens": "USD",
                  "max_batch": "", "kv_bytes_per_token": "B"}
 _COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "step_latency", "hop_latency",
                                             "scaleout_latency")}
@@ -59,12 +65,16 @@ def layout(model: Model, chips: int, tp: int | None = None) -> tuple[int, int]:
         while chips % (tp * 2) == 0 and model.attention_heads % (tp * 2) == 0:
             tp *= 2
     if chips % tp or model.attention_heads % tp:
-        raise ValueError(f"tp={tp} must divide the {chips} chips and the {model.attention_heads} heads")
+        raise ValueError(f"tp={tp} must divide the {chips} chips and the {model.attention_heads} "
+                         f"heads")
     return tp, chips // tp
 
 
-def _step(model, system, chips, tp, dp, batch, ctx, v, wb, kvb, decode: bool, tokens_per_seq: int):
-    """Seconds and bytes of one forward over ``batch`` sequences of ``tokens_per_seq`` new tokens each."""
+def _step(model: Model, system: System, chips: int, tp: int, dp: int, batch: int, ctx: float,
+          v: Mapping[str, float], wb: float, kvb: float, decode: bool,
+          tokens_per_seq: int) -> tuple[float, dict[str, float]]:
+    """Seconds and bytes of one forward over ``batch`` sequences of ``tokens_per_seq`` new
+    tokens each."""
     p = model.params()
     dense = (p["total"] - p["routed_experts"] - p["embedding"]) * wb / tp
     tokens = batch * tokens_per_seq
@@ -98,8 +108,10 @@ def _step(model, system, chips, tp, dp, batch, ctx, v, wb, kvb, decode: bool, to
 
 
 def serve(model: Model, system: System, chips: int, batch: int, input_len: int, output_len: int,
-          precision: str = "bf16", *, kv_precision: str | None = None, compute_precision: str | None = None,
-          tp: int | None = None, prefill_batch: int = 1, assumptions: dict[str, Input] | None = None,
+          precision: str = "bf16", *, kv_precision: str | None = None,
+          compute_precision: str | None = None,
+          tp: int | None = None, prefill_batch: int = 1,
+          assumptions: dict[str, Input] | None = None,
           curve: bool = True, pricing: str = "tco") -> WorkloadResult:
     """Serve ``model`` on one replica of ``chips`` chips of ``system`` (see the module docstring).
 
@@ -124,15 +136,17 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
     weights_chip = (p["total"] - p["routed_experts"]) * wb / tp + p["routed_experts"] * wb / chips
     kv_shard = 1 if model.attention == "mla" else min(tp, model.kv_heads)
 
-    def max_batch(v) -> float:
+    def max_batch(v: Mapping[str, float]) -> float:
         free = v["hbm_capacity"] * (1 - v["workspace_fraction"]) - weights_chip
         per_seq = model.kv_bytes(final_ctx, kvb) / kv_shard
         return max(math.floor(free / per_seq), 0) * dp if free > 0 else 0.0
 
     def run(v: dict[str, float]) -> dict[str, float]:
         tpot, d = _step(model, system, chips, tp, dp, batch, ctx, v, wb, kvb, True, 1)
-        pre, pd = _step(model, system, chips, tp, dp, prefill_batch, input_len, v, wb, kvb, False, input_len)
-        pre_all, _ = _step(model, system, chips, tp, dp, batch, input_len, v, wb, kvb, False, input_len)
+        pre, pd = _step(model, system, chips, tp, dp, prefill_batch, input_len, v, wb, kvb, False,
+                        input_len)
+        pre_all, _ = _step(model, system, chips, tp, dp, batch, input_len, v, wb, kvb, False,
+                           input_len)
         out = {f"decode_{k}": x for k, x in d.items()} | {f"prefill_{k}": x for k, x in pd.items()}
         out["tpot"], out["ttft"] = tpot, pre + tpot
         out["tokens_per_s_system"] = batch * output_len / (output_len * tpot + pre_all)
@@ -150,31 +164,39 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
         return out
 
     res = WorkloadResult.build("serve", model, system, chips, precision, inputs, run, SERVE_METRICS,
-                               settings={"batch": batch, "input_len": input_len, "output_len": output_len,
-                                         "kv_precision": kv_precision or precision, "compute_precision": cp,
-                                         "tp": tp, "attention_dp": dp, "prefill_batch": prefill_batch,
+                               settings={"batch": batch, "input_len": input_len,
+                                         "output_len": output_len,
+                                         "kv_precision": kv_precision or precision,
+                                         "compute_precision": cp,
+                                         "tp": tp, "attention_dp": dp,
+                                         "prefill_batch": prefill_batch,
                                          "pricing": pricing})
     if compute_precision is None and cp != precision:
-        res.notes.append(f"{system.chip} has no {precision} peak in the knowledge base; compute at {cp}")
+        res.notes.append(f"{system.chip} has no {precision} peak in the knowledge base; compute at "
+                         f"{cp}")
     if not res.breakdown["fits"]:
         res.notes.append(f"batch {batch} exceeds the KV-cache capacity: at most "
                          f"{int(res.breakdown['max_batch'])} sequences of {final_ctx} tokens fit")
     if curve:
-        res.extra["curve"] = throughput_latency(model, system, chips, input_len, output_len, precision,
-                                                kv_precision=kv_precision, compute_precision=compute_precision,
+        res.extra["curve"] = throughput_latency(model, system, chips, input_len, output_len,
+                                                precision,
+                                                kv_precision=kv_precision,
+                                                compute_precision=compute_precision,
                                                 tp=tp, assumptions=assumptions, pricing=pricing,
                                                 limit=int(res.breakdown["max_batch"]))
     return res
 
 
-def throughput_latency(model, system, chips, input_len, output_len, precision="bf16", *, limit: int,
-                       **kw) -> list[dict]:
+def throughput_latency(model: Model, system: System, chips: int, input_len: int,
+                       output_len: int, precision: str = "bf16", *, limit: int,
+                       **kw: Any) -> list[dict[str, Any]]:
     """Central TPOT and tokens/s per chip for batch 1, 2, 4... up to the KV-cache limit."""
     rows, b = [], 1
     while b <= max(limit, 1):
         r = serve(model, system, chips, b, input_len, output_len, precision, curve=False, **kw)
         rows.append({"batch": b, "tpot_ms": r.breakdown["tpot"] * 1e3,
                      "tokens_per_s_per_chip": r.breakdown["tokens_per_s_per_chip"],
-                     "tokens_per_s_per_user": 1 / r.breakdown["tpot"], "fits": bool(r.breakdown["fits"])})
+                     "tokens_per_s_per_user": 1 / r.breakdown["tpot"],
+                     "fits": bool(r.breakdown["fits"])})
         b *= 2
     return rows

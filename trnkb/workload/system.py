@@ -60,7 +60,8 @@ ASSUMED_CAPEX = {
 
 # Scale-up and scale-out bandwidth per chip and direction, B/s, where the KB has none.
 ASSUMED_SCALEUP = {
-    "mi355x": (4.5e11, 5.4e11, 6.1e11, f"{_NO_SOURCE}; 7 Infinity Fabric links per GPU on the 8-GPU board"),
+    "mi355x": (4.5e11, 5.4e11, 6.1e11,
+               f"{_NO_SOURCE}; 7 Infinity Fabric links per GPU on the 8-GPU board"),
     "mi455x": (1.4e12, 1.8e12, 1.8e12, f"{_NO_SOURCE}; UALink-over-Ethernet rack (MI450X UALoE72)"),
 }
 ASSUMED_SCALEOUT = (2.5e10, 5e10, 1e11, f"{_NO_SOURCE}; 200-800 Gbit/s NIC per accelerator")
@@ -93,12 +94,13 @@ class System:
         """Peak dense FLOP/s at ``precision`` (raises ``KeyError`` naming what exists)."""
         if precision not in self.peak:
             have = ", ".join(sorted(self.peak)) or "none"
-            raise KeyError(f"{self.chip} has no peak FLOP/s for {precision!r} in the knowledge base "
+            raise KeyError(f"{self.chip} has no peak FLOP/s for {precision!r} in the knowledge "
+                           f"base "
                            f"(it has: {have})")
         return self.peak[precision]
 
     def fallback_precision(self, wanted: str) -> str:
-        """``wanted`` if the chip has a peak for it, else the nearest it has (bf16, fp8, mxfp8...)."""
+        """``wanted`` if the chip has a peak for it, else the nearest one (bf16, fp8, mxfp8...)."""
         if wanted in self.peak:
             return wanted
         for p in ("bf16", "fp8", "mxfp8", "int8", "fp4", "mxfp4"):

@@ -29,33 +29,45 @@ activations written and read once.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from trnkb.workload.models import Model
 from trnkb.workload.plan import MEMORY_RECIPES, Plan, memory_per_chip, min_chips
 from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.system import System
 
+if TYPE_CHECKING:
+    from trnkb.workload.result import WorkloadResult
+
 __all__ = ["TRAIN_ASSUMPTIONS", "step_breakdown"]
 
 TRAIN_ASSUMPTIONS = {
     "mfu": assumption("mfu", 0.3, 0.45, 0.65, "", "model-FLOPs utilisation of the compute phases; "
-                      "llama-3-herd-paper measured 38-43% BF16 end to end on 8-16K H100, scaling-book "
-                      "uses 40%, MaxText recipes reach 52-65% on TPU v5p and first PyTorch runs of MoE "
+                      "llama-3-herd-paper measured 38-43% BF16 end to end on 8-16K H100, "
+                      "scaling-book "
+                      "uses 40%, MaxText recipes reach 52-65% on TPU v5p and first PyTorch runs of "
+                      "MoE "
                       "models on Trainium3 20-30% (specs/claims/measured.yaml)"),
     "collective_efficiency": assumption("collective_efficiency", 0.6, 0.75, 0.9, "",
                                         "achieved fraction of link bandwidth in collectives"),
-    "dp_overlap": assumption("dp_overlap", 0.5, 0.8, 1.0, "", "gradient reduction hidden under backward"),
+    "dp_overlap": assumption("dp_overlap", 0.5, 0.8, 1.0, "",
+                             "gradient reduction hidden under backward"),
     "tp_overlap": assumption("tp_overlap", 0.0, 0.2, 0.5, "", "tensor-parallel collectives hidden "
                              "(async/collective matmul)"),
-    "ep_overlap": assumption("ep_overlap", 0.0, 0.3, 0.6, "", "expert all-to-all hidden (dual-batch overlap)"),
+    "ep_overlap": assumption("ep_overlap", 0.0, 0.3, 0.6, "",
+                             "expert all-to-all hidden (dual-batch overlap)"),
     "cp_overlap": assumption("cp_overlap", 0.5, 0.8, 1.0, "", "ring-attention KV exchange hidden"),
     "pp_overlap": assumption("pp_overlap", 0.0, 0.2, 0.5, "", "pipeline sends hidden"),
-    "usable_hbm": assumption("usable_hbm", 0.85, 0.9, 0.95, "", "HBM usable after runtime reserve and "
+    "usable_hbm": assumption("usable_hbm", 0.85, 0.9, 0.95, "",
+                             "HBM usable after runtime reserve and "
                              "fragmentation"),
-    "step_latency": assumption("step_latency", 1e-6, 2e-6, 5e-6, "s", "software and link latency per "
+    "step_latency": assumption("step_latency", 1e-6, 2e-6, 5e-6, "s",
+                               "software and link latency per "
                                "collective step (launch, synchronisation)"),
-    "hop_latency": assumption("hop_latency", 2e-7, 5e-7, 1e-6, "s", "latency per switch or forwarding chip"),
-    "scaleout_latency": assumption("scaleout_latency", 5e-6, 1e-5, 2e-5, "s", "latency per scale-out step"),
+    "hop_latency": assumption("hop_latency", 2e-7, 5e-7, 1e-6, "s",
+                              "latency per switch or forwarding chip"),
+    "scaleout_latency": assumption("scaleout_latency", 5e-6, 1e-5, 2e-5, "s",
+                                   "latency per scale-out step"),
 }
 
 COMM_PARTS = ("dp", "tp", "ep", "cp", "pp")
@@ -67,8 +79,10 @@ def _exposed(t: float, overlap: float, window: float) -> float:
 
 
 def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float], *, seq_len: int,
-                   batch_tokens: float, recipe: str, weight_bytes: float, include_attention: bool = True,
-                   budget: float | None = None, flops_per_token: float | None = None) -> dict[str, float]:
+                   batch_tokens: float, recipe: str, weight_bytes: float,
+                   include_attention: bool = True,
+                   budget: float | None = None,
+                   flops_per_token: float | None = None) -> dict[str, float]:
     """Every part of one training step for the input values ``v`` (floats; see ranges.propagate).
 
     Returns seconds for ``compute``, ``bubble``, ``<part>_comm`` (raw) and
@@ -79,7 +93,8 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     sequences = batch_tokens / seq_len
     n_micro = sequences / (plan.dp * plan.microbatch)
     mem = memory_per_chip(model, plan, recipe, seq_len, n_micro)
-    f_tok = flops_per_token if flops_per_token is not None else model.training_flops_per_token(seq_len, include_attention)
+    f_tok = (flops_per_token if flops_per_token is not None
+             else model.training_flops_per_token(seq_len, include_attention))
     flops_step = f_tok * batch_tokens
     peak = v["peak_flops"]
     compute = flops_step / (chips * peak * v["mfu"])
@@ -108,11 +123,12 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     red = "reduce-scatter" if plan.zero >= 1 else "all-reduce"
     t_dp = net.time(red, dense_local * grad_bytes, data, plan.tp, **kw)
     if plan.ep > 1 or model.moe:
-        t_dp += net.time(red, expert_local * grad_bytes, max(data // plan.ep, 1), plan.tp * plan.ep, **kw)
+        t_dp += net.time(red, expert_local * grad_bytes, max(data // plan.ep, 1),
+                         plan.tp * plan.ep, **kw)
     gathers = 2 * max(n_micro, 1) if plan.zero >= 3 else (1 if plan.zero >= 1 else 0)
     t_dp += gathers * (net.time("all-gather", dense_local * weight_bytes, data, plan.tp, **kw)
-                       + net.time("all-gather", expert_local * weight_bytes, max(data // plan.ep, 1),
-                                  plan.tp * plan.ep, **kw))
+                       + net.time("all-gather", expert_local * weight_bytes,
+                                  max(data // plan.ep, 1), plan.tp * plan.ep, **kw))
     tokens_mb = plan.microbatch * seq_len / plan.cp
     layers = math.ceil(model.layers / plan.pp)
     act = tokens_mb * model.d_model * 2.0
@@ -120,14 +136,18 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     t_tp = n_micro * layers * n_tp * net.time("all-reduce", act, plan.tp, 1, **kw)
     moe_layers = math.ceil(model.moe_layers / plan.pp)
     routed = tokens_mb / plan.tp * model.active_experts * model.d_model * 2.0
-    t_ep = n_micro * moe_layers * 4 * net.time("all-to-all", routed, plan.ep, plan.tp, **kw) if plan.ep > 1 else 0.0
+    t_ep = (n_micro * moe_layers * 4 * net.time("all-to-all", routed, plan.ep, plan.tp, **kw)
+            if plan.ep > 1 else 0.0)
     kv_chunk = tokens_mb * model.kv_elements_per_token() / model.layers * 2.0
-    t_cp = n_micro * layers * 3 * net.time("all-gather", kv_chunk * plan.cp, plan.cp, plan.tp, **kw) \
+    t_cp = n_micro * layers * 3 * net.time("all-gather", kv_chunk * plan.cp, plan.cp,
+                                           plan.tp, **kw) \
         if plan.cp > 1 else 0.0
     crosses = plan.tp * plan.cp * plan.dp >= net.domain
-    t_pp = 2 * n_micro * net.p2p(act / plan.tp, crosses, v["collective_efficiency"]) if plan.pp > 1 else 0.0
+    t_pp = (2 * n_micro * net.p2p(act / plan.tp, crosses, v["collective_efficiency"])
+            if plan.pp > 1 else 0.0)
     comm = {"dp": t_dp, "tp": t_tp, "ep": t_ep, "cp": t_cp, "pp": t_pp}
-    out = {"compute": compute, "bubble": bubble, "hbm_traffic": traffic, "flops_per_step": flops_step,
+    out = {"compute": compute, "bubble": bubble, "hbm_traffic": traffic,
+           "flops_per_step": flops_step,
            "flops_per_token": f_tok, "microbatches": n_micro}
     step = compute + bubble
     for k, t in comm.items():
@@ -147,8 +167,9 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     return out
 
 
-def central_values(system: System, precision: str, overrides: dict[str, Input] | None = None) -> dict[str, Input]:
-    """Every input of a training run: the system's, then the assumptions, then the caller's overrides."""
+def central_values(system: System, precision: str,
+                   overrides: dict[str, Input] | None = None) -> dict[str, Input]:
+    """Every input of a training run: the system's, the assumptions, then the caller's overrides."""
     inputs = {**system.inputs(precision), **TRAIN_ASSUMPTIONS}
     inputs.update(overrides or {})
     return inputs
@@ -156,8 +177,10 @@ def central_values(system: System, precision: str, overrides: dict[str, Input] |
 
 # -- the public entry point ---------------------------------------------------------------
 
-TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": "B", "min_chips": "",
-                 "tokens_per_s": "1/s", "tokens_per_s_per_chip": "1/s", "tokens_per_s_per_mw": "1/s/MW",
+TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": "B",
+                 "min_chips": "",
+                 "tokens_per_s": "1/s", "tokens_per_s_per_chip": "1/s",
+                 "tokens_per_s_per_mw": "1/s/MW",
                  "tokens_per_usd": "1/USD", "usd_per_chip_hour": "USD/h", "cost_usd": "USD",
                  "energy_mwh": "MWh", "facility_mw": "MW"}
 
@@ -166,7 +189,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
           tokens: float = 15e12, precision: str = "bf16", *, seq_len: int = 8192,
           batch_tokens: float = 4 * 2**20, recipe: str = "bf16-adam",
           assumptions: dict[str, Input] | None = None, include_attention: bool = True,
-          flops_per_token: float | None = None, pricing: str = "tco"):
+          flops_per_token: float | None = None, pricing: str = "tco") -> WorkloadResult:
     """Train ``model`` on ``chips`` chips of ``system`` for ``tokens`` tokens.
 
     ``plan`` is a :class:`Plan`, its text form (``"tp=4,pp=2"``, dp fills the chips) or
@@ -181,13 +204,16 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
 
     check_positive(chips=chips, tokens=tokens, seq_len=seq_len, batch_tokens=batch_tokens)
     if recipe not in MEMORY_RECIPES:
-        raise ValueError(f"unknown memory recipe {recipe!r}; choose from {', '.join(MEMORY_RECIPES)}")
-    inputs = {**central_values(system, precision), **cost_inputs(system, pricing), **(assumptions or {})}
+        raise ValueError(f"unknown memory recipe {recipe!r}; choose from "
+                         f"{', '.join(MEMORY_RECIPES)}")
+    inputs = {**central_values(system, precision), **cost_inputs(system, pricing),
+              **(assumptions or {})}
     weight_bytes = MEMORY_RECIPES[recipe][0] if recipe != "fp8-adam" else 1.0
     chosen: Plan
     if plan is None:
         found = search_plans(model, system, chips, tokens, precision, seq_len=seq_len,
-                             batch_tokens=batch_tokens, recipe=recipe, assumptions=assumptions, top=1)
+                             batch_tokens=batch_tokens, recipe=recipe, assumptions=assumptions,
+                             top=1)
         if not found:
             raise ValueError(f"no plan fits {model.id} on {chips} chips of {system.id}")
         chosen = found[0]["plan"]
@@ -201,7 +227,8 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
 
     def run(v: dict[str, float]) -> dict[str, float]:
         s = step_breakdown(model, system, chosen, v, seq_len=seq_len, batch_tokens=batch_tokens,
-                           recipe=recipe, weight_bytes=weight_bytes, include_attention=include_attention,
+                           recipe=recipe, weight_bytes=weight_bytes,
+                           include_attention=include_attention,
                            budget=tokens, flops_per_token=flops_per_token)
         hours = s["days"] * 24
         s["min_chips"] = min_chips(model, recipe, seq_len, v["hbm_capacity"] * v["usable_hbm"])
@@ -215,9 +242,11 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
         s["energy_mwh"] = s["facility_mw"] * hours
         return s
 
-    result = WorkloadResult.build("train", model, system, chips, precision, inputs, run, TRAIN_METRICS,
+    result = WorkloadResult.build("train", model, system, chips, precision, inputs, run,
+                                  TRAIN_METRICS,
                                   plan=chosen, settings={"tokens": tokens, "seq_len": seq_len,
-                                                       "batch_tokens": batch_tokens, "recipe": recipe,
+                                                       "batch_tokens": batch_tokens,
+                                                       "recipe": recipe,
                                                        "include_attention": include_attention,
                                                        "pricing": pricing})
     return result

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from trnkb.workload import fromkb
 from trnkb.workload.plan import training_state_bytes
@@ -18,11 +19,15 @@ from trnkb.workload.ranges import Ranged, user_value
 from trnkb.workload.serving import serve
 from trnkb.workload.training import train
 
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
+
 __all__ = ["CASES", "Case", "markdown", "page", "table"]
 
-_HIDDEN = {k: user_value(k, 1.0, "") for k in ("dp_overlap", "tp_overlap", "ep_overlap", "cp_overlap",
-                                                "pp_overlap")}
-_BOOK_SERVE = {k: user_value(k, 1.0, "") for k in ("hbm_efficiency", "compute_efficiency", "serve_overlap")}
+_HIDDEN = {k: user_value(k, 1.0, "")
+           for k in ("dp_overlap", "tp_overlap", "ep_overlap", "cp_overlap", "pp_overlap")}
+_BOOK_SERVE = {k: user_value(k, 1.0, "")
+               for k in ("hbm_efficiency", "compute_efficiency", "serve_overlap")}
 
 
 @dataclass(frozen=True)
@@ -35,7 +40,7 @@ class Case:
     source: str
     locator: str
     kind: str  # "worked example" (a calculation) or "measured" (a run)
-    predict: Callable[[object], Ranged]
+    predict: Callable[[KnowledgeBase], Ranged]
     note: str = ""
 
 
@@ -43,31 +48,33 @@ def _point(name: str, x: float, unit: str) -> Ranged:
     return Ranged(name, unit, x, x, x)
 
 
-def _book_days(kb) -> Ranged:
-    r = train(fromkb.model(kb, "llama-3-1-70b"), fromkb.system(kb, "tpu-v5p-pod"), 8960, "tp=4,cp=4", 15e12,
-              seq_len=4096, batch_tokens=4 * 2**20, flops_per_token=6 * 70e9,
+def _book_days(kb: KnowledgeBase) -> Ranged:
+    r = train(fromkb.model(kb, "llama-3-1-70b"), fromkb.system(kb, "tpu-v5p-pod"), 8960,
+              "tp=4,cp=4", 15e12, seq_len=4096, batch_tokens=4 * 2**20, flops_per_token=6 * 70e9,
               assumptions={"mfu": user_value("mfu", 0.4, ""), **_HIDDEN})
     return r["days"]
 
 
-def _book_min_chips(kb) -> Ranged:
-    s = training_state_bytes(fromkb.model(kb, "llama-3-1-70b"), "scaling-book", 4e6, "full", 3, params=70e9)
+def _book_min_chips(kb: KnowledgeBase) -> Ranged:
+    s = training_state_bytes(fromkb.model(kb, "llama-3-1-70b"), "scaling-book", 4e6, "full", 3,
+                             params=70e9)
     return _point("chips", math.ceil(s["total"] / 96e9), "")
 
 
-def _book_decode(kb, metric: str) -> Ranged:
-    r = serve(fromkb.model(kb, "llama-3-1-70b"), fromkb.system(kb, "tpu-v5e-pod"), 8, 32, 8192, 1, "int8",
-              compute_precision="bf16", assumptions=_BOOK_SERVE, curve=False)
+def _book_decode(kb: KnowledgeBase, metric: str) -> Ranged:
+    r = serve(fromkb.model(kb, "llama-3-1-70b"), fromkb.system(kb, "tpu-v5e-pod"), 8, 32, 8192,
+              1, "int8", compute_precision="bf16", assumptions=_BOOK_SERVE, curve=False)
     return r[metric]
 
 
-def _deepseek(kb) -> Ranged:
-    r = train(fromkb.model(kb, "deepseek-v3"), fromkb.system(kb, "hgx-h100-8"), 2048, "pp=16,ep=64,zero=1",
-              1e12, "fp8", seq_len=4096, batch_tokens=15360 * 4096, recipe="fp8-adam")
+def _deepseek(kb: KnowledgeBase) -> Ranged:
+    r = train(fromkb.model(kb, "deepseek-v3"), fromkb.system(kb, "hgx-h100-8"), 2048,
+              "pp=16,ep=64,zero=1", 1e12, "fp8", seq_len=4096, batch_tokens=15360 * 4096,
+              recipe="fp8-adam")
     return r["days"]
 
 
-def _llama405(kb) -> Ranged:
+def _llama405(kb: KnowledgeBase) -> Ranged:
     s = fromkb.system(kb, "hgx-h100-8")
     r = train(fromkb.model(kb, "llama-3-1-405b"), s, 16384, "tp=8,pp=16,zero=1", 15.6e12, "bf16",
               seq_len=8192, batch_tokens=16 * 2**20)
@@ -76,7 +83,7 @@ def _llama405(kb) -> Ranged:
     return Ranged("tflops_per_chip", "TFLOP/s", m.mid * peak, m.lo * peak, m.hi * peak)
 
 
-def _azure_gb200(kb) -> Ranged:
+def _azure_gb200(kb: KnowledgeBase) -> Ranged:
     m, s = fromkb.model(kb, "llama-2-70b"), fromkb.system(kb, "gb200-nvl72")
     probe = serve(m, s, 1, 1, 1024, 256, "fp4", curve=False)
     batch = max(int(probe.breakdown["max_batch"]), 1)
@@ -86,59 +93,75 @@ def _azure_gb200(kb) -> Ranged:
 
 
 CASES = [
-    Case("TPU v5p x 8960", "LLaMA-3-70B", "days to train 15e12 tokens at 40% MFU", 44, "day", "scaling-book",
+    Case("TPU v5p x 8960", "LLaMA-3-70B", "days to train 15e12 tokens at 40% MFU", 44, "day",
+         "scaling-book",
          "part 6, 'This is about 44 days'", "worked example", _book_days,
          "book inputs: 6 x 70e9 FLOP/token, 4.59e14 FLOP/s, communication hidden"),
-    Case("TPU v5p", "LLaMA-3-70B", "minimum chips to hold the training state", 171, "chips", "scaling-book",
+    Case("TPU v5p", "LLaMA-3-70B", "minimum chips to hold the training state", 171, "chips",
+         "scaling-book",
          "part 6, '16.5e12 / 96e9 = 171 TPUs'", "worked example", _book_min_chips,
          "the book truncates 171.9; we round up"),
-    Case("TPU v5e 4x2", "LLaMA-3-70B", "decode step, batch 32, 8192 tokens, int8", 0.017, "s", "scaling-book",
+    Case("TPU v5e 4x2", "LLaMA-3-70B", "decode step, batch 32, 8192 tokens, int8", 0.017, "s",
+         "scaling-book",
          "part 8, 'theoretically our step time is about 17ms'", "worked example",
          lambda kb: _book_decode(kb, "tpot"),
-         "the KB's v5e HBM bandwidth spans 819 GB/s to 800 GiB/s (both ends in the range) against the "
+         "the KB's v5e HBM bandwidth spans 819 GB/s to 800 GiB/s (both ends in the range) against "
+         "the "
          "book's 8.1e11 B/s; KV 163,840 B/token against its rounded 160e3"),
     Case("TPU v5e 4x2", "LLaMA-3-70B", "decode tokens/s per chip", 235, "1/s", "scaling-book",
          "part 8, '235 tokens / sec / chip'", "worked example",
          lambda kb: _book_decode(kb, "decode_tokens_per_s_per_chip")),
-    Case("H800 x 2048 (as hgx-h100-8)", "DeepSeek-V3", "days per trillion training tokens", 3.7, "day",
-         "deepseek-v3-paper", "Section 1: 180K H800 GPU hours per trillion tokens, 3.7 days on 2048 H800",
+    Case("H800 x 2048 (as hgx-h100-8)", "DeepSeek-V3", "days per trillion training tokens", 3.7,
+         "day",
+         "deepseek-v3-paper",
+         "Section 1: 180K H800 GPU hours per trillion tokens, 3.7 days on 2048 H800",
          "measured", _deepseek,
-         "H800 modelled as H100 (same FLOP/s; H800 NVLink is lower); PP16 EP64 ZeRO-1, 15,360 x 4K batch; "
+         "H800 modelled as H100 (same FLOP/s; H800 NVLink is lower); PP16 EP64 ZeRO-1, "
+         "15,360 x 4K batch; "
          "DualPipe hides the all-to-all, our ep_overlap default 0.3 does not"),
-    Case("H100 x 16384", "Llama 3.1 405B", "BF16 TFLOP/s per GPU", 400, "TFLOP/s", "llama-3-herd-paper",
+    Case("H100 x 16384", "Llama 3.1 405B", "BF16 TFLOP/s per GPU", 400, "TFLOP/s",
+         "llama-3-herd-paper",
          "Table 4: 16,384 GPUs, TP8 CP1 PP16 DP128, 400 TFLOPs/GPU, 41% MFU", "measured", _llama405,
-         "we model a plain 1F1B pipeline: with 16 microbatches over 16 stages its bubble nearly doubles "
+         "we model a plain 1F1B pipeline: with 16 microbatches over 16 stages its bubble nearly "
+         "doubles "
          "the step; Meta used an interleaved schedule (vpp) the table does not give"),
-    Case("GB200 NVL72", "Llama 2 70B", "tokens/s per rack (offline)", 865000, "1/s", "azure-nd-gb200-v6-llama2-70b",
-         "'865,000 tokens/s measured on one GB200 NVL72' (unverified MLPerf v4.1 offline)", "measured",
+    Case("GB200 NVL72", "Llama 2 70B", "tokens/s per rack (offline)", 865000, "1/s",
+         "azure-nd-gb200-v6-llama2-70b",
+         "'865,000 tokens/s measured on one GB200 NVL72' (unverified MLPerf v4.1 offline)",
+         "measured",
          _azure_gb200,
-         "assumed: one replica per GPU in fp4, batch at the KV limit, 1024 input / 256 output tokens "
+         "assumed: one replica per GPU in fp4, batch at the KV limit, 1024 input / 256 output "
+         "tokens "
          "(the dataset's lengths are not in the KB)"),
 ]
 
 
-def _fmt(x: float) -> str:
+def _fmt(x: float | None) -> str:
     return "n/a" if x is None or not math.isfinite(x) else f"{x:,.4g}"
 
 
-def table(kb) -> list[dict]:
-    rows = []
+def table(kb: KnowledgeBase) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
     for c in CASES:
         r = c.predict(kb)
         err = (r.mid - c.measured) / c.measured
-        rows.append({"system": c.system, "model": c.model, "metric": c.metric, "measured": c.measured,
-                     "unit": c.unit, "central": r.mid, "low": r.lo, "high": r.hi, "error": err,
-                     "in_range": "point" if r.lo == r.hi else ("yes" if r.lo <= c.measured <= r.hi else "no"), "source": c.source, "locator": c.locator,
-                     "kind": c.kind, "note": c.note})
+        in_range = "point" if r.lo == r.hi else ("yes" if r.lo <= c.measured <= r.hi else "no")
+        rows.append({"system": c.system, "model": c.model, "metric": c.metric,
+                     "measured": c.measured, "unit": c.unit, "central": r.mid, "low": r.lo,
+                     "high": r.hi, "error": err, "in_range": in_range, "source": c.source,
+                     "locator": c.locator, "kind": c.kind, "note": c.note})
     return rows
 
 
-def markdown(kb) -> str:
-    lines = ["| system | model | metric | measured | predicted (range) | error | measured in range | source | note |",
+def markdown(kb: KnowledgeBase) -> str:
+    lines = ["| system | model | metric | measured | predicted (range) | error "
+             "| measured in range | source | note |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in table(kb):
-        lines.append(f"| {r['system']} | {r['model']} | {r['metric']} | {_fmt(r['measured'])} {r['unit']} "
-                     f"| {_fmt(r['central'])} ({_fmt(r['low'])} to {_fmt(r['high'])}) | {r['error']:+.1%} "
+        lines.append(f"| {r['system']} | {r['model']} | {r['metric']} | {_fmt(r['measured'])} "
+                     f"{r['unit']} "
+                     f"| {_fmt(r['central'])} ({_fmt(r['low'])} to {_fmt(r['high'])}) "
+                     f"| {r['error']:+.1%} "
                      f"| {r['in_range']} | {r['source']}: {r['locator']} ({r['kind']}) "
                      f"| {r['note']} |")
     return "\n".join(lines) + "\n"
@@ -155,23 +178,28 @@ source's). Worked examples are calculations a source publishes; measured rows ar
 """
 
 
-def _what_ifs(kb) -> str:
-    ds = train(fromkb.model(kb, "deepseek-v3"), fromkb.system(kb, "hgx-h100-8"), 2048, "pp=16,ep=64,zero=1",
-               1e12, "fp8", seq_len=4096, batch_tokens=15360 * 4096, recipe="fp8-adam",
+def _what_ifs(kb: KnowledgeBase) -> str:
+    ds = train(fromkb.model(kb, "deepseek-v3"), fromkb.system(kb, "hgx-h100-8"), 2048,
+               "pp=16,ep=64,zero=1", 1e12, "fp8", seq_len=4096, batch_tokens=15360 * 4096,
+               recipe="fp8-adam",
                assumptions={"ep_overlap": user_value("ep_overlap", 0.9, "")})["days"].mid
     s = fromkb.system(kb, "hgx-h100-8")
-    ll = train(fromkb.model(kb, "llama-3-1-405b"), s, 16384, "tp=8,pp=16,zero=1,vpp=4", 15.6e12, "bf16",
-               seq_len=8192, batch_tokens=16 * 2**20)["achieved_mfu"].mid * s.peak["bf16"].mid / 1e12
-    return (f"\nWhere trnkb differs. DeepSeek-V3: DualPipe hides nearly all of the expert all-to-all, "
+    ll = train(fromkb.model(kb, "llama-3-1-405b"), s, 16384, "tp=8,pp=16,zero=1,vpp=4", 15.6e12,
+               "bf16", seq_len=8192,
+               batch_tokens=16 * 2**20)["achieved_mfu"].mid * s.peak["bf16"].mid / 1e12
+    return (f"\nWhere trnkb differs. DeepSeek-V3: DualPipe hides nearly all of the expert "
+            f"all-to-all, "
             f"our default `ep_overlap` is 0.3; with `--set ep_overlap=0.9` the prediction is "
-            f"{ds:.3g} days per trillion tokens ({(ds - 3.7) / 3.7:+.0%}). Llama 3.1 405B: a plain 1F1B "
-            f"pipeline with 16 microbatches over 16 stages idles almost half of the step; Meta ran an "
+            f"{ds:.3g} days per trillion tokens ({(ds - 3.7) / 3.7:+.0%}). Llama 3.1 405B: a plain "
+            f"1F1B "
+            f"pipeline with 16 microbatches over 16 stages idles almost half of the step; Meta ran "
+            f"an "
             f"interleaved schedule whose depth its table does not give; with 4 virtual stages "
             f"(`--plan tp=8,pp=16,zero=1,vpp=4`) the prediction is {ll:.0f} TFLOP/s per GPU "
             f"({(ll - 400) / 400:+.0%}). GB200 NVL72: the sequence lengths are assumed.\n")
 
 
-def page(kb) -> str:
+def page(kb: KnowledgeBase) -> str:
     """The whole of ``docs/workload-validation.md``."""
     return _HEADER + markdown(kb) + _what_ifs(kb)
 

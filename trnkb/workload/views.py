@@ -9,6 +9,8 @@ the central value and a bar from low to high.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import altair as alt
 import pandas as pd
@@ -18,7 +20,15 @@ from trnkb.workload import fromkb
 from trnkb.workload.serving import serve
 from trnkb.workload.training import train
 
-__all__ = ["MODELS", "SYSTEMS", "by_switch_generation", "engine_vs_assumption", "headline", "perf_per_tco", "range_chart", "summary"]
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
+    from trnkb.workload.plan import Plan
+    from trnkb.workload.ranges import Ranged
+    from trnkb.workload.result import WorkloadResult
+    from trnkb.workload.system import System
+
+__all__ = ["MODELS", "SYSTEMS", "by_switch_generation", "engine_vs_assumption", "headline",
+           "perf_per_tco", "range_chart", "summary"]
 
 SYSTEMS = ("trn3-nl72x2-switched", "gb300-nvl72", "mi355x-8", "mi450x-ualoe72", "tpu-v7-pod")
 MODELS = {"dense": "llama-3-1-405b", "moe": "deepseek-v3"}
@@ -31,13 +41,15 @@ _METRICS = (  # (column, unit, metric of the result, scale by chips per rack)
 )
 
 
-def _row(res, task, kind, system, metric, unit, r, scale=1.0) -> dict:
-    return {"system": system.id, "chip": system.chip, "model": res.model, "kind": kind, "task": task,
-            "metric": metric, "unit": unit, "central": r.mid * scale, "low": r.lo * scale,
+def _row(res: WorkloadResult, task: str, kind: str, system: System, metric: str, unit: str,
+         r: Ranged, scale: float = 1.0) -> dict[str, Any]:
+    return {"system": system.id, "chip": system.chip, "model": res.model, "kind": kind,
+            "task": task, "metric": metric, "unit": unit, "central": r.mid * scale,
+            "low": r.lo * scale,
             "high": r.hi * scale, "moved_most_by": ", ".join(d[0] for d in r.drivers[:3])}
 
 
-def _rows(res, task: str, kind: str, system) -> list[dict]:
+def _rows(res: WorkloadResult, task: str, kind: str, system: System) -> list[dict[str, Any]]:
     """Per chip, per rack, per MW and per dollar figures of one result, plus days or TPOT."""
     rack = system.chips_per_rack or math.nan
     out = [_row(res, task, kind, system, col, unit, res[name], rack if per_rack else 1.0)
@@ -49,14 +61,18 @@ def _rows(res, task: str, kind: str, system) -> list[dict]:
     return out
 
 
-def perf_per_tco(kb, systems=SYSTEMS, models=MODELS, *, train_chips: int = 4096, tokens: float = 15e12,
-                 serve_chips: int = 16, batch: int = 128, input_len: int = 2048, output_len: int = 512,
+def perf_per_tco(kb: KnowledgeBase, systems: Sequence[str] = SYSTEMS,
+                 models: Mapping[str, str] = MODELS, *, train_chips: int = 4096,
+                 tokens: float = 15e12, serve_chips: int = 16, batch: int = 128,
+                 input_len: int = 2048, output_len: int = 512,
                  precision: str = "fp8") -> pd.DataFrame:
     """Long table of training and serving figures per system and model (see the module docstring).
 
     Training uses the fastest plan that fits; serving one replica of ``serve_chips`` chips.
     """
-    rows, notes, peaks = [], {}, {}
+    rows: list[dict[str, Any]] = []
+    notes: dict[str, list[str]] = {}
+    peaks: dict[str, tuple[str, float]] = {}
     for sid in systems:
         s = fromkb.system(kb, sid)
         peaks[sid] = (s.chip, s.peak_input(precision).mid)
@@ -70,14 +86,16 @@ def perf_per_tco(kb, systems=SYSTEMS, models=MODELS, *, train_chips: int = 4096,
     df = pd.DataFrame(rows)
     df.attrs["notes"] = notes
     df.attrs["peaks"] = peaks
-    df.attrs["settings"] = {"train_chips": train_chips, "tokens": tokens, "serve_chips": serve_chips,
-                            "batch": batch, "input_len": input_len, "output_len": output_len,
+    df.attrs["settings"] = {"train_chips": train_chips, "tokens": tokens,
+                            "serve_chips": serve_chips, "batch": batch, "input_len": input_len,
+                            "output_len": output_len,
                             "precision": precision}
     return df
 
 
 def range_chart(df: pd.DataFrame, task: str, metric: str, *, title: str, value_title: str,
-                sources=(), note: str = "", log: bool = False) -> alt.Chart:
+                sources: Iterable[str] = (), note: str = "",
+                log: bool = False) -> alt.LayerChart:
     """Dots at the central value, bars from low to high, one row per system, colour per model."""
     d = df[(df["task"] == task) & (df["metric"] == metric)].dropna(subset=["central"])
     d = d[["system", "model", "central", "low", "high"]].reset_index(drop=True)
@@ -87,24 +105,29 @@ def range_chart(df: pd.DataFrame, task: str, metric: str, *, title: str, value_t
     color = alt.Color("model:N", title="model")
     off = alt.YOffset("model:N")
     bars = alt.Chart(d).mark_rule(strokeWidth=3, opacity=0.6).encode(
-        x=alt.X("low:Q", title=value_title, scale=scale), x2="high:Q", y=y, yOffset=off, color=color)
+        x=alt.X("low:Q", title=value_title, scale=scale), x2="high:Q", y=y, yOffset=off,
+        color=color)
     dots = alt.Chart(d).mark_point(filled=True, size=60).encode(x=x, y=y, yOffset=off, color=color)
     lines = caption(sources, note)
-    return (bars + dots).properties(width=WIDTH, title=alt.TitleParams(title, subtitle=lines, anchor="start"))
+    chart: alt.LayerChart = (bars + dots).properties(
+        width=WIDTH, title=alt.TitleParams(title, subtitle=lines, anchor="start"))
+    return chart
 
 
 def _fmt(x: float) -> str:
     return f"{x:,.3g}" if abs(x) < 1000 else f"{x:,.0f}"
 
 
-def _best(df, task, kind, metric, highest=True):
-    d = df[(df["task"] == task) & (df["kind"] == kind) & (df["metric"] == metric)].dropna(subset=["central"])
+def _best(df: pd.DataFrame, task: str, kind: str, metric: str,
+          highest: bool = True) -> tuple[pd.Series[Any], pd.Series[Any]]:
+    d = df[(df["task"] == task) & (df["kind"] == kind) & (df["metric"] == metric)]
+    d = d.dropna(subset=["central"])
     d = d.sort_values("central", ascending=not highest)
     return d.iloc[0], d.iloc[1]
 
 
-def _overlap(a, b) -> bool:
-    return a["low"] <= b["high"] and b["low"] <= a["high"]
+def _overlap(a: pd.Series[Any], b: pd.Series[Any]) -> bool:
+    return bool(a["low"] <= b["high"] and b["low"] <= a["high"])
 
 
 def headline(df: pd.DataFrame) -> list[str]:
@@ -117,24 +140,32 @@ def headline(df: pd.DataFrame) -> list[str]:
     top = max(df.attrs["peaks"].values(), key=lambda cp: cp[1])
     why = (f" (its {chip} has the highest {st['precision']} peak in the knowledge base, "
            f"{_fmt(peak / 1e12)} TFLOP/s)") if top[0] == chip else ""
-    out.append(f"On {st['train_chips']:,} chips in {st['precision']}, {first['system']}{why} trains the dense "
-               f"{first['model']} on {st['tokens']:.3g} tokens fastest, in {_fmt(first['central'])} days "
-               f"({_fmt(first['low'])} to {_fmt(first['high'])}) against {_fmt(second['central'])} for "
+    out.append(f"On {st['train_chips']:,} chips in {st['precision']}, {first['system']}{why} "
+               f"trains the dense {first['model']} on {st['tokens']:.3g} tokens fastest, in "
+               f"{_fmt(first['central'])} days "
+               f"({_fmt(first['low'])} to {_fmt(first['high'])}) against "
+               f"{_fmt(second['central'])} for "
                f"{second['system']}, and {moe['system']} trains the MoE {moe['model']} fastest "
                f"({_fmt(moe['central'])} days).")
     mw, mw2 = _best(df, "serve", "moe", "tokens_per_s_per_mw")
     usd, usd2 = _best(df, "serve", "moe", "tokens_per_usd")
-    out.append(f"Serving {mw['model']} ({st['serve_chips']} chips, batch {st['batch']}), {mw['system']} leads "
-               f"per megawatt with {_fmt(mw['central'])} tokens/s/MW (next {mw2['system']}, "
-               f"{_fmt(mw2['central'])}; ranges {'overlap' if _overlap(mw, mw2) else 'do not overlap'}) and "
-               f"{usd['system']} per dollar with {_fmt(usd['central'])} tokens/USD (next {usd2['system']}, "
-               f"{_fmt(usd2['central'])}; ranges {'overlap' if _overlap(usd, usd2) else 'do not overlap'}).")
+    out.append(f"Serving {mw['model']} ({st['serve_chips']} chips, batch {st['batch']}), "
+               f"{mw['system']} leads per megawatt with {_fmt(mw['central'])} tokens/s/MW "
+               f"(next {mw2['system']}, "
+               f"{_fmt(mw2['central'])}; ranges "
+               f"{'overlap' if _overlap(mw, mw2) else 'do not overlap'}) and "
+               f"{usd['system']} per dollar with {_fmt(usd['central'])} tokens/USD "
+               f"(next {usd2['system']}, {_fmt(usd2['central'])}; ranges "
+               f"{'overlap' if _overlap(usd, usd2) else 'do not overlap'}).")
     assumed = sorted({n.split(":")[0] for notes in df.attrs["notes"].values() for n in notes
                       if "power per chip is an assumption" in n})
-    drivers = df[df["metric"] == "tokens_per_usd"]["moved_most_by"].str.split(", ").explode().value_counts()
-    out.append(f"Per-dollar figures rest on placeholder capex assumptions and the per-MW figures of "
-               f"{', '.join(assumed) or 'no chip'} on assumed power, so treat those rankings as provisional; "
-               f"the inputs that move the per-dollar results most are {', '.join(drivers.index[:3])}.")
+    drivers = (df[df["metric"] == "tokens_per_usd"]["moved_most_by"].str.split(", ")
+               .explode().value_counts())
+    out.append(f"Per-dollar figures rest on placeholder capex assumptions and the per-MW figures "
+               f"of "
+               f"{', '.join(assumed) or 'no chip'} on assumed power, so treat those rankings "
+               f"as provisional; the inputs that move the per-dollar results most are "
+               f"{', '.join(drivers.index[:3])}.")
     return out
 
 
@@ -143,18 +174,20 @@ def summary(df: pd.DataFrame, task: str) -> pd.DataFrame:
     d = df[df["task"] == task].copy()
     d["value"] = [f"{_fmt(c)} ({_fmt(lo)} to {_fmt(hi)})" if math.isfinite(c) else "n/a"
                   for c, lo, hi in zip(d["central"], d["low"], d["high"], strict=True)]
-    return d.pivot_table(index=["system", "model"], columns="metric", values="value", aggfunc="first",
-                         sort=False)
+    return d.pivot_table(index=["system", "model"], columns="metric", values="value",
+                         aggfunc="first", sort=False)
 
 
-def by_switch_generation(kb, system: str = "trn3-nl72x2-switched", model: str = "deepseek-v3", *,
-                         chips: int = 144, batch: int = 256, input_len: int = 2048, output_len: int = 512,
+def by_switch_generation(kb: KnowledgeBase, system: str = "trn3-nl72x2-switched",
+                         model: str = "deepseek-v3", *, chips: int = 144, batch: int = 256,
+                         input_len: int = 2048, output_len: int = 512,
                          precision: str = "fp8") -> pd.DataFrame:
     """Serving one model on the whole domain under each switch generation of its fabric:
     the group's hops and bandwidths (from the fabric graph) and the time per output token."""
-    gens = [g for g in kb.table("fabrics").query("domain == @system")["generation"] if isinstance(g, str)]
+    gens = [g for g in kb.table("fabrics").query("domain == @system")["generation"]
+            if isinstance(g, str)]
     m = fromkb.model(kb, model)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for g in gens:
         s = fromkb.system(kb, system, g)
         gb = s.network.group(chips)
@@ -167,17 +200,20 @@ def by_switch_generation(kb, system: str = "trn3-nl72x2-switched", model: str = 
     return pd.DataFrame(rows)
 
 
-def engine_vs_assumption(kb, system: str = "trn3-nl72x2-switched", model: str = "llama-3-1-405b", *,
-                         chips: int = 4096, tokens: float = 15e12, precision: str = "bf16") -> pd.DataFrame:
+def engine_vs_assumption(kb: KnowledgeBase, system: str = "trn3-nl72x2-switched",
+                         model: str = "llama-3-1-405b", *, chips: int = 4096,
+                         tokens: float = 15e12, precision: str = "bf16") -> pd.DataFrame:
     """Training days on a Trainium system with the MFU assumption and with the reference
     engine's simulated layer MFU (:mod:`trnkb.workload.engine_mfu`)."""
     from trnkb.workload.engine_mfu import engine_mfu
 
     m, s = fromkb.model(kb, model), fromkb.system(kb, system)
-    rows = []
-    for label, extra in (("assumption", {}), ("engine", {"mfu": engine_mfu(kb, m, s.chip, dtype=precision)})):
+    rows: list[dict[str, Any]] = []
+    engine = {"mfu": engine_mfu(kb, m, s.chip, dtype=precision)}
+    for label, extra in (("assumption", {}), ("engine", engine)):
         r = train(m, s, chips, None, tokens, precision, assumptions=extra)
         mfu, d = r.inputs["mfu"], r["days"]
-        rows.append({"mfu_from": label, "mfu_low": mfu.lo, "mfu_central": mfu.mid, "mfu_high": mfu.hi,
-                     "days": d.mid, "days_low": d.lo, "days_high": d.hi, "plan": r.plan.label})
+        rows.append({"mfu_from": label, "mfu_low": mfu.lo, "mfu_central": mfu.mid,
+                     "mfu_high": mfu.hi, "days": d.mid, "days_low": d.lo, "days_high": d.hi,
+                     "plan": cast("Plan", r.plan).label})
     return pd.DataFrame(rows)
