@@ -244,7 +244,8 @@ def test_explorer_sorts_filters_and_shows_provenance(browser):
     # sort by dense FP8, highest first: the column's numbers must come out descending
     browser.eval("document.querySelector('th[data-field=dense_fp8]').click()")
     values = browser.eval("""[...document.querySelectorAll('#ex-table td[data-field=dense_fp8]')]
-        .map(td => td.textContent.replace(/[^0-9.]/g, '')).filter(t => t).map(Number)""")
+        .map(td => (td.firstChild ? td.firstChild.textContent : '').replace(/[^0-9.]/g, ''))
+        .filter(t => t).map(Number)""")  # the value only: not the qualifier or badge after it
     assert len(values) >= 5 and values == sorted(values, reverse=True), values
     # filter by vendor: fewer rows, every one NVIDIA, and the fragment records it
     browser.eval("""(() => { const s = document.getElementById('ex-vendor'); s.value = 'NVIDIA';
