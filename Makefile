@@ -14,8 +14,10 @@ $(STAMP): pyproject.toml requirements-lock.txt
 	$(BIN)/pip install -q -c requirements-lock.txt -e ".[dev,docs]"
 	touch $(STAMP)
 
-test: setup
+# Lint and types first (fail fast), then the tests and the docstring examples, then nbval.
+test: setup lint
 	$(BIN)/pytest tests
+	$(BIN)/pytest --doctest-modules trnkb -q
 	@if ls notebooks/*.ipynb >/dev/null 2>&1; then \
 	  $(BIN)/pytest --nbval --nbval-current-env notebooks -q; \
 	else echo "no notebooks yet"; fi
@@ -52,6 +54,7 @@ screenshots: site
 
 lint: setup
 	$(BIN)/ruff check trnkb tests bench
+	$(BIN)/mypy
 
 bench: setup
 	for f in bench/*.py; do $(BIN)/python $$f; done

@@ -30,11 +30,17 @@ PY = sys.executable
 CASES = {
     "pandas+pint": [PY, "-c", "import pandas, pint"],
     "trnkb.load": [PY, "-c", "import trnkb; trnkb.load()"],
-    "trnkb.load, no cache": [PY, "-c", "import os; os.environ['TRNKB_NO_CACHE'] = '1'; "
-                                  "import trnkb; trnkb.load()"],
+    "trnkb.load, no cache": [
+        PY,
+        "-c",
+        "import os; os.environ['TRNKB_NO_CACHE'] = '1'; import trnkb; trnkb.load()",
+    ],
     "python": [PY, "-c", "pass"],
-    "trnkb --help": [PY, "-c", "import sys; from trnkb.cli import main; "
-                     "sys.argv = ['trnkb', '--help']; main()"],
+    "trnkb --help": [
+        PY,
+        "-c",
+        "import sys; from trnkb.cli import main; sys.argv = ['trnkb', '--help']; main()",
+    ],
 }
 LOOKUPS = """
 import time, trnkb
@@ -75,21 +81,31 @@ def main() -> None:
     med = {k: statistics.median(v) for k, v in times.items()}
     cmed = {k: statistics.median(v) for k, v in cpu.items()}
     for k in CASES:
-        print(f"{k:26s} wall min {lo[k]:.3f} s, median {med[k]:.3f} s; "
-              f"CPU median {cmed[k]:.3f} s  ({n} runs)")
+        print(
+            f"{k:26s} wall min {lo[k]:.3f} s, median {med[k]:.3f} s; "
+            f"CPU median {cmed[k]:.3f} s  ({n} runs)"
+        )
     base, ours, nc = "pandas+pint", "trnkb.load", "trnkb.load, no cache"
-    print(f"import trnkb; trnkb.load() / import pandas, pint = {lo[ours] / lo[base]:.2f}x (wall min), "
-          f"{med[ours] / med[base]:.2f}x (wall median), {cmed[ours] / cmed[base]:.2f}x (CPU median)"
-          f"  [target <= 1.5x]")
-    print(f"  the same with no cache (first run after an install or a spec edit: parses "
-          f"units and YAML): {med[nc] / med[base]:.2f}x (wall median), "
-          f"{cmed[nc] / cmed[base]:.2f}x (CPU median)")
+    print(
+        "import trnkb; trnkb.load() / import pandas, pint = "
+        f"{lo[ours] / lo[base]:.2f}x (wall min), "
+        f"{med[ours] / med[base]:.2f}x (wall median), {cmed[ours] / cmed[base]:.2f}x (CPU median)"
+        f"  [target <= 1.5x]"
+    )
+    print(
+        f"  the same with no cache (first run after an install or a spec edit: parses "
+        f"units and YAML): {med[nc] / med[base]:.2f}x (wall median), "
+        f"{cmed[nc] / cmed[base]:.2f}x (CPU median)"
+    )
     h = "trnkb --help"
-    print(f"trnkb --help = {lo[h]:.3f} s (wall min), {med[h]:.3f} s (wall median), "
-          f"{cmed[h]:.3f} s CPU; {lo[h] / lo['python']:.1f}x a bare interpreter  [target <= 0.3 s]")
+    print(
+        f"trnkb --help = {lo[h]:.3f} s (wall min), {med[h]:.3f} s (wall median), "
+        f"{cmed[h]:.3f} s CPU; {lo[h] / lo['python']:.1f}x a bare interpreter  [target <= 0.3 s]"
+    )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([PY, "-c", LOOKUPS], check=True, capture_output=True, text=True,
-                         cwd=ROOT, env=env).stdout
+    out = subprocess.run(
+        [PY, "-c", LOOKUPS], check=True, capture_output=True, text=True, cwd=ROOT, env=env
+    ).stdout
     print(f"200 x (get, value, provenance) after load: {float(out) * 1e3:.2f} ms")
 
 

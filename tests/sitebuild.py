@@ -29,7 +29,8 @@ INJECTED_CHIP = """
   vendor: Test
   status: announced
   process_node:
-    - {value: "<script>alert('value')</script>", source: test-injection, locator: "x", kind: reported, preferred: true}
+    - {value: "<script>alert('value')</script>", source: test-injection, locator: "x",
+       kind: reported, preferred: true}
     - {value: "N3 *plain*", source: test-injection, locator: "y", kind: reported}
 """
 

@@ -24,8 +24,15 @@ CASES = yaml.safe_load((BAD / "cases.yaml").read_text())
 REFUSED = sorted(c for c in CASES if CASES[c]["expect"] != "loads")
 VALID = sorted(c for c in CASES if CASES[c]["expect"] == "loads")
 # cases that hung or crashed before issue 10: also run in a subprocess with a time limit
-HANGS = ["(named pipe)", "nesting_flow_5000.yaml", "alias_bomb.yaml", "pint_bomb_value.yaml",
-         "claims_pint_bomb.yaml", "long_quantity_1000.yaml", "claims_divide_by_zero.yaml"]
+HANGS = [
+    "(named pipe)",
+    "nesting_flow_5000.yaml",
+    "alias_bomb.yaml",
+    "pint_bomb_value.yaml",
+    "claims_pint_bomb.yaml",
+    "long_quantity_1000.yaml",
+    "claims_divide_by_zero.yaml",
+]
 
 
 def _spec_dir(good_specs: Path, case: str) -> Path:
@@ -101,8 +108,12 @@ def test_cli_validate_exits_1_with_one_line_per_problem(good_specs, case, capsys
 @pytest.mark.parametrize("case", HANGS + ["unknown_unit.yaml", "unsafe_tag.yaml", "non_utf8.yaml"])
 def test_cli_validate_finishes_without_traceback_in_a_subprocess(good_specs, case):
     specs = _spec_dir(good_specs, case)
-    proc = subprocess.run([sys.executable, "-m", "trnkb", "validate", str(specs)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "trnkb", "validate", str(specs)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert CASES[case]["expect"] in proc.stderr
@@ -158,5 +169,6 @@ def test_schema_failure_names_file_line_and_row(good_specs, monkeypatch):
     monkeypatch.setattr(loading, "pandera_schema", stricter)
     with pytest.raises(SpecError) as info:
         trnkb.load(good_specs, schemas=True)
-    assert _messages(info.value.errors) == ["chips.yaml:5: trainium3.cores: fails less_than_or_equal_to(4) (8)"]
-
+    assert _messages(info.value.errors) == [
+        "chips.yaml:5: trainium3.cores: fails less_than_or_equal_to(4) (8)"
+    ]

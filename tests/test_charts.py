@@ -22,8 +22,9 @@ def test_long_captions_wrap():
 
 def test_bars_render_to_svg_with_one_bar_per_row():
     df = pd.DataFrame({"chip": ["A", "B", "C"], "bw": [1.0, 2.0, 3.0]})
-    chart = charts.bars(df, "chip", "bw", value_title="HBM bandwidth (TB/s)", title="t",
-                        sources=["s"])
+    chart = charts.bars(
+        df, "chip", "bw", value_title="HBM bandwidth (TB/s)", title="t", sources=["s"]
+    )
     svg = vlc.vegalite_to_svg(chart.to_json())
     rect_marks = svg.split('class="mark-rect role-mark')[1].split("</g>")[0]
     assert rect_marks.count("<path") == 3
@@ -47,10 +48,23 @@ def test_dotted_column_names_are_refused():
 
 
 def test_log_scaled_grouped_bars_draw_every_bar_with_length():
-    df = pd.DataFrame({"chip": ["A", "A", "B"], "precision": ["bf16", "fp8", "bf16"],
-                       "flops": [10.0, 1000.0, 100.0]})
-    chart = charts.grouped_bars(df, "chip", "flops", "precision", value_title="x (TFLOPS)",
-                                title="t", sources=["s"], log=True)
+    df = pd.DataFrame(
+        {
+            "chip": ["A", "A", "B"],
+            "precision": ["bf16", "fp8", "bf16"],
+            "flops": [10.0, 1000.0, 100.0],
+        }
+    )
+    chart = charts.grouped_bars(
+        df,
+        "chip",
+        "flops",
+        "precision",
+        value_title="x (TFLOPS)",
+        title="t",
+        sources=["s"],
+        log=True,
+    )
     svg = vlc.vegalite_to_svg(chart.to_json())
     bars = re.findall(r'aria-roledescription="bar" d="M[^h]*h([-0-9.]+)', svg)
     assert len(bars) == 3 and all(abs(float(w)) > 0 for w in bars)
@@ -67,18 +81,42 @@ def test_roofs_turn_at_the_ridge_point():
 def test_roofline_draws_roofs_and_points():
     pts = pd.DataFrame({"i": [50.0, 500.0], "a": [150.0, 900.0], "chip": ["x", "x"]})
     peaks = pd.DataFrame({"chip": ["x"], "peak": [1000.0], "bw": [4.0]})
-    spec = charts.roofline(pts, peaks, "i", "a", "chip", peak="peak", bandwidth="bw", x_title="I",
-                           y_title="A", title="t", sources=["s"]).to_dict()
-    marks = [layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"]
-             for layer in spec["layer"]]
+    spec = charts.roofline(
+        pts,
+        peaks,
+        "i",
+        "a",
+        "chip",
+        peak="peak",
+        bandwidth="bw",
+        x_title="I",
+        y_title="A",
+        title="t",
+        sources=["s"],
+    ).to_dict()
+    marks = [
+        layer["mark"]["type"] if isinstance(layer["mark"], dict) else layer["mark"]
+        for layer in spec["layer"]
+    ]
     assert marks == ["line", "line"]
 
 
 def test_labels_of_crowded_points_do_not_overlap():
     # five points within a few pixels of each other: every label box must be clear
-    df = pd.DataFrame({"x": [8.0, 8.05, 7.3, 8.0, 2.9, 23.3], "y": [5000.0, 4500, 4614, 4550, 1299, 20000],
-                       "name": ["NVIDIA GB200", "NVIDIA B200", "Google TPU7x", "AMD Instinct MI355X",
-                                "AWS Trainium2", "AMD Instinct MI455X"]})
+    df = pd.DataFrame(
+        {
+            "x": [8.0, 8.05, 7.3, 8.0, 2.9, 23.3],
+            "y": [5000.0, 4500, 4614, 4550, 1299, 20000],
+            "name": [
+                "NVIDIA GB200",
+                "NVIDIA B200",
+                "Google TPU7x",
+                "AMD Instinct MI355X",
+                "AWS Trainium2",
+                "AMD Instinct MI455X",
+            ],
+        }
+    )
     spots = charts.place_labels(df, "x", "y", "name")
     (x0, x1), (y0, y1) = spots.attrs["domains"]
     boxes = []
@@ -89,5 +127,5 @@ def test_labels_of_crowded_points_do_not_overlap():
         left = px if r["align"] == "left" else px - w
         boxes.append((left, py - 10, left + w, py))
     for i, a in enumerate(boxes):
-        for b in boxes[i + 1:]:
+        for b in boxes[i + 1 :]:
             assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)

@@ -42,28 +42,44 @@ def _holds(op, computed, claimed, tolerance):
         lo, hi = sorted(q.to(computed.units).magnitude for q in claimed)
         return lo <= computed.magnitude <= hi
     c, x = computed.to(claimed.units).magnitude, claimed.magnitude
-    return {"==": _math.isclose(c, x, rel_tol=1e-9, abs_tol=1e-12),  # "==": floating point only
-            "~": abs(c - x) <= (tolerance or 0) * abs(x),
-            "<": c < x, ">": c > x, "<=": c <= x, ">=": c >= x}[op]
+    return {
+        "==": _math.isclose(c, x, rel_tol=1e-9, abs_tol=1e-12),  # "==": floating point only
+        "~": abs(c - x) <= (tolerance or 0) * abs(x),
+        "<": c < x,
+        ">": c > x,
+        "<=": c <= x,
+        ">=": c >= x,
+    }[op]
 
 
 def test_numeric_verdicts_agree_with_a_hand_comparison(claims):
     # contradicted claims must really fail their comparison, supported ones really pass it
     checked = 0
     for c in claims.values():
-        if c.verdict == "unverifiable" or c.compare not in ("==", "~", "<", ">", "<=", ">=",
-                                                            "between"):
+        if c.verdict == "unverifiable" or c.compare not in (
+            "==",
+            "~",
+            "<",
+            ">",
+            "<=",
+            ">=",
+            "between",
+        ):
             continue
-        assert _holds(c.compare, c.computed, c.claimed, c.tolerance) == (c.verdict == "supported"), c.id
+        assert _holds(c.compare, c.computed, c.claimed, c.tolerance) == (
+            c.verdict == "supported"
+        ), c.id
         checked += 1
     # 131 + 97 + 53 + 12 + 14 + 3 + 3 + 2 + 2 + 1 + 1 numeric claims at the time of writing
     assert checked >= 300
 
 
 def test_text_verdicts_agree_with_a_hand_comparison(claims):
-    ops = {"is": lambda c, x: c.strip().lower() == x.strip().lower(),
-           "contains": lambda c, x: x.strip().lower() in c.lower(),
-           "lacks": lambda c, x: x.strip().lower() not in c.lower()}
+    ops = {
+        "is": lambda c, x: c.strip().lower() == x.strip().lower(),
+        "contains": lambda c, x: x.strip().lower() in c.lower(),
+        "lacks": lambda c, x: x.strip().lower() not in c.lower(),
+    }
     text = [c for c in claims.values() if c.compare in ops and c.verdict != "unverifiable"]
     assert len(text) >= 30
     for c in text:
@@ -79,16 +95,19 @@ def test_only_claims_without_an_expression_are_unverifiable(claims):
             assert "compute" not in raw[c.id], c.id
 
 
-@pytest.mark.parametrize(("cid", "verdict"), [
-    ("s004-fabric-3-layer-12t8-100g-524288", "supported"),
-    ("s004-nl72x2-184-switches-per-rack", "supported"),
-    ("s004-cross-rack-under-10pct-of-backplane", "contradicted"),  # 16/64 = 25%
-    ("s004-nl72x2-64-chips-per-rack-slip", "contradicted"),       # 18 x 4 = 72
-    ("s001-lnc1-36gb", "contradicted"),                           # 144/8 = 18 GB
-    ("s001-nl72x2-144gb-per-rack", "contradicted"),
-    ("s002-2x-hbm-capacity", "contradicted"),                     # 144/96 = 1.5
-    ("s000-hbm-bandwidth-over-3-tbs", "supported"),
-])
+@pytest.mark.parametrize(
+    ("cid", "verdict"),
+    [
+        ("s004-fabric-3-layer-12t8-100g-524288", "supported"),
+        ("s004-nl72x2-184-switches-per-rack", "supported"),
+        ("s004-cross-rack-under-10pct-of-backplane", "contradicted"),  # 16/64 = 25%
+        ("s004-nl72x2-64-chips-per-rack-slip", "contradicted"),  # 18 x 4 = 72
+        ("s001-lnc1-36gb", "contradicted"),  # 144/8 = 18 GB
+        ("s001-nl72x2-144gb-per-rack", "contradicted"),
+        ("s002-2x-hbm-capacity", "contradicted"),  # 144/96 = 1.5
+        ("s000-hbm-bandwidth-over-3-tbs", "supported"),
+    ],
+)
 def test_verdicts_follow_from_the_numbers(claims, cid, verdict):
     assert claims[cid].verdict == verdict
 
@@ -113,15 +132,36 @@ BASE = """- id: x
 """
 
 
-@pytest.mark.parametrize(("body", "problem"), [
-    ("  compute: {kb: trainium3.no_such_field}\n  compare: '=='\n  claimed: 1\n", "no KB value"),
-    ("  compute: {kb: no-such-chip.hbm_capacity}\n  compare: '=='\n  claimed: 1 GB\n", "no KB value"),
-    ("  compute: {kb: trainium3.hbm_capacity}\n  compare: '=='\n  claimed: 1 TB/s\n", "dimension"),
-    ("  compute: {calc: fabric-size, args: {layers: 2}}\n  compare: '=='\n  claimed: 1\n", "missing"),
-    ("  compute: {kb: trainium3.hbm_capacity}\n  compare: '~'\n  claimed: 144 GB\n", "tolerance"),
-    ("  compare: '=='\n  claimed: 1\n", "reason"),
-    ("  compute: {eval: '__import__(\"os\")'}\n  compare: '=='\n  claimed: 1\n", "exactly one of"),
-])
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (
+            "  compute: {kb: trainium3.no_such_field}\n  compare: '=='\n  claimed: 1\n",
+            "no KB value",
+        ),
+        (
+            "  compute: {kb: no-such-chip.hbm_capacity}\n  compare: '=='\n  claimed: 1 GB\n",
+            "no KB value",
+        ),
+        (
+            "  compute: {kb: trainium3.hbm_capacity}\n  compare: '=='\n  claimed: 1 TB/s\n",
+            "dimension",
+        ),
+        (
+            "  compute: {calc: fabric-size, args: {layers: 2}}\n  compare: '=='\n  claimed: 1\n",
+            "missing",
+        ),
+        (
+            "  compute: {kb: trainium3.hbm_capacity}\n  compare: '~'\n  claimed: 144 GB\n",
+            "tolerance",
+        ),
+        ("  compare: '=='\n  claimed: 1\n", "reason"),
+        (
+            "  compute: {eval: '__import__(\"os\")'}\n  compare: '=='\n  claimed: 1\n",
+            "exactly one of",
+        ),
+    ],
+)
 def test_a_claim_that_cannot_be_evaluated_is_an_error(kb, tmp_path, body, problem):
     with pytest.raises(SpecError) as e:
         validate_claims(kb, _claims_file(tmp_path, BASE + body))
@@ -130,17 +170,20 @@ def test_a_claim_that_cannot_be_evaluated_is_an_error(kb, tmp_path, body, proble
 
 
 def test_ratio_of_calculators_without_eval(kb, tmp_path):
-    body = ("  compute:\n    ratio:\n"
-            "      - {calc: fabric-size, args: {switch-bandwidth: 51.2 Tbit/s, port-speed: 100 Gbit/s, layers: 2}}\n"
-            "      - {calc: fabric-size, args: {switch-bandwidth: 51.2 Tbit/s, port-speed: 400 Gbit/s, layers: 2}}\n"
-            "  compare: between\n  claimed: [15, 17]\n")
+    body = (
+        "  compute:\n    ratio:\n"
+        "      - {calc: fabric-size, args: {switch-bandwidth: 51.2 Tbit/s, "
+        "port-speed: 100 Gbit/s, layers: 2}}\n"
+        "      - {calc: fabric-size, args: {switch-bandwidth: 51.2 Tbit/s, "
+        "port-speed: 400 Gbit/s, layers: 2}}\n"
+        "  compare: between\n  claimed: [15, 17]\n"
+    )
     claims, errors = evaluate_claims(kb, _claims_file(tmp_path, BASE + body))
     assert errors == [] and claims[0].verdict == "supported"
     assert claims[0].computed.magnitude == 16
 
 
 # ---- issue 14: operations table, comparisons, history, coverage, measured, tools ----
-
 
 
 def _write_claims(tmp_path, entries):
@@ -150,17 +193,26 @@ def _write_claims(tmp_path, entries):
 
 
 def _one(kb, tmp_path, **entry):
-    base = {"id": "t-claim", "source": "semianalysis-trn3", "locator": "x", "statement": "s",
-            "quantity": "q"}
+    base = {
+        "id": "t-claim",
+        "source": "semianalysis-trn3",
+        "locator": "x",
+        "statement": "s",
+        "quantity": "q",
+    }
     claims, errors = evaluate_claims(kb, _write_claims(tmp_path, [{**base, **entry}]))
     return claims, errors
 
 
 def test_ratio_of_kb_values_matches_an_independent_division(kb, tmp_path):
     # 144 GB / 96 GB = 1.5 (seed 004 capacities), computed here by hand
-    claims, errors = _one(kb, tmp_path, compute={"ratio": [{"kb": "trainium3.hbm_capacity"},
-                                                           {"kb": "trainium2.hbm_capacity"}]},
-                          compare="==", claimed=144 / 96)
+    claims, errors = _one(
+        kb,
+        tmp_path,
+        compute={"ratio": [{"kb": "trainium3.hbm_capacity"}, {"kb": "trainium2.hbm_capacity"}]},
+        compare="==",
+        claimed=144 / 96,
+    )
     assert not errors and claims[0].verdict == "supported"
 
 
@@ -179,8 +231,9 @@ def test_tolerance_without_why_is_an_error(kb, tmp_path):
 
 
 def test_division_by_zero_is_a_clear_error_not_a_crash(kb, tmp_path):
-    _, errors = _one(kb, tmp_path, compute={"ratio": [1, {"difference": [2, 2]}]},
-                     compare="==", claimed=1)
+    _, errors = _one(
+        kb, tmp_path, compute={"ratio": [1, {"difference": [2, 2]}]}, compare="==", claimed=1
+    )
     assert len(errors) == 1 and "divides by zero" in errors[0]
 
 
@@ -190,19 +243,29 @@ def test_zero_claimed_value_has_no_relative_difference(kb, tmp_path):
 
 
 def test_text_comparisons_on_kb_text(kb, tmp_path):
-    yes, _ = _one(kb, tmp_path, compute={"text": "trainium3.process_node"}, compare="contains",
-                  claimed="n3p")
-    no, _ = _one(kb, tmp_path, compute={"text": "trainium3.process_node"}, compare="is",
-                 claimed="TSMC N5")
+    yes, _ = _one(
+        kb, tmp_path, compute={"text": "trainium3.process_node"}, compare="contains", claimed="n3p"
+    )
+    no, _ = _one(
+        kb, tmp_path, compute={"text": "trainium3.process_node"}, compare="is", claimed="TSMC N5"
+    )
     assert yes[0].verdict == "supported" and no[0].verdict == "contradicted"
 
 
 def test_dtype_operation_reads_ml_dtypes(kb, tmp_path):
     # OCP MX spec: the E8M0 scale has no mantissa bits; E4M3 has three
-    claims, errors = _one(kb, tmp_path, compute={"difference": [
-        {"dtype": {"name": "float8_e4m3fn", "metric": "mantissa_bits"}},
-        {"dtype": {"name": "float8_e8m0fnu", "metric": "mantissa_bits"}}]},
-        compare="==", claimed=3)
+    claims, errors = _one(
+        kb,
+        tmp_path,
+        compute={
+            "difference": [
+                {"dtype": {"name": "float8_e4m3fn", "metric": "mantissa_bits"}},
+                {"dtype": {"name": "float8_e8m0fnu", "metric": "mantissa_bits"}},
+            ]
+        },
+        compare="==",
+        claimed=3,
+    )
     assert not errors and claims[0].verdict == "supported"
 
 
@@ -210,25 +273,37 @@ def test_between_and_ordering_comparisons(kb, tmp_path):
     inside, _ = _one(kb, tmp_path, compute=5, compare="between", claimed=[4, 6])
     outside, _ = _one(kb, tmp_path, compute=7, compare="between", claimed=[4, 6])
     ge, _ = _one(kb, tmp_path, compute=6, compare=">=", claimed=6)
-    assert [inside[0].verdict, outside[0].verdict, ge[0].verdict] == \
-        ["supported", "contradicted", "supported"]
+    assert [inside[0].verdict, outside[0].verdict, ge[0].verdict] == [
+        "supported",
+        "contradicted",
+        "supported",
+    ]
 
 
 def test_measured_claim_without_workload_layer_is_unverifiable(kb, tmp_path, monkeypatch):
     import builtins
+
     real = builtins.__import__
 
     def fake(name, *a, **k):
         if name == "trnkb.workload":
             raise ImportError(name)
         return real(name, *a, **k)
+
     monkeypatch.setattr(builtins, "__import__", fake)
     import importlib
-    monkeypatch.setattr(importlib, "import_module",
-                        lambda n, *a: fake(n) if n == "trnkb.workload" else real(n))
-    claims, errors = _one(kb, tmp_path, kind="measured", claimed="100 / s",
-                          measured={"system": "x"},
-                          workload={"call": "serve", "args": {}, "metric": "tps"})
+
+    monkeypatch.setattr(
+        importlib, "import_module", lambda n, *a: fake(n) if n == "trnkb.workload" else real(n)
+    )
+    claims, errors = _one(
+        kb,
+        tmp_path,
+        kind="measured",
+        claimed="100 / s",
+        measured={"system": "x"},
+        workload={"call": "serve", "args": {}, "metric": "tps"},
+    )
     assert not errors and claims[0].verdict == "unverifiable"
     assert claims[0].reason == WORKLOAD_MISSING
 
@@ -246,26 +321,33 @@ def test_history_lists_what_moved(kb, tmp_path):
 
     def c(i, v):
         return Claim(i, "s", "l", "st", "q", "==", None, None, v)
+
     path = tmp_path / "history.yaml"
-    record_release("1.0", [c("a", "supported"), c("b", "contradicted"), c("gone", "supported")],
-                   path)
-    moved = changes_since("1.0", [c("a", "supported"), c("b", "supported"), c("new", "unverifiable")],
-                          path)
+    record_release(
+        "1.0", [c("a", "supported"), c("b", "contradicted"), c("gone", "supported")], path
+    )
+    moved = changes_since(
+        "1.0", [c("a", "supported"), c("b", "supported"), c("new", "unverifiable")], path
+    )
     assert {(m.id, m.before, m.after) for m in moved} == {
-        ("b", "contradicted", "supported"), ("new", "(new)", "unverifiable"),
-        ("gone", "supported", "(removed)")}
+        ("b", "contradicted", "supported"),
+        ("new", "(new)", "unverifiable"),
+        ("gone", "supported", "(removed)"),
+    }
     with pytest.raises(KeyError):
         changes_since("0.9", [], path)
 
 
 def test_release_0_1_0_is_recorded_for_every_original_claim(kb):
     from trnkb.claims.history import history_path, read_history
+
     rel = {r["version"]: r for r in read_history(history_path(kb))}
     assert len(rel["0.1.0"]["verdicts"]) == 122  # the registry at commit cc65f25
 
 
 def test_every_seed_section_with_statements_has_claims(kb, claims):
     from trnkb.claims.coverage import NO_SECTION, coverage_path, coverage_table
+
     df = coverage_table(list(claims.values()), coverage_path(kb))
     assert NO_SECTION not in set(df.section)
     assert not df[(df.statements > 0) & (df.claims == 0)].shape[0]
@@ -274,6 +356,7 @@ def test_every_seed_section_with_statements_has_claims(kb, claims):
 
 def test_tool_diagnosis_finds_gib_vs_gb(kb, claims):
     from trnkb.claims.diagnose import diagnose
+
     # GenZ types H100 memory as 80 and multiplies by 1024 MB: 80 GiB = 85.9 GB vs 80 GB
     c = claims["genz-h100-gpu-memory-size"]
     assert c.verdict == "contradicted"
@@ -287,9 +370,13 @@ def test_tool_claims_cover_four_tools(claims):
 
 
 def test_audit_mlsysim_runs_when_installed(kb):
-    pytest.importorskip("mlsysim", reason="optional extra [audit] not installed: "
-                        "pip install 'trnkb[audit]' to run the MLSys·im audit")
+    pytest.importorskip(
+        "mlsysim",
+        reason="optional extra [audit] not installed: "
+        "pip install 'trnkb[audit]' to run the MLSys·im audit",
+    )
     from trnkb.claims.audit import audit_mlsysim
+
     version, rows = audit_mlsysim(kb)
     assert rows and version
     tr2 = next(r for r in rows if r.key == "Trainium2:compute.peak_flops")
@@ -301,12 +388,15 @@ def test_audit_mlsysim_runs_when_installed(kb):
 def _cli(*args):
     import subprocess
     import sys
-    return subprocess.run([sys.executable, "-m", "trnkb", *args], capture_output=True,
-                          text=True, timeout=600)
+
+    return subprocess.run(
+        [sys.executable, "-m", "trnkb", *args], capture_output=True, text=True, timeout=600
+    )
 
 
 def test_cli_changed_since_the_previous_release():
     import json
+
     out = _cli("claims", "--changed-since", "0.1.0", "--json")
     assert out.returncode == 0, out.stderr
     moved = json.loads(out.stdout)
@@ -314,13 +404,21 @@ def test_cli_changed_since_the_previous_release():
     assert any(m["before"] == "(new)" for m in moved)
     assert not any(m["after"] == "(removed)" for m in moved)
     bad = _cli("claims", "--changed-since", "9.9.9")
-    assert bad.returncode == 1 and "no recorded release" in bad.stderr and "Traceback" not in bad.stderr
+    assert (
+        bad.returncode == 1
+        and "no recorded release" in bad.stderr
+        and "Traceback" not in bad.stderr
+    )
 
 
 def test_cli_audit_mlsysim_prints_both_sources():
     import json
-    pytest.importorskip("mlsysim", reason="optional extra [audit] not installed: "
-                        "pip install 'trnkb[audit]' to run `trnkb audit mlsysim`")
+
+    pytest.importorskip(
+        "mlsysim",
+        reason="optional extra [audit] not installed: "
+        "pip install 'trnkb[audit]' to run `trnkb audit mlsysim`",
+    )
     out = _cli("audit", "mlsysim", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
@@ -331,11 +429,12 @@ def test_cli_audit_mlsysim_prints_both_sources():
 
 def test_audit_table_orders_verdicts_and_never_shows_inf(claims):
     from trnkb.claims.views import VERDICT_ORDER, audit_table
+
     t = audit_table(list(claims.values()))
     order = [VERDICT_ORDER.index(v) for v in t["verdict"]]
     assert order == sorted(order)
     assert t["gap"].dropna().map(_math.isfinite).all()
-    assert (t["reason"].str.len() > 0).all()          # every verdict says why
+    assert (t["reason"].str.len() > 0).all()  # every verdict says why
     assert t["statement"].str.endswith("...").sum() == 0
 
 

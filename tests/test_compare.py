@@ -92,11 +92,19 @@ def test_profile_lists_values_with_units_and_rejects_unknown_ids(kb):
         compare.profile(kb, "no-such-chip")
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("2.52 PFLOPS", "2.52 PFLOP/s"), ("9.6 Gbit/s", "9.6 Gbit/s"), ("144 GiB", "144 GiB"),
-    ("300 FLOP/byte", "300 FLOP/B"), ("20000 TFLOPS", "20,000 TFLOP/s"), ("0.00123 W", "0.00123 W"),
-    ("4.90 TB/s", "4.9 TB/s"), ("513.67 FLOP/byte", "513.7 FLOP/B"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("2.52 PFLOPS", "2.52 PFLOP/s"),
+        ("9.6 Gbit/s", "9.6 Gbit/s"),
+        ("144 GiB", "144 GiB"),
+        ("300 FLOP/byte", "300 FLOP/B"),
+        ("20000 TFLOPS", "20,000 TFLOP/s"),
+        ("0.00123 W", "0.00123 W"),
+        ("4.90 TB/s", "4.9 TB/s"),
+        ("513.67 FLOP/byte", "513.7 FLOP/B"),
+    ],
+)
 def test_fmt_writes_units_as_analysts_do(text, expected):
     assert compare.fmt(trnkb.Q_(text)) == expected
 
@@ -109,7 +117,8 @@ QUALIFIED = """
   dense_bf16: {value: 1000 TFLOPS, source: src-a, locator: t1, kind: reported}
   hbm_bandwidth: {value: 4 TB/s, source: src-b, locator: t2, kind: reported}
   dense_fp8:
-    - {value: 4 PFLOPS, source: src-a, locator: t5, kind: reported, preferred: true, density: unstated, qualifier: "dense or sparse not stated"}
+    - {value: 4 PFLOPS, source: src-a, locator: t5, kind: reported, preferred: true,
+       density: unstated, qualifier: "dense or sparse not stated"}
     - {value: 1000 TFLOPS, source: src-b, locator: t6, kind: reported, note: "at the BF16 rate"}
 """
 

@@ -31,12 +31,23 @@ def test_cells_numbers_percent_years_missing():
 
 
 def test_table_has_no_index_no_raw_missing_and_links_sources():
-    df = pd.DataFrame({"id": ["a", "b"], "year": [2025, None], "share": [0.5, math.inf],
-                       "source": ["s1 + s2", None]}, index=[7, 8]).set_index("id")
+    df = pd.DataFrame(
+        {
+            "id": ["a", "b"],
+            "year": [2025, None],
+            "share": [0.5, math.inf],
+            "source": ["s1 + s2", None],
+        },
+        index=[7, 8],
+    ).set_index("id")
     h = display.table(df).html
     assert ">7<" not in h and ">NaN<" not in h and "inf" not in h
     assert '<td class="num">2025</td>' in h and "50%" in h
-    assert 'href="../sources.html#src-s1">s1</a> + <a class="trnkb-source" href="../sources.html#src-s2"' in h
+    assert (
+        'href="../sources.html#src-s1">s1</a> + <a class="trnkb-source" '
+        'href="../sources.html#src-s2"'
+        in h
+    )
 
 
 def test_wide_tables_split_and_long_tables_collapse():
@@ -53,8 +64,16 @@ def test_short_names_drop_the_parenthetical():
 
 def test_labels_are_names_made_unique_by_id():
     import trnkb
+
     kb = trnkb.load()
-    out = display.labels(["trainium3", "trn3-nl32x2-switched-pex90144-x8",
-                          "trn3-nl32x2-switched-pex90144-x4", "trainium3"], kb)
+    out = display.labels(
+        [
+            "trainium3",
+            "trn3-nl32x2-switched-pex90144-x8",
+            "trn3-nl32x2-switched-pex90144-x4",
+            "trainium3",
+        ],
+        kb,
+    )
     assert out[0] == out[3] == "AWS Trainium3"
     assert len(set(out[1:3])) == 2 and out[1].endswith("(trn3-nl32x2-switched-pex90144-x8)")

@@ -45,8 +45,19 @@ def _same(fact, row) -> None:
         if fact["kind"] != "derived":
             assert back.units == v.units, (row["value"], v)
         assert float(row["magnitude"]) == fact["magnitude"]  # full precision, exactly
-    for col in ("unit", "canonical_unit", "source", "kind", "id", "field", "table", "locator",
-                "derivation", "direction", "density"):
+    for col in (
+        "unit",
+        "canonical_unit",
+        "source",
+        "kind",
+        "id",
+        "field",
+        "table",
+        "locator",
+        "derivation",
+        "direction",
+        "density",
+    ):
         assert str(row[col]) == str(fact[col]), col
 
 
@@ -61,7 +72,9 @@ def test_every_fact_reads_back_identically_with_pandas(kb, exported, fmt):
 def test_every_fact_reads_back_identically_with_duckdb(kb, exported):
     duckdb = pytest.importorskip("duckdb")
     con = duckdb.connect()
-    back = con.execute(f"select * from read_parquet('{exported['parquet'] / 'facts.parquet'}')").df()
+    back = con.execute(
+        f"select * from read_parquet('{exported['parquet'] / 'facts.parquet'}')"
+    ).df()
     assert len(back) == len(kb.facts)
     for (_, fact), (_, row) in zip(kb.facts.iterrows(), back.iterrows(), strict=True):
         _same(fact, row)
@@ -77,7 +90,9 @@ def test_bit_units_read_back_as_bits_by_pints_default_registry(kb, exported, fmt
         # pint's registry: bit is dimensionless but 1 Gbit/s is 1e9 bit/s, not a gilbert
         q = default.Quantity(1, u)
         assert "gilbert" not in str(q.units)
-        assert q.to_base_units().magnitude == pytest.approx(parse(f"1 {u}").to_base_units().magnitude)
+        assert q.to_base_units().magnitude == pytest.approx(
+            parse(f"1 {u}").to_base_units().magnitude
+        )
 
 
 def test_json_magnitudes_keep_more_than_ten_digits(tmp_path, good_specs):

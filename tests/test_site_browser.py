@@ -35,9 +35,18 @@ if IN_CI:
 else:
     websocket = pytest.importorskip("websocket")
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--remote-debugging-port=0", "about:blank"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--remote-debugging-port=0",
+    "about:blank",
+]
 
 # Counted per Vega chart: data marks the browser laid out with a size (bars need an
 # area; points and lines a width or a height). Axes and legends are not data marks.
@@ -63,7 +72,8 @@ READING_JS = """
   }
   for (const a of document.querySelectorAll('a[href^="http"]')) {
     const t = a.textContent.trim();
-    if (/^https?:/.test(t) && (t.endsWith('…') || t.endsWith('...') || t !== a.getAttribute('href')))
+    if (/^https?:/.test(t)
+        && (t.endsWith('…') || t.endsWith('...') || t !== a.getAttribute('href')))
       out.push('truncated URL: ' + t);
   }
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
@@ -71,7 +81,8 @@ READING_JS = """
     const el = n.parentElement;
     if (!el || el.closest('a, script, style, pre, .highlight, #ex-data, title, dt.sig')) continue;
     const t = n.textContent.trim();
-    if (t && known.has(t) && (el.closest('td, th, code, p, li'))) out.push('unlinked source id: ' + t);
+    if (t && known.has(t) && (el.closest('td, th, code, p, li')))
+      out.push('unlinked source id: ' + t);
   }
   return out;
 })
@@ -85,8 +96,9 @@ class Browser:
     """Minimal DevTools client: one page session, events collected while waiting."""
 
     def __init__(self, tmp: Path):
-        self.proc = subprocess.Popen([CHROMIUM, f"--user-data-dir={tmp}", *FLAGS],
-                                     stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [CHROMIUM, f"--user-data-dir={tmp}", *FLAGS], stderr=subprocess.PIPE, text=True
+        )
         try:
             self._connect()
         except BaseException:
@@ -106,7 +118,9 @@ class Browser:
         self.next_id = 0
         self.events: list[dict] = []
         target = self.call("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)[
+            "sessionId"
+        ]
         for domain in ("Page", "Network", "Runtime", "Log"):
             self.call(f"{domain}.enable", session=True)
 
@@ -151,14 +165,19 @@ class Browser:
 
 
 def problems(events: list[dict]) -> list[str]:
-    urls = {e["params"]["requestId"]: e["params"]["request"]["url"]
-            for e in events if e.get("method") == "Network.requestWillBeSent"}
+    urls = {
+        e["params"]["requestId"]: e["params"]["request"]["url"]
+        for e in events
+        if e.get("method") == "Network.requestWillBeSent"
+    }
     out = []
     for e in events:
         m, p = e.get("method"), e.get("params", {})
         if m == "Network.loadingFailed" and not p.get("canceled"):
             out.append(f"failed request {urls.get(p['requestId'], '?')}: {p.get('errorText')}")
-        elif m == "Network.requestWillBeSent" and not p["request"]["url"].startswith(("file:", "data:", "about:")):
+        elif m == "Network.requestWillBeSent" and not p["request"]["url"].startswith(
+            ("file:", "data:", "about:")
+        ):
             out.append(f"network request {p['request']['url']}")
         elif m == "Runtime.exceptionThrown":
             out.append(f"exception {p['exceptionDetails'].get('text')}")
@@ -215,7 +234,9 @@ def test_landing_page_shows_headline_version_and_citation(browser):
     assert not problems(browser.open((out / "index.html").as_uri()))
     text = browser.eval("document.body.innerText")
     assert "Version" in text and "How to cite" in text
-    headline = browser.eval("[...document.querySelectorAll('table.trnkb-table td')].map(t => t.textContent)")
+    headline = browser.eval(
+        "[...document.querySelectorAll('table.trnkb-table td')].map(t => t.textContent)"
+    )
     assert any("Trainium3" in h for h in headline), headline
     assert browser.eval("[...document.images].some(i => i.src.endsWith('headline-fp8.svg'))")
 
@@ -230,7 +251,8 @@ def test_notebook_page_opens_with_question_and_answer_before_code(browser):
       const ans = [...body.querySelectorAll('p')].find(p => p.textContent.startsWith('Answer.'));
       if (!ans) return 'no answer';
       if (!code) return 'ok';
-      return (ans.compareDocumentPosition(code) & Node.DOCUMENT_POSITION_FOLLOWING) ? 'ok' : 'code first';
+      return (ans.compareDocumentPosition(code) & Node.DOCUMENT_POSITION_FOLLOWING)
+        ? 'ok' : 'code first';
     })()""")
     assert order == "ok"
 
@@ -250,31 +272,45 @@ def test_explorer_sorts_filters_and_shows_provenance(browser):
     # filter by vendor: fewer rows, every one NVIDIA, and the fragment records it
     browser.eval("""(() => { const s = document.getElementById('ex-vendor'); s.value = 'NVIDIA';
         s.dispatchEvent(new Event('change')); })()""")
-    vendors = browser.eval("[...document.querySelectorAll('#ex-table td[data-field=vendor]')].map(t => t.textContent)")
+    vendors = browser.eval(
+        "[...document.querySelectorAll('#ex-table td[data-field=vendor]')].map(t => t.textContent)"
+    )
     assert vendors and set(vendors) == {"NVIDIA"} and len(vendors) < total
     assert "vendor=NVIDIA" in browser.eval("location.hash")
     # a tooltip names the source; a click shows it as a link to the sources page
-    tip = browser.eval("document.querySelector('#ex-table td[data-field=dense_fp8]:not(.ex-missing)').title")
+    tip = browser.eval(
+        "document.querySelector('#ex-table td[data-field=dense_fp8]:not(.ex-missing)').title"
+    )
     assert tip.startswith("source: ")
-    browser.eval("document.querySelector('#ex-table td[data-field=dense_fp8]:not(.ex-missing)').click()")
+    browser.eval(
+        "document.querySelector('#ex-table td[data-field=dense_fp8]:not(.ex-missing)').click()"
+    )
     href = browser.eval("document.querySelector('#ex-detail a.trnkb-source').getAttribute('href')")
     assert href.startswith("sources.html#src-") and href.split("#src-")[1] in source_ids(out)
     # unit toggle: GiB shows the same capacity 1e9 / 2**30 times as large a number
-    cap = "document.querySelector('#ex-table tbody tr td[data-field=hbm_capacity]:not(.ex-missing)').textContent"
+    cap = ("document.querySelector('#ex-table tbody tr td[data-field=hbm_capacity]"
+           ":not(.ex-missing)').textContent")
     gb = float(browser.eval(cap).split()[0].replace(",", ""))
     browser.eval("""(() => { const s = document.getElementById('ex-mem'); s.value = 'GiB';
         s.dispatchEvent(new Event('change')); })()""")
     gib = float(browser.eval(cap).split()[0].replace(",", ""))
     assert gib == pytest.approx(gb * 1e9 / 2**30, rel=1e-3)
-    assert "(GiB)" in browser.eval("document.querySelector('th[data-field=hbm_capacity]').textContent")
+    assert "(GiB)" in browser.eval(
+        "document.querySelector('th[data-field=hbm_capacity]').textContent"
+    )
     # scale-up domains are a view of their own
     browser.eval("""(() => { const s = document.getElementById('ex-view'); s.value = 'domains';
         s.dispatchEvent(new Event('change')); })()""")
-    assert browser.eval("document.querySelectorAll('#ex-table td[data-field=domain_size]').length") >= 5
+    assert (
+        browser.eval("document.querySelectorAll('#ex-table td[data-field=domain_size]').length")
+        >= 5
+    )
     # the permalink reproduces the filtered view (a fresh load, not a fragment change)
     browser.open((out / "index.html").as_uri())
     browser.open((out / "explorer.html").as_uri() + "#view=chips&vendor=AMD&sort=tdp&dir=-1")
-    vendors = browser.eval("[...document.querySelectorAll('#ex-table td[data-field=vendor]')].map(t => t.textContent)")
+    vendors = browser.eval(
+        "[...document.querySelectorAll('#ex-table td[data-field=vendor]')].map(t => t.textContent)"
+    )
     assert vendors and set(vendors) == {"AMD"}
 
 
@@ -289,8 +325,12 @@ def test_claims_page_puts_contradicted_first_with_reasons(browser):
 def test_download_links_resolve(browser):
     out = built_site()
     browser.open((out / "downloads.html").as_uri())
-    hrefs = browser.eval("[...document.querySelectorAll('article a[href^=\"data/\"]')].map(a => a.href)")
-    assert any(h.endswith("datapackage.json") for h in hrefs) and any(h.endswith("chips.csv") for h in hrefs)
+    hrefs = browser.eval(
+        "[...document.querySelectorAll('article a[href^=\"data/\"]')].map(a => a.href)"
+    )
+    assert any(h.endswith("datapackage.json") for h in hrefs) and any(
+        h.endswith("chips.csv") for h in hrefs
+    )
     for h in hrefs:
         assert Path(h.removeprefix("file://")).is_file(), h
     assert not problems(browser.open(next(h for h in hrefs if h.endswith("datapackage.json"))))

@@ -24,7 +24,9 @@ def snapshot(root: Path) -> dict[str, bytes | str]:
     out: dict[str, bytes | str] = {}
     for p in sorted(root.rglob("*")):
         key = str(p.relative_to(root))
-        out[key] = f"-> {os.readlink(p)}" if p.is_symlink() else (p.read_bytes() if p.is_file() else "dir")
+        out[key] = (
+            f"-> {os.readlink(p)}" if p.is_symlink() else (p.read_bytes() if p.is_file() else "dir")
+        )
     return out
 
 
@@ -115,8 +117,14 @@ def test_an_empty_directory_may_be_used(tmp_path):
 def test_cli_refuses_dot_with_one_line_and_exit_1(victim):
     before = snapshot(victim)
     env = {**os.environ, "PYTHONPATH": str(Path(site.__file__).resolve().parents[2])}
-    r = subprocess.run([sys.executable, "-m", "trnkb.site", "."], cwd=victim, env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "trnkb.site", "."],
+        cwd=victim,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 1
     assert r.stderr.strip().count("\n") == 0 and "refusing" in r.stderr, r.stderr
     assert "Traceback" not in r.stderr + r.stdout
@@ -126,7 +134,13 @@ def test_cli_refuses_dot_with_one_line_and_exit_1(victim):
 def test_cli_output_below_a_file_is_one_line_not_a_traceback(tmp_path):
     (tmp_path / "file.txt").write_text("x")
     env = {**os.environ, "PYTHONPATH": str(Path(site.__file__).resolve().parents[2])}
-    r = subprocess.run([sys.executable, "-m", "trnkb.site", str(tmp_path / "file.txt" / "out")],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "trnkb.site", str(tmp_path / "file.txt" / "out")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert (tmp_path / "file.txt").read_text() == "x"

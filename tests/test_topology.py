@@ -16,7 +16,10 @@ from trnkb.units import Q_
 GENS = ("gen1", "pex90144-x8", "pex90144-x4", "gen2", "gen3")
 SWITCHED = ("trn3-nl32x2-switched", "trn3-nl72x2-switched")
 ALL = [(d, g) for d in SWITCHED for g in GENS] + [
-    ("trn2-nl16-2d-torus", None), ("trn2-nl32x2-3d-torus", None), ("gb200-nvl72", None)]
+    ("trn2-nl16-2d-torus", None),
+    ("trn2-nl32x2-3d-torus", None),
+    ("gb200-nvl72", None),
+]
 
 
 def fab(kb, domain, gen=None):
@@ -71,10 +74,12 @@ def test_graph_counts_match_the_fabrics_row(kb, domain, gen):
     f = fab(kb, domain, gen)
     row = f.spec.id
     compared = 0
-    for field, measured in (("switches_per_rack", f.switch_tray_switches_per_rack),
-                            ("tray_switches_per_rack", f.tray_switches_per_rack),
-                            ("switches_per_domain", f.switches_per_domain),
-                            ("ports_used_per_switch", f.switch_usage()["ports_used"].iloc[0])):
+    for field, measured in (
+        ("switches_per_rack", f.switch_tray_switches_per_rack),
+        ("tray_switches_per_rack", f.tray_switches_per_rack),
+        ("switches_per_domain", f.switches_per_domain),
+        ("ports_used_per_switch", f.switch_usage()["ports_used"].iloc[0]),
+    ):
         stated = kb.get(row, field)
         if stated is not None:
             assert measured == stated.magnitude, field
@@ -86,12 +91,16 @@ def test_graph_counts_match_the_fabrics_row(kb, domain, gen):
 # and "NL72x2 Switched" sections): NL32x2 gen1 "two switch planes consisting of 8 switches
 # each" per rack; NL72x2 gen1 "four planes of 10 160-lane PCIe switches each, 40 total" per
 # rack plus "144 of the smaller PCIe switches on the Compute Trays", 18 of 20 ports used.
-@pytest.mark.parametrize(("domain", "rack_switches", "tray_switches", "ports_used"), [
-    ("trn3-nl32x2-switched", 2 * 8, 0, None),
-    ("trn3-nl72x2-switched", 4 * 10, 18 * 8, 20 - 2),
-])
-def test_gen1_graph_counts_match_the_source_text(kb, domain, rack_switches, tray_switches,
-                                                  ports_used):
+@pytest.mark.parametrize(
+    ("domain", "rack_switches", "tray_switches", "ports_used"),
+    [
+        ("trn3-nl32x2-switched", 2 * 8, 0, None),
+        ("trn3-nl72x2-switched", 4 * 10, 18 * 8, 20 - 2),
+    ],
+)
+def test_gen1_graph_counts_match_the_source_text(
+    kb, domain, rack_switches, tray_switches, ports_used
+):
     f = fab(kb, domain, "gen1")
     assert f.switch_tray_switches_per_rack == rack_switches
     assert f.tray_switches_per_rack == tray_switches
@@ -224,7 +233,9 @@ def test_two_rack_bisection_is_the_cross_rack_links(kb):
 
 def test_single_tier_switch_bisection_is_half_the_injection(kb):
     f = fab(kb, "gb200-nvl72")
-    assert f.bisection_bandwidth.to("GB/s").magnitude == pytest.approx(36 * f.injection_bandwidth.to("GB/s").magnitude)
+    assert f.bisection_bandwidth.to("GB/s").magnitude == pytest.approx(
+        36 * f.injection_bandwidth.to("GB/s").magnitude
+    )
 
 
 def test_all_to_all_time_scales_with_message_size(kb):
@@ -269,11 +280,17 @@ def test_every_domain_answers_topology_json(domain, gen):
     # chips per domain from the SKU names (NLxx = chips per rack) and NVIDIA's NVL72;
     # hop bounds: a 4x4 torus is at most 2+2 links apart (3 hops), 4x4x4 at most 6 (5 hops),
     # NVL72 is one NVSwitch hop
-    chips = {"trn3-nl32x2-switched": 64, "trn3-nl72x2-switched": 144, "trn2-nl16-2d-torus": 16,
-             "trn2-nl32x2-3d-torus": 64, "gb200-nvl72": 72}[domain]
+    chips = {
+        "trn3-nl32x2-switched": 64,
+        "trn3-nl72x2-switched": 144,
+        "trn2-nl16-2d-torus": 16,
+        "trn2-nl32x2-3d-torus": 64,
+        "gb200-nvl72": 72,
+    }[domain]
     assert out["chips"] == chips
-    assert out["switches_per_rack"] == (out["switch_tray_switches_per_rack"]
-                                        + out["tray_switches_per_rack"])
+    assert out["switches_per_rack"] == (
+        out["switch_tray_switches_per_rack"] + out["tray_switches_per_rack"]
+    )
     assert out["switches_per_domain"] == out["switches_per_rack"] * out["racks"]
     assert out["max_hops_in_rack"] <= out["max_hops_in_domain"]
     hand = {"trn2-nl16-2d-torus": 3, "trn2-nl32x2-3d-torus": 5, "gb200-nvl72": 1}

@@ -86,12 +86,25 @@ def test_registry_is_built_from_the_packaged_file():
     assert "\nFLOP = [compute]" in text
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("1600 Gbit/s", "Gbit/s"), ("12.8 Tbit/s", "Tbit/s"), ("24 Gbit", "Gbit"), ("9 bit", "bit"),
-    ("4.9 TB/s", "TB/s"), ("144 GiB", "GiB"), ("2517 TFLOPS", "TFLOP/s"), ("1 FLOP/B", "FLOP/B"),
-    ("1.2 GHz", "GHz"), ("1 kW", "kW"), ("3 W/m**2", "W/m**2"), ("8", ""), ("5 USD/year", "USD/year"),
-    ("3 lanes", "lane"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("1600 Gbit/s", "Gbit/s"),
+        ("12.8 Tbit/s", "Tbit/s"),
+        ("24 Gbit", "Gbit"),
+        ("9 bit", "bit"),
+        ("4.9 TB/s", "TB/s"),
+        ("144 GiB", "GiB"),
+        ("2517 TFLOPS", "TFLOP/s"),
+        ("1 FLOP/B", "FLOP/B"),
+        ("1.2 GHz", "GHz"),
+        ("1 kW", "kW"),
+        ("3 W/m**2", "W/m**2"),
+        ("8", ""),
+        ("5 USD/year", "USD/year"),
+        ("3 lanes", "lane"),
+    ],
+)
 def test_format_unit_writes_one_unambiguous_spelling(text, expected):
     assert format_unit(parse(text)) == expected
 
@@ -104,7 +117,8 @@ def test_bit_units_read_back_as_bits_by_pints_default_registry(text):
     back = default.Quantity(written)
     # 1600 Gbit/s = 1.6e12 bit/s; a gilbert would not convert to bit at all
     assert back.to(str(q.to_base_units().units)).magnitude == pytest.approx(
-        q.to_base_units().magnitude)
+        q.to_base_units().magnitude
+    )
     assert "gilbert" not in str(back.units)
     assert parse(written) == q  # and trnkb's registry reads it back identically
 
@@ -114,11 +128,21 @@ def test_pint_short_bit_symbol_is_the_gilbert_trap():
     assert "gilbert" in str(pint.UnitRegistry().parse_units("Gb"))
 
 
-@pytest.mark.parametrize("x, expected", [
-    (2517.0, "2,517"), (4.9, "4.9"), (20000, "20,000"), (123456.7, "123,457"),
-    (0.00012346, "0.0001235"), (128.00000000000003, "128"), (1.7725, "1.772"), (0.0, "0"),
-    (-1536.0, "-1,536"), (float("nan"), "nan"),
-])
+@pytest.mark.parametrize(
+    "x, expected",
+    [
+        (2517.0, "2,517"),
+        (4.9, "4.9"),
+        (20000, "20,000"),
+        (123456.7, "123,457"),
+        (0.00012346, "0.0001235"),
+        (128.00000000000003, "128"),
+        (1.7725, "1.772"),
+        (0.0, "0"),
+        (-1536.0, "-1,536"),
+        (float("nan"), "nan"),
+    ],
+)
 def test_format_number(x, expected):
     # expected strings written by hand from the rule: 4 significant digits, separators,
     # integer digits never replaced by zeros (1.7725 rounds half-to-even in binary: 1.772)
@@ -133,10 +157,24 @@ def test_format_quantity():
     assert format_quantity("text stays") == "text stays"
 
 
-@pytest.mark.parametrize("bad", [
-    "banana", "nan", "inf", "9**9**9", "GB", "144 GB*2", "1 GB/2", "1 foo", "1e999 GB", "",
-    "x" * 500, float("nan"), True,
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "banana",
+        "nan",
+        "inf",
+        "9**9**9",
+        "GB",
+        "144 GB*2",
+        "1 GB/2",
+        "1 foo",
+        "1e999 GB",
+        "",
+        "x" * 500,
+        float("nan"),
+        True,
+    ],
+)
 def test_parse_refuses_with_quantity_error(bad):
     with pytest.raises(QuantityError):
         parse(bad)

@@ -121,8 +121,13 @@ def snapshot(version: _Version) -> dict[str, Any]:
         env["PYTHONPATH"] = str(version.code)
     else:
         env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
-    proc = subprocess.run([sys.executable, "-c", _SNAPSHOT, str(version.specs)], env=env,
-                          capture_output=True, timeout=600, cwd=version.code or Path.cwd())
+    proc = subprocess.run(
+        [sys.executable, "-c", _SNAPSHOT, str(version.specs)],
+        env=env,
+        capture_output=True,
+        timeout=600,
+        cwd=version.code or Path.cwd(),
+    )
     if proc.returncode != 0:
         last = (proc.stderr.decode(errors="replace").strip().splitlines() or ["?"])[-1]
         raise DiffError(f"{version.label}: does not load: {last[:300]}")
@@ -135,15 +140,22 @@ def _same_value(a: dict[str, Any], b: dict[str, Any]) -> bool:
         return False
     if a["base"] is None or b["base"] is None:
         return bool(a["text"] == b["text"])
-    return bool(a["dim"] == b["dim"]) and math.isclose(a["base"], b["base"], rel_tol=1e-9, abs_tol=0)
+    return bool(a["dim"] == b["dim"]) and math.isclose(
+        a["base"], b["base"], rel_tol=1e-9, abs_tol=0
+    )
 
 
 def _value_text(v: dict[str, Any] | None) -> str | None:
-    return None if v is None else f'{v["text"]} ({v["kind"]})'
+    return None if v is None else f"{v['text']} ({v['kind']})"
 
 
-def _compare(what: str, old: dict[str, Any], new: dict[str, Any],
-             same: Callable[[Any, Any], bool], text: Callable[[Any], str | None]) -> list[Change]:
+def _compare(
+    what: str,
+    old: dict[str, Any],
+    new: dict[str, Any],
+    same: Callable[[Any, Any], bool],
+    text: Callable[[Any], str | None],
+) -> list[Change]:
     out = []
     for key in sorted(old.keys() | new.keys()):
         a, b = old.get(key), new.get(key)
@@ -166,10 +178,17 @@ def diff(old: str, new: str, repo: str | Path = ".") -> list[Change]:
     changes = _compare("value", a["values"], b["values"], _same_value, _value_text)
 
     def source_text(s: dict[str, str] | None) -> str | None:
-        return None if s is None else f'{s.get("title", "")} [{s.get("kind", "")}] {s.get("url", "")}'
+        return (
+            None if s is None else f"{s.get('title', '')} [{s.get('kind', '')}] {s.get('url', '')}"
+        )
+
     changes += _compare("source", a["sources"], b["sources"], lambda x, y: x == y, source_text)
-    changes += _compare("conflict", dict.fromkeys(a["conflicts"], ""),
-                        dict.fromkeys(b["conflicts"], ""),
-                        lambda x, y: True, lambda c: None if c is None else "conflict")
+    changes += _compare(
+        "conflict",
+        dict.fromkeys(a["conflicts"], ""),
+        dict.fromkeys(b["conflicts"], ""),
+        lambda x, y: True,
+        lambda c: None if c is None else "conflict",
+    )
     changes += _compare("verdict", a["verdicts"], b["verdicts"], lambda x, y: x == y, lambda v: v)
     return changes

@@ -33,29 +33,83 @@ from trnkb.units import format_number, format_unit
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["MAX_COLUMNS", "MISSING", "Table", "fmt_cell", "header", "labels", "names", "short_name", "source_links",
-           "table"]
+__all__ = [
+    "MAX_COLUMNS",
+    "MISSING",
+    "Table",
+    "fmt_cell",
+    "header",
+    "labels",
+    "names",
+    "short_name",
+    "source_links",
+    "table",
+]
 
 MAX_COLUMNS = 8
 MISSING = '<span class="trnkb-missing" title="no source gives this">\u2014</span>'
 UNDEFINED = '<span class="trnkb-missing" title="not defined (division by zero)">\u2014</span>'
 SOURCES_PAGE = "../sources.html"  # from a notebook page; site pages pass "sources.html"
 
-_PERCENT = re.compile(r"(^|_|\s)(share|ratio|relative_difference|relative difference|fraction|"
-                      r"utili[sz]ation|efficiency)($|_|\s)")
+_PERCENT = re.compile(
+    r"(^|_|\s)(share|ratio|relative_difference|relative difference|fraction|"
+    r"utili[sz]ation|efficiency)($|_|\s)"
+)
 _SOURCE_COL = re.compile(r"(^|_)(sources?|preferred_source|other_source)$")
 _ID_COLS = ("id", "chip", "fabric", "switch", "system", "rack", "package", "budget")
 # Suffixes some views use for plain magnitude columns, e.g. ``capacity_GB``.
-_SUFFIX_UNITS = {"TBps": "TB/s", "GBps": "GB/s", "Gbps": "Gbit/s", "Tbps": "Tbit/s", "GB": "GB",
-                 "TB": "TB", "GiB": "GiB", "MW": "MW", "kW": "kW", "W": "W", "Gbit": "Gbit",
-                 "bit": "bit", "TFLOPS": "TFLOP/s", "PFLOPS": "PFLOP/s", "ns": "ns", "us": "µs",
-                 "ms": "ms", "USD": "USD", "GHz": "GHz", "MHz": "MHz", "mm2": "mm²"}
+_SUFFIX_UNITS = {
+    "TBps": "TB/s",
+    "GBps": "GB/s",
+    "Gbps": "Gbit/s",
+    "Tbps": "Tbit/s",
+    "GB": "GB",
+    "TB": "TB",
+    "GiB": "GiB",
+    "MW": "MW",
+    "kW": "kW",
+    "W": "W",
+    "Gbit": "Gbit",
+    "bit": "bit",
+    "TFLOPS": "TFLOP/s",
+    "PFLOPS": "PFLOP/s",
+    "ns": "ns",
+    "us": "µs",
+    "ms": "ms",
+    "USD": "USD",
+    "GHz": "GHz",
+    "MHz": "MHz",
+    "mm2": "mm²",
+}
 # Words shown as analysts write them in headers.
-_WORDS = {"hbm": "HBM", "tdp": "TDP", "pue": "PUE", "it": "IT", "tor": "ToR", "tors": "ToRs",
-          "lnc": "LNC", "nic": "NIC", "bf16": "BF16", "fp8": "FP8", "fp4": "FP4", "fp32": "FP32",
-          "tf32": "TF32", "mxfp8": "MXFP8", "mxfp6": "MXFP6", "mxfp4": "MXFP4", "int8": "INT8",
-          "id": "id", "usd": "USD", "mw": "MW", "gbps": "Gbit/s", "efa": "EFA", "sram": "SRAM",
-          "bidir": "bidirectional", "scaleup": "scale-up", "scaleout": "scale-out"}
+_WORDS = {
+    "hbm": "HBM",
+    "tdp": "TDP",
+    "pue": "PUE",
+    "it": "IT",
+    "tor": "ToR",
+    "tors": "ToRs",
+    "lnc": "LNC",
+    "nic": "NIC",
+    "bf16": "BF16",
+    "fp8": "FP8",
+    "fp4": "FP4",
+    "fp32": "FP32",
+    "tf32": "TF32",
+    "mxfp8": "MXFP8",
+    "mxfp6": "MXFP6",
+    "mxfp4": "MXFP4",
+    "int8": "INT8",
+    "id": "id",
+    "usd": "USD",
+    "mw": "MW",
+    "gbps": "Gbit/s",
+    "efa": "EFA",
+    "sram": "SRAM",
+    "bidir": "bidirectional",
+    "scaleup": "scale-up",
+    "scaleout": "scale-out",
+}
 
 
 def _is_missing(v: object) -> bool:
@@ -102,8 +156,13 @@ def names(kb: KnowledgeBase, short: bool = True) -> dict[str, str]:
     for t in kb.tables:
         df = kb.table(t)
         if "name" in df:
-            out.update({i: short_name(n) if short else str(n)
-                        for i, n in zip(df["id"], df["name"], strict=True) if not _is_missing(n)})
+            out.update(
+                {
+                    i: short_name(n) if short else str(n)
+                    for i, n in zip(df["id"], df["name"], strict=True)
+                    if not _is_missing(n)
+                }
+            )
     return out
 
 
@@ -130,8 +189,10 @@ def source_links(value: object, page: str = SOURCES_PAGE) -> str:
             out.append(html.escape(p))
         else:
             sid = p.strip()
-            out.append(f'<a class="trnkb-source" href="{page}#src-{html.escape(sid)}">'
-                       f"{html.escape(sid)}</a>")
+            out.append(
+                f'<a class="trnkb-source" href="{page}#src-{html.escape(sid)}">'
+                f"{html.escape(sid)}</a>"
+            )
     return "".join(out)
 
 
@@ -146,7 +207,11 @@ def fmt_cell(v: Any, *, percent: bool = False, year: bool = False, sig: int = 4)
         return MISSING
     if isinstance(v, pint.Quantity):
         num = fmt_cell(v.magnitude, sig=sig)
-        return num if v.dimensionless else f"{num} {html.escape(format_unit(cast(pint.Unit, v.units)))}"
+        return (
+            num
+            if v.dimensionless
+            else f"{num} {html.escape(format_unit(cast(pint.Unit, v.units)))}"
+        )
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, (int, float)) and not isinstance(v, bool):
@@ -198,14 +263,22 @@ def _frame(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _columns_html(df: pd.DataFrame, cols: list[str], kb_names: Mapping[str, str],
-                  sources_page: str, percent: Iterable[str], sig: int) -> str:
+def _columns_html(
+    df: pd.DataFrame,
+    cols: list[str],
+    kb_names: Mapping[str, str],
+    sources_page: str,
+    percent: Iterable[str],
+    sig: int,
+) -> str:
     pct = set(percent)
+
     def label(c: str) -> str:  # an id column shown as names is headed "name"
         if c in kb_names:
             return f'<th scope="col" title="{html.escape(c)}">{html.escape(kb_names[c])}</th>'
         named = c == "id" and kb_names and any(v in kb_names for v in df[c].dropna())
         return f'<th scope="col">{"name" if named else html.escape(header(c))}</th>'
+
     head = "".join(label(c) for c in cols)
     body = []
     for _, row in df[cols].iterrows():
@@ -220,17 +293,30 @@ def _columns_html(df: pd.DataFrame, cols: list[str], kb_names: Mapping[str, str]
                 cells.append(f'<td title="{html.escape(v)}">{html.escape(kb_names[v])}</td>')
             else:
                 is_pct = c in pct or (bool(_PERCENT.search(c.lower())) and "(" not in c)
-                is_num = isinstance(v, (int, float)) and not isinstance(v, bool) and not _is_missing(v)
+                is_num = (
+                    isinstance(v, (int, float)) and not isinstance(v, bool) and not _is_missing(v)
+                )
                 text = fmt_cell(v, percent=is_pct, year=_is_year(c, df[c]), sig=sig)
                 cells.append(f'<td class="num">{text}</td>' if is_num else f"<td>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return (f'<table class="trnkb-table"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table>')
+    return (
+        f'<table class="trnkb-table"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
 
 
-def table(df: pd.DataFrame, *, kb: KnowledgeBase | None = None, summary: str | None = None, max_rows: int = 20,
-          max_columns: int = MAX_COLUMNS, sources_page: str = SOURCES_PAGE,
-          percent: Iterable[str] = (), sig: int = 4, caption: str | None = None) -> Table:
+def table(
+    df: pd.DataFrame,
+    *,
+    kb: KnowledgeBase | None = None,
+    summary: str | None = None,
+    max_rows: int = 20,
+    max_columns: int = MAX_COLUMNS,
+    sources_page: str = SOURCES_PAGE,
+    percent: Iterable[str] = (),
+    sig: int = 4,
+    caption: str | None = None,
+) -> Table:
     """Render ``df`` in the site's one table style (see the module docstring).
 
     Parameters
@@ -257,7 +343,7 @@ def table(df: pd.DataFrame, *, kb: KnowledgeBase | None = None, summary: str | N
     if len(cols) > max_columns:
         key, rest = cols[0], cols[1:]
         step = max_columns - 1
-        groups = [[key] + rest[i:i + step] for i in range(0, len(rest), step)]
+        groups = [[key] + rest[i : i + step] for i in range(0, len(rest), step)]
     parts = [_columns_html(df, g, kb_names, sources_page, percent, sig) for g in groups]
     body = "".join(f'<div class="trnkb-table-wrap">{p}</div>' for p in parts)
     if caption:
@@ -265,7 +351,9 @@ def table(df: pd.DataFrame, *, kb: KnowledgeBase | None = None, summary: str | N
     n = len(df)
     if n > max_rows:
         label = summary or f"{n} rows"
-        body = (f'<details class="trnkb-details"><summary>{html.escape(label)} '
-                f"(click to show)</summary>{body}</details>")
+        body = (
+            f'<details class="trnkb-details"><summary>{html.escape(label)} '
+            f"(click to show)</summary>{body}</details>"
+        )
     plain = df.to_string(index=False, na_rep="\u2014", max_rows=max_rows)
     return Table(f'<div class="trnkb-tables">{body}</div>', plain)

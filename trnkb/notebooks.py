@@ -20,16 +20,26 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 __all__ = ["execute", "execute_all"]
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
-                  help="Execute trnkb notebooks in place.")
+app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    help="Execute trnkb notebooks in place.",
+)
 
 
 def _kernel_env() -> dict[str, str]:
     # The kernel must import the same trnkb as this process (a checkout or worktree
     # that is not installed), so put its parent first on the kernel's PYTHONPATH.
     root = str(Path(__file__).resolve().parent.parent)
-    paths = [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
-    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    paths = [root] + [
+        p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root
+    ]
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(paths),
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    }
 
 
 def execute(path: str | Path, timeout: int = 600, kernel_name: str = "python3") -> bool:
@@ -43,9 +53,14 @@ def execute(path: str | Path, timeout: int = 600, kernel_name: str = "python3") 
     nb = nbformat.reads(before.decode("utf-8"), as_version=4)  # type: ignore[no-untyped-call]
     # The kernel's own start-up notices (e.g. about its local TCP transport) are not
     # findings; only errors reach the console.
-    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name, record_timing=False,
-                            resources={"metadata": {"path": str(path.parent)}},
-                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name=kernel_name,
+        record_timing=False,
+        resources={"metadata": {"path": str(path.parent)}},
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
+    )
     old = os.environ.copy()
     os.environ.update(_kernel_env())  # the kernel subprocess inherits this environment
     try:
@@ -65,8 +80,12 @@ def execute_all(folder: str | Path, timeout: int = 600) -> list[Path]:
     if not paths:
         raise ValueError(f"no notebooks in {folder}")
     changed = []
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeElapsedColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
     with Progress(*columns, transient=False) as bar:
         task = bar.add_task("notebooks", total=len(paths))
         for p in paths:
@@ -85,8 +104,10 @@ def _execute_cmd(
 ) -> None:
     """Execute every notebook in FOLDER in place and store its outputs."""
     changed = execute_all(folder, timeout=timeout)
-    print(f"{len(changed)} notebook(s) changed" + (": " + ", ".join(p.name for p in changed)
-                                                 if changed else ""))
+    print(
+        f"{len(changed)} notebook(s) changed"
+        + (": " + ", ".join(p.name for p in changed) if changed else "")
+    )
 
 
 @app.callback()

@@ -20,10 +20,34 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ID_PATTERN", "VALUE_KINDS", "SOURCE_KINDS", "STATUSES", "Field", "Table", "NAME",
-           "VENDOR", "NOTES", "CHIPS", "PACKAGES", "HBM", "RACKS", "NETWORK", "DATACENTER",
-           "CORES", "FABRICS", "MODELS", "PRICES", "TABLES", "SOURCE_FIELDS", "UNIT_FAMILIES",
-           "FIRST_SOURCE_YEAR", "value_problem", "date_problem", "pandera_schema"]
+__all__ = [
+    "ID_PATTERN",
+    "VALUE_KINDS",
+    "SOURCE_KINDS",
+    "STATUSES",
+    "Field",
+    "Table",
+    "NAME",
+    "VENDOR",
+    "NOTES",
+    "CHIPS",
+    "PACKAGES",
+    "HBM",
+    "RACKS",
+    "NETWORK",
+    "DATACENTER",
+    "CORES",
+    "FABRICS",
+    "MODELS",
+    "PRICES",
+    "TABLES",
+    "SOURCE_FIELDS",
+    "UNIT_FAMILIES",
+    "FIRST_SOURCE_YEAR",
+    "value_problem",
+    "date_problem",
+    "pandera_schema",
+]
 
 ID_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*$"
 VALUE_KINDS = ("reported", "estimate", "derived")
@@ -75,8 +99,7 @@ class Table:
         return [f.name for f in self.fields]
 
 
-def _q(name: str, dim: str, unit: str, lo: float, hi: float, description: str,
-       **kw: Any) -> Field:
+def _q(name: str, dim: str, unit: str, lo: float, hi: float, description: str, **kw: Any) -> Field:
     return Field(name, "quantity", description, dim=dim, unit=unit, lo=lo, hi=hi, **kw)
 
 
@@ -102,8 +125,13 @@ CHIPS = Table(
     (
         NAME,
         VENDOR,
-        Field("status", "label", "shipping, announced (targets only) or retired.",
-              choices=STATUSES, required=True),
+        Field(
+            "status",
+            "label",
+            "shipping, announced (targets only) or retired.",
+            choices=STATUSES,
+            required=True,
+        ),
         _n("year", 2010, 2035, "Year of launch or general availability."),
         _t("process_node", "Foundry process of the compute dies (e.g. TSMC N3P)."),
         _n("compute_dies", 1, 16, "Compute dies per package."),
@@ -119,25 +147,47 @@ CHIPS = Table(
         _flops("dense_mxfp4", "dense OCP MXFP4"),
         _flops("dense_fp4", "dense FP4 (NVFP4 or the vendor's FP4)"),
         _q("sram", "information", "MiB", 0.1, 1e6, "On-chip SRAM (SBUF, L2, VMEM...)."),
-        _q("hbm_capacity", "information", "GB", 1, 10000, "HBM capacity per chip.",
-           tolerance=0.01),
-        _q("hbm_bandwidth", "bandwidth", "TB/s", 0.1, 100, "HBM bandwidth per chip.",
-           tolerance=0.02),
+        _q("hbm_capacity", "information", "GB", 1, 10000, "HBM capacity per chip.", tolerance=0.01),
+        _q(
+            "hbm_bandwidth",
+            "bandwidth",
+            "TB/s",
+            0.1,
+            100,
+            "HBM bandwidth per chip.",
+            tolerance=0.02,
+        ),
         _q("tdp", "power", "W", 10, 10000, "Thermal design power per chip."),
         _t("scaleup_technology", "Scale-up link (NeuronLink v4, NVLink 5, ICI, UALink...)."),
         _n("scaleup_lanes", 1, 1000, "Active scale-up SerDes lanes per chip."),
-        _q("scaleup_bandwidth", "bandwidth", "GB/s", 1, 1e5,
-           "Scale-up bandwidth per chip, per direction."),
-        _q("scaleup_bandwidth_bidir", "bandwidth", "GB/s", 1, 2e5,
-           "Scale-up bandwidth per chip, both directions added, as a source states it."),
-        _q("scaleout_bandwidth", "bandwidth", "Gbit/s", 1, 1e5,
-           "Scale-out (back-end NIC) bandwidth per chip, per direction."),
+        _q(
+            "scaleup_bandwidth",
+            "bandwidth",
+            "GB/s",
+            1,
+            1e5,
+            "Scale-up bandwidth per chip, per direction.",
+        ),
+        _q(
+            "scaleup_bandwidth_bidir",
+            "bandwidth",
+            "GB/s",
+            1,
+            2e5,
+            "Scale-up bandwidth per chip, both directions added, as a source states it.",
+        ),
+        _q(
+            "scaleout_bandwidth",
+            "bandwidth",
+            "Gbit/s",
+            1,
+            1e5,
+            "Scale-out (back-end NIC) bandwidth per chip, per direction.",
+        ),
         _t("logical_core_modes", "Logical core groupings software offers (LNC modes)."),
         NOTES,
     ),
-    prefix_fields=(
-        _flops("sparse_", "structured-sparse"),
-    ),
+    prefix_fields=(_flops("sparse_", "structured-sparse"),),
 )
 
 PACKAGES = Table(
@@ -174,10 +224,23 @@ HBM = Table(
         _q("die_density", "information", "Gbit", 1, 64, "Capacity of one DRAM die."),
         _q("capacity", "information", "GB", 1, 10000, "HBM capacity per chip as reported."),
         _q("pin_rate", "bandwidth", "Gbit/s", 1, 20, "Data rate per pin."),
-        _q("bus_width_per_stack", "information", "bit", 512, 4096,
-           "Interface width of one stack (bits per transfer)."),
-        _q("bandwidth", "bandwidth", "TB/s", 0.1, 100, "HBM bandwidth per chip as reported.",
-           tolerance=0.02),
+        _q(
+            "bus_width_per_stack",
+            "information",
+            "bit",
+            512,
+            4096,
+            "Interface width of one stack (bits per transfer).",
+        ),
+        _q(
+            "bandwidth",
+            "bandwidth",
+            "TB/s",
+            0.1,
+            100,
+            "HBM bandwidth per chip as reported.",
+            tolerance=0.02,
+        ),
         NOTES,
     ),
 )
@@ -197,8 +260,13 @@ RACKS = Table(
         _n("chips_per_tray", 1, 16, "Accelerators per compute (JBOG) tray."),
         _n("compute_trays_per_rack", 1, 72, "Compute trays per rack."),
         _n("chips_per_rack", 1, 576, "Accelerators per rack."),
-        _n("racks_per_domain", 0.5, 64, "Racks spanned by one scale-up domain (0.5 = half rack).",
-           integer=False),
+        _n(
+            "racks_per_domain",
+            0.5,
+            64,
+            "Racks spanned by one scale-up domain (0.5 = half rack).",
+            integer=False,
+        ),
         _n("domain_size", 1, 100000, "Chips in one scale-up domain (world size)."),
         Field("host_cpu", "ref", "Host CPU.", ref="chips"),
         _n("host_cpus_per_rack", 0, 144, "Host CPUs per rack."),
@@ -208,18 +276,36 @@ RACKS = Table(
         Field("scaleup_switch", "ref", "Scale-up switch used at launch.", ref="network"),
         Field("nic", "ref", "Scale-out NIC.", ref="network"),
         _n("nics_per_tray", 0, 16, "Scale-out NIC modules per compute tray."),
-        _q("scaleout_per_chip", "bandwidth", "Gbit/s", 1, 10000,
-           "Scale-out bandwidth per chip in this SKU's main configuration."),
+        _q(
+            "scaleout_per_chip",
+            "bandwidth",
+            "Gbit/s",
+            1,
+            10000,
+            "Scale-out bandwidth per chip in this SKU's main configuration.",
+        ),
         _n("copper_cables", 0, 100000, "Copper cables per scale-up domain."),
         _q("rack_power", "power", "kW", 1, 2000, "Power per rack."),
         _q("domain_bf16", "compute_rate", "PFLOPS", 0.01, 1e6, "Dense BF16 FLOP/s of the domain."),
-        _q("domain_fp8", "compute_rate", "PFLOPS", 0.01, 1e6,
-           "Dense FP8 / MXFP8 FLOP/s of the domain."),
+        _q(
+            "domain_fp8",
+            "compute_rate",
+            "PFLOPS",
+            0.01,
+            1e6,
+            "Dense FP8 / MXFP8 FLOP/s of the domain.",
+        ),
         _q("domain_fp4", "compute_rate", "PFLOPS", 0.01, 1e6, "Dense FP4 FLOP/s of the domain."),
         _q("domain_hbm_capacity", "information", "TB", 0.01, 1e5, "HBM of the whole domain."),
         _q("domain_hbm_bandwidth", "bandwidth", "TB/s", 0.1, 1e6, "HBM bandwidth of the domain."),
-        _q("domain_scaleup_bandwidth", "bandwidth", "TB/s", 0.1, 1e6,
-           "Aggregate scale-up bandwidth of the domain as a source states it."),
+        _q(
+            "domain_scaleup_bandwidth",
+            "bandwidth",
+            "TB/s",
+            0.1,
+            1e6,
+            "Aggregate scale-up bandwidth of the domain as a source states it.",
+        ),
         NOTES,
     ),
 )
@@ -230,8 +316,13 @@ NETWORK = Table(
     (
         NAME,
         VENDOR,
-        Field("category", "label", "What the row is.", required=True,
-              choices=("link", "scaleup-switch", "nic", "scaleout-switch", "efa", "lane-budget")),
+        Field(
+            "category",
+            "label",
+            "What the row is.",
+            required=True,
+            choices=("link", "scaleup-switch", "nic", "scaleout-switch", "efa", "lane-budget"),
+        ),
         Field("chip", "ref", "Chip a lane budget belongs to.", ref="chips"),
         _t("technology", "Protocol or standard (PCIe 6.0, NVLink 5, UALink, Ethernet...)."),
         _n("generation", 1, 20, "Generation number of the switch tray or protocol."),
@@ -240,8 +331,14 @@ NETWORK = Table(
         _n("ports", 1, 10000, "Logical ports of a switch."),
         _n("lanes_per_port", 1, 64, "Lanes grouped into one port."),
         _q("port_speed", "bandwidth", "Gbit/s", 1, 10000, "Speed of one logical port."),
-        _q("switch_bandwidth", "bandwidth", "Tbit/s", 0.1, 1000,
-           "Switch capacity, one direction, all ports."),
+        _q(
+            "switch_bandwidth",
+            "bandwidth",
+            "Tbit/s",
+            0.1,
+            1000,
+            "Switch capacity, one direction, all ports.",
+        ),
         _q("bandwidth", "bandwidth", "Gbit/s", 1, 1e6, "NIC or link bandwidth per direction."),
         _n("pcb_lanes", 0, 1000, "Lane budget: lanes to neighbours over PCB."),
         _n("backplane_lanes", 0, 1000, "Lane budget: backplane lanes, active plus redundant."),
@@ -259,15 +356,27 @@ DATACENTER = Table(
     "Cooling archetypes with PUE, and campuses with their power.",
     (
         NAME,
-        Field("category", "label", "cooling-archetype or campus.", required=True,
-              choices=("cooling-archetype", "campus")),
+        Field(
+            "category",
+            "label",
+            "cooling-archetype or campus.",
+            required=True,
+            choices=("cooling-archetype", "campus"),
+        ),
         _t("operator", "Who runs it."),
         _t("cooling", "Cooling method."),
         _t("location", "Where it is."),
-        _n("pue_typical", 1.0, 3.0, "Typical (annual) power usage effectiveness.",
-           tolerance=0.02, integer=False),
-        _n("pue_peak", 1.0, 3.0, "PUE on peak (summer design) days.", tolerance=0.02,
-           integer=False),
+        _n(
+            "pue_typical",
+            1.0,
+            3.0,
+            "Typical (annual) power usage effectiveness.",
+            tolerance=0.02,
+            integer=False,
+        ),
+        _n(
+            "pue_peak", 1.0, 3.0, "PUE on peak (summer design) days.", tolerance=0.02, integer=False
+        ),
         _q("facility_power", "power", "MW", 0.1, 10000, "Facility (grid) power."),
         _q("it_power", "power", "MW", 0.1, 10000, "IT power."),
         NOTES,
@@ -291,9 +400,13 @@ CORES = Table(
         _n("vector_lanes", 1, 4096, "Vector engine elements per cycle (BF16)."),
         _n("scalar_lanes", 1, 4096, "Scalar engine elements per cycle (BF16)."),
         _n("gpsimd_lanes", 1, 4096, "GpSimd engine elements per cycle."),
-        _n("vector_exp_speedup", 1, 16,
-           "Throughput of the VectorE exponential relative to ScalarE activation(exp).",
-           integer=False),
+        _n(
+            "vector_exp_speedup",
+            1,
+            16,
+            "Throughput of the VectorE exponential relative to ScalarE activation(exp).",
+            integer=False,
+        ),
         _n("partitions", 1, 1024, "SBUF / PSUM partitions."),
         _q("sbuf_capacity", "information", "MiB", 1, 1024, "SBUF per core."),
         _q("psum_capacity", "information", "MiB", 0.1, 64, "PSUM per core."),
@@ -303,16 +416,37 @@ CORES = Table(
         _q("dma_bandwidth", "bandwidth", "GB/s", 1, 10000, "DMA bandwidth per core."),
         _q("dma_fixed_latency", "time", "ns", 1, 1e5, "Fixed cost to start one DMA transfer."),
         _n("matmul_min_cycles", 1, 1024, "Minimum TensorE cycles per matmul (MM_INIT_LATENCY)."),
-        _n("instruction_min_cycles", 1, 1024,
-           "Minimum cycles of a vector/scalar instruction (MIN_II)."),
+        _n(
+            "instruction_min_cycles",
+            1,
+            1024,
+            "Minimum cycles of a vector/scalar instruction (MIN_II).",
+        ),
         # engine cost constants (reference engine, issue 11)
-        _n("tensor_pipeline_cycles", 1, 4096,
-           "TensorE fill + drain: cycles from a matmul's issue end to its result in PSUM."),
-        _n("ls_speedup", 1, 16, "LoadStationary speed relative to a MultiplyMoving of the same free size."),
+        _n(
+            "tensor_pipeline_cycles",
+            1,
+            4096,
+            "TensorE fill + drain: cycles from a matmul's issue end to its result in PSUM.",
+        ),
+        _n(
+            "ls_speedup",
+            1,
+            16,
+            "LoadStationary speed relative to a MultiplyMoving of the same free size.",
+        ),
         _n("fp32_matmul_factor", 1, 16, "Cost multiplier of a matmul with fp32 inputs."),
-        _q("dma_min_payload", "information", "B", 1, 65536,
-           "Per-partition DMA payload below which a transfer is overhead-bound."),
-        _n("quantize_mx_rate", 1, 64, "VectorE quantize_mx input elements per partition per cycle."),
+        _q(
+            "dma_min_payload",
+            "information",
+            "B",
+            1,
+            65536,
+            "Per-partition DMA payload below which a transfer is overhead-bound.",
+        ),
+        _n(
+            "quantize_mx_rate", 1, 64, "VectorE quantize_mx input elements per partition per cycle."
+        ),
         _n("gpsimd_start_cycles", 1, 10000, "GpSimd start cost of iota/affine_select."),
         _q("dense_bf16_per_core", "compute_rate", "TFLOPS", 1, 10000, "BF16 FLOP/s per core."),
         _q("dense_fp8_per_core", "compute_rate", "TFLOPS", 1, 10000, "FP8 FLOP/s per core."),
@@ -326,26 +460,46 @@ FABRICS = Table(
     "One row per scale-up domain x switch generation: how chips, switches and cables are wired.",
     (
         NAME,
-        Field("domain", "ref", "Rack / scale-up domain this wiring belongs to.", ref="racks",
-              required=True),
+        Field(
+            "domain",
+            "ref",
+            "Rack / scale-up domain this wiring belongs to.",
+            ref="racks",
+            required=True,
+        ),
         _t("generation", "Switch-tray generation (gen1, pex90144-x8, pex90144-x4, gen2, gen3)."),
-        _t("wiring", "How chips are joined: torus (direct neighbour links) or switch-planes.",
-           choices=("torus", "switch-planes")),
+        _t(
+            "wiring",
+            "How chips are joined: torus (direct neighbour links) or switch-planes.",
+            choices=("torus", "switch-planes"),
+        ),
         Field("switch", "ref", "Switch chip on the switch trays.", ref="network"),
-        Field("tray_switch", "ref", "Switch chip on the compute tray (PCB fan-out).", ref="network"),
+        Field(
+            "tray_switch", "ref", "Switch chip on the compute tray (PCB fan-out).", ref="network"
+        ),
         Field("link", "ref", "Link technology; its lane_rate gives lane bandwidth.", ref="network"),
-        Field("lane_budget", "ref", "Per-chip lane budget (PCB / backplane / cross-rack).",
-              ref="network"),
+        Field(
+            "lane_budget",
+            "ref",
+            "Per-chip lane budget (PCB / backplane / cross-rack).",
+            ref="network",
+        ),
         _n("torus_x", 1, 64, "Torus extent in x (chips)."),
         _n("torus_y", 1, 64, "Torus extent in y (chips)."),
         _n("torus_z", 1, 64, "Torus extent in z (chips)."),
-        _n("planes", 1, 64, "Switch planes per rack; a chip reaches only its own plane's switches."),
+        _n(
+            "planes", 1, 64, "Switch planes per rack; a chip reaches only its own plane's switches."
+        ),
         _n("switches_per_plane", 1, 256, "Switch-tray switch chips in one plane of one rack."),
         _n("switches_per_rack", 0, 1000, "Switch-tray switch chips per rack."),
         _n("tray_switches_per_tray", 0, 64, "Switch chips on each compute tray."),
         _n("tray_switches_per_rack", 0, 1000, "Switch chips on the compute trays of one rack."),
-        _n("switches_per_domain", 0, 10000,
-           "All scale-up switch chips in the domain (switch trays and compute trays)."),
+        _n(
+            "switches_per_domain",
+            0,
+            10000,
+            "All scale-up switch chips in the domain (switch trays and compute trays).",
+        ),
         _n("lanes_per_port", 1, 64, "Lanes grouped into one switch port in this configuration."),
         _n("ports_per_chip_per_switch", 1, 64, "Ports from each chip to each switch of its plane."),
         _n("ports_used_per_switch", 0, 1000, "Ports of a switch-tray switch wired to chips."),
@@ -366,8 +520,11 @@ MODELS = Table(
         _n("attention_heads", 1, 1024, "Query heads (num_attention_heads)."),
         _n("kv_heads", 1, 1024, "Key/value heads (num_key_value_heads); = heads without GQA."),
         _n("head_dim", 8, 1024, "Width of one query/key head (head_dim, or d_model / heads)."),
-        _t("attention", "Attention kind: mha, gqa or mla (multi-head latent attention).",
-           choices=("mha", "gqa", "mla")),
+        _t(
+            "attention",
+            "Attention kind: mha, gqa or mla (multi-head latent attention).",
+            choices=("mha", "gqa", "mla"),
+        ),
         _n("q_lora_rank", 1, 100000, "MLA: rank of the query down-projection."),
         _n("kv_lora_rank", 1, 100000, "MLA: rank of the compressed KV latent (cached)."),
         _n("qk_rope_head_dim", 1, 1024, "MLA: decoupled RoPE key width per head (cached once)."),
@@ -375,18 +532,27 @@ MODELS = Table(
         _n("sliding_window", 1, 1e7, "Window of the sliding-window attention layers (tokens)."),
         _n("sliding_layers", 0, 1000, "Layers that use sliding-window attention."),
         _n("ffn_size", 1, 1e6, "Dense FFN intermediate size (intermediate_size)."),
-        _t("ffn_kind", "dense (two matrices) or gated (three: gate, up, down; SwiGLU).",
-           choices=("dense", "gated")),
+        _t(
+            "ffn_kind",
+            "dense (two matrices) or gated (three: gate, up, down; SwiGLU).",
+            choices=("dense", "gated"),
+        ),
         _n("dense_layers", 0, 1000, "Layers with a dense FFN in an MoE model (first_k_dense)."),
         _n("experts", 1, 10000, "Routed experts per MoE layer."),
         _n("active_experts", 1, 1000, "Routed experts each token uses (top-k)."),
         _n("shared_experts", 0, 100, "Always-active shared experts per MoE layer."),
         _n("expert_ffn_size", 1, 1e6, "Intermediate size of one expert (moe_intermediate_size)."),
         _n("vocabulary", 1000, 1e7, "Vocabulary size (vocab_size)."),
-        _t("tied_embeddings", "tied when input and output embeddings share one matrix.",
-           choices=("tied", "untied")),
-        _t("attention_bias", "bias when the q/k/v/o projections carry biases.",
-           choices=("bias", "none")),
+        _t(
+            "tied_embeddings",
+            "tied when input and output embeddings share one matrix.",
+            choices=("tied", "untied"),
+        ),
+        _t(
+            "attention_bias",
+            "bias when the q/k/v/o projections carry biases.",
+            choices=("bias", "none"),
+        ),
         _n("context_length", 512, 1e8, "Maximum context (max_position_embeddings), tokens."),
         _n("total_params", 1e6, 1e14, "Total parameters as the source reports them."),
         _n("active_params", 1e6, 1e14, "Parameters used per token as the source reports them."),
@@ -396,14 +562,18 @@ MODELS = Table(
 
 PRICES = Table(
     "prices",
-    "One row per public cloud price of an accelerator instance, as a source states it (with its date).",
+    "One row per public cloud price of an accelerator instance, as a source states it "
+    "(with its date).",
     (
         NAME,
         VENDOR,
         Field("chip", "ref", "Accelerator in the instance.", ref="chips", required=True),
         _t("instance", "Instance or product name (p5.48xlarge, TPU v5e...)."),
-        _t("offer", "on-demand, capacity-block, spot or commitment.",
-           choices=("on-demand", "capacity-block", "spot", "commitment")),
+        _t(
+            "offer",
+            "on-demand, capacity-block, spot or commitment.",
+            choices=("on-demand", "capacity-block", "spot", "commitment"),
+        ),
         _n("chips_per_instance", 1, 100000, "Accelerators the price covers."),
         _q("price", "cost_rate", "USD/h", 0.01, 1e5, "Price of the instance per hour."),
         NOTES,
@@ -411,8 +581,8 @@ PRICES = Table(
 )
 
 TABLES: dict[str, Table] = {
-    t.name: t for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES, FABRICS,
-                      MODELS, PRICES)
+    t.name: t
+    for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES, FABRICS, MODELS, PRICES)
 }
 
 SOURCE_FIELDS = ("id", "title", "publisher", "url", "date", "kind")
@@ -459,8 +629,11 @@ def value_problem(f: Field, q: Any) -> str | None:
         examples = UNIT_FAMILIES[f.dim]
         if _shape(q.units) not in [_shape(ureg.parse_units(u)) for u in examples]:
             what = f.dim.replace("_", " ")
-            return (f"unit '{q.units:~}' is not a{'n' if what[0] in 'aeiou' else ''} {what} unit; write it "
-                    f"like {' or '.join(examples)}")
+            return (
+                f"unit '{q.units:~}' is not a{'n' if what[0] in 'aeiou' else ''} {what} unit; "
+                "write it "
+                f"like {' or '.join(examples)}"
+            )
     return None
 
 
@@ -501,8 +674,9 @@ def pandera_schema(table: Table, present: list[str]) -> Any:
     def dimension_check(dim: str) -> pa.Check:
         want = ureg.get_dimensionality(DIMENSIONS[dim])
         return pa.Check(
-            lambda s: isinstance(s.dtype, pint_pandas.PintType)
-            and s.pint.units.dimensionality == want,
+            lambda s: (
+                isinstance(s.dtype, pint_pandas.PintType) and s.pint.units.dimensionality == want
+            ),
             name=f"dimensionality=={DIMENSIONS[dim]}",
         )
 

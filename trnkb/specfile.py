@@ -22,8 +22,21 @@ from typing import Any
 
 import yaml
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_MESSAGE", "show", "suggest", "SpecError", "LineDict",
-           "LineList", "item_line", "display_path", "read_bytes", "read_yaml", "parse_yaml"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "MAX_MESSAGE",
+    "show",
+    "suggest",
+    "SpecError",
+    "LineDict",
+    "LineList",
+    "item_line",
+    "display_path",
+    "read_bytes",
+    "read_yaml",
+    "parse_yaml",
+]
 
 MAX_BYTES = 10_000_000  # one spec file
 MAX_DEPTH = 32  # nested mappings / lists (the format needs about 4)
@@ -109,12 +122,16 @@ def _construct_mapping(loader: _LineLoader, node: yaml.MappingNode) -> LineDict:
     for key_node, value_node in node.value:
         if not isinstance(key_node, yaml.ScalarNode):
             raise yaml.constructor.ConstructorError(
-                None, None, "a key must be text, got a list or mapping", key_node.start_mark)
+                None, None, "a key must be text, got a list or mapping", key_node.start_mark
+            )
         key = loader.construct_object(key_node, deep=True)
         if not isinstance(key, str):
             raise yaml.constructor.ConstructorError(
-                None, None, f"key {key_node.value!r} is {_kind_of(key)}, not text "
-                            f"(quote it if it is a name)", key_node.start_mark)
+                None,
+                None,
+                f"key {key_node.value!r} is {_kind_of(key)}, not text (quote it if it is a name)",
+                key_node.start_mark,
+            )
         if key in out:
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {show(key)}", key_node.start_mark
@@ -136,7 +153,8 @@ def _construct_timestamp(loader: _LineLoader, node: yaml.ScalarNode) -> Any:
         return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
     except (ValueError, OverflowError) as e:
         raise yaml.constructor.ConstructorError(
-            None, None, f"impossible date {show(node.value)} ({e})", node.start_mark) from None
+            None, None, f"impossible date {show(node.value)} ({e})", node.start_mark
+        ) from None
 
 
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
@@ -173,11 +191,16 @@ def read_bytes(path: Path, name: str | None = None) -> bytes:
         if stat.S_ISDIR(st.st_mode):
             raise SpecError([f"{name}:1: (file): is a directory, not a YAML file"])
         if not stat.S_ISREG(st.st_mode):
-            raise SpecError([f"{name}:1: (file): not a regular file (a named pipe, device or "
-                             f"socket); refusing to read it"])
+            raise SpecError(
+                [
+                    f"{name}:1: (file): not a regular file (a named pipe, device or "
+                    f"socket); refusing to read it"
+                ]
+            )
         if st.st_size > MAX_BYTES:
-            raise SpecError([f"{name}:1: (file): {st.st_size:,} bytes, above the limit of "
-                             f"{MAX_BYTES:,}"])
+            raise SpecError(
+                [f"{name}:1: (file): {st.st_size:,} bytes, above the limit of {MAX_BYTES:,}"]
+            )
         chunks, total = [], 0
         while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
@@ -197,13 +220,18 @@ def _scan(text: str, name: str) -> None:
     for event in yaml.parse(text, Loader=_LineLoader):
         line = event.start_mark.line + 1 if event.start_mark else 1
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
-            raise SpecError([f"{name}:{line}: (yaml): anchors and aliases (&, *) are not "
-                             f"allowed in spec files; write the value out"])
+            raise SpecError(
+                [
+                    f"{name}:{line}: (yaml): anchors and aliases (&, *) are not "
+                    f"allowed in spec files; write the value out"
+                ]
+            )
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > MAX_DEPTH:
-                raise SpecError([f"{name}:{line}: (yaml): nested more than {MAX_DEPTH} levels "
-                                 f"deep"])
+                raise SpecError(
+                    [f"{name}:{line}: (yaml): nested more than {MAX_DEPTH} levels deep"]
+                )
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
 
@@ -242,7 +270,9 @@ def parse_yaml(raw: bytes, name: str) -> Any:
         raise SpecError([f"{name}:{line}: (yaml): {problem}"]) from None
     except yaml.reader.ReaderError as e:  # control characters: a position, not a mark
         line = text[: e.position].count("\n") + 1
-        raise SpecError([f"{name}:{line}: (yaml): {e.reason} (character {e.character!r})"]) from None
+        raise SpecError(
+            [f"{name}:{line}: (yaml): {e.reason} (character {e.character!r})"]
+        ) from None
     except yaml.YAMLError as e:
         raise SpecError([f"{name}:1: (yaml): {str(e).splitlines()[0] if str(e) else e}"]) from None
     except RecursionError:

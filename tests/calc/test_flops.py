@@ -16,7 +16,9 @@ def test_trainium3_mxfp8_peak_from_array_is_2517_tflops():
 
 
 def test_one_neuroncore_bf16_is_78_6_tflops():
-    assert flops.peak_flops(1, 128, 128, "2.4 GHz").value.to("TFLOPS").m == pytest.approx(78.64, abs=0.01)
+    assert flops.peak_flops(1, 128, 128, "2.4 GHz").value.to("TFLOPS").m == pytest.approx(
+        78.64, abs=0.01
+    )
 
 
 def test_implied_clock_inverts_peak_flops():
@@ -55,5 +57,7 @@ def test_peak_flops_ignores_clock_prefix(clock):
 @given(st.floats(0.1, 5), st.floats(0.1, 5), st.integers(1, 8))
 def test_peak_flops_grows_with_clock(a, b, cores):
     lo, hi = sorted((a, b))
-    assert flops.peak_flops(cores, 128, 128, Q_(lo, "GHz")).value <= flops.peak_flops(
-        cores, 128, 128, Q_(hi, "GHz")).value
+    assert (
+        flops.peak_flops(cores, 128, 128, Q_(lo, "GHz")).value
+        <= flops.peak_flops(cores, 128, 128, Q_(hi, "GHz")).value
+    )

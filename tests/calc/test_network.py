@@ -9,12 +9,15 @@ from trnkb.calc import network
 from trnkb.units import Q_
 
 
-@pytest.mark.parametrize(("bw", "port", "layers", "endpoints"), [
-    ("12.8 Tbit/s", "400 Gbit/s", 2, 512),       # seed 004: 512 GPUs
-    ("12.8 Tbit/s", "100 Gbit/s", 2, 8192),      # seed 004: 8,192
-    ("12.8 Tbit/s", "100 Gbit/s", 3, 524288),    # seed 004: 524,288
-    ("25.6 Tbit/s", "400 Gbit/s", 2, 2048),      # QM9700, 64 x 400G: 2,048
-])
+@pytest.mark.parametrize(
+    ("bw", "port", "layers", "endpoints"),
+    [
+        ("12.8 Tbit/s", "400 Gbit/s", 2, 512),  # seed 004: 512 GPUs
+        ("12.8 Tbit/s", "100 Gbit/s", 2, 8192),  # seed 004: 8,192
+        ("12.8 Tbit/s", "100 Gbit/s", 3, 524288),  # seed 004: 524,288
+        ("25.6 Tbit/s", "400 Gbit/s", 2, 2048),  # QM9700, 64 x 400G: 2,048
+    ],
+)
 def test_fabric_size_matches_seed_004(bw, port, layers, endpoints):
     assert network.fabric_size(bw, port, layers).value.magnitude == endpoints
 
@@ -27,7 +30,10 @@ def test_fabric_size_counts_switches_and_links_of_a_k_ary_fat_tree():
     # k = 128, 3 layers: k^2/2 leaves and spines, k^2/4 core
     out = network.fabric_size("12.8 Tbit/s", "100 Gbit/s", 3).derivation.outputs
     assert (out["switches_leaf"].m, out["switches_spine"].m, out["switches_core"].m) == (
-        8192, 8192, 4096)
+        8192,
+        8192,
+        4096,
+    )
 
 
 def test_oversubscription_3_to_1_connects_one_and_a_half_times_more():
@@ -41,6 +47,7 @@ def test_oversubscription_3_to_1_connects_one_and_a_half_times_more():
 def test_51t2_switch_100g_vs_400g_ratio_is_16x_for_2_layers_and_64x_for_3():
     def size(port, layers):
         return network.fabric_size("51.2 Tbit/s", port, layers).value.m
+
     assert size("100 Gbit/s", 2) / size("400 Gbit/s", 2) == 16
     assert size("100 Gbit/s", 3) / size("400 Gbit/s", 3) == 64
 
@@ -50,7 +57,9 @@ def test_tor_first_fabric_gains_4x_chips_from_doubling_the_plane_switch():
     big = network.tor_fabric_size("25.6 Tbit/s", "100 Gbit/s", 16)
     assert big.value.m / small.value.m == 4
     assert big.derivation.outputs["pods"].m == 2 * small.derivation.outputs["pods"].m
-    assert big.derivation.outputs["tors_per_pod"].m == 2 * small.derivation.outputs["tors_per_pod"].m
+    assert (
+        big.derivation.outputs["tors_per_pod"].m == 2 * small.derivation.outputs["tors_per_pod"].m
+    )
 
 
 def test_port_faster_than_switch_is_an_error():
@@ -58,10 +67,17 @@ def test_port_faster_than_switch_is_an_error():
         network.fabric_size("100 Gbit/s", "400 Gbit/s", 2)
 
 
-@given(st.sampled_from([("12.8 Tbit/s", "12800 Gbit/s"), ("25.6 Tbit/s", "25600000 Mbit/s"),
-                        ("51.2 Tbit/s", "6.4 TB/s")]),
-       st.sampled_from(["100 Gbit/s", "0.1 Tbit/s", "12.5 GB/s"]),
-       st.integers(1, 3))
+@given(
+    st.sampled_from(
+        [
+            ("12.8 Tbit/s", "12800 Gbit/s"),
+            ("25.6 Tbit/s", "25600000 Mbit/s"),
+            ("51.2 Tbit/s", "6.4 TB/s"),
+        ]
+    ),
+    st.sampled_from(["100 Gbit/s", "0.1 Tbit/s", "12.5 GB/s"]),
+    st.integers(1, 3),
+)
 def test_fabric_size_ignores_unit_prefixes(bw_pair, port, layers):
     a, b = bw_pair
     ref = network.fabric_size(a, "100 Gbit/s", layers).value.m

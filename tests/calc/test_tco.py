@@ -18,16 +18,25 @@ def test_cost_of_capital_raises_cost():
     assert b > a
 
 
-@pytest.mark.parametrize(("field", "bad", "match"), [
-    ("power_price", "0.1 USD", "power_price"),       # a price per kWh, not a sum
-    ("utilization", 0, "utilization"),               # divides the year
-    ("lifetime", "4 GB", "lifetime"),
-    ("cost_of_capital", -0.1, "negative"),
-])
+@pytest.mark.parametrize(
+    ("field", "bad", "match"),
+    [
+        ("power_price", "0.1 USD", "power_price"),  # a price per kWh, not a sum
+        ("utilization", 0, "utilization"),  # divides the year
+        ("lifetime", "4 GB", "lifetime"),
+        ("cost_of_capital", -0.1, "negative"),
+    ],
+)
 def test_inputs_that_would_give_a_meaningless_cost_are_refused(field, bad, match):
-    args = {"capex": "10000 USD", "lifetime": "4 year", "cost_of_capital": 0,
-            "chip_power": "1 kW", "power_price": "0.1 USD/kWh", "pue": 1.25,
-            "utilization": 0.5} | {field: bad}
+    args = {
+        "capex": "10000 USD",
+        "lifetime": "4 year",
+        "cost_of_capital": 0,
+        "chip_power": "1 kW",
+        "power_price": "0.1 USD/kWh",
+        "pue": 1.25,
+        "utilization": 0.5,
+    } | {field: bad}
     with pytest.raises(ValueError, match=match):
         tco.tco(**args)
 
@@ -35,10 +44,14 @@ def test_inputs_that_would_give_a_meaningless_cost_are_refused(field, bad, match
 def test_annuity_at_8_percent_over_5_years_by_hand():
     # annuity factor 0.08 / (1 - 1.08^-5) = 0.250456; 10,000 USD -> 2,504.56 USD/yr
     r = tco.tco("10000 USD", "5 year", 0.08, "0 kW", "0.1 USD/kWh", 1.25, 1.0)
-    assert r.derivation.outputs["capital_per_year"].to("USD/year").m == pytest.approx(2504.56, abs=0.01)
+    assert r.derivation.outputs["capital_per_year"].to("USD/year").m == pytest.approx(
+        2504.56, abs=0.01
+    )
 
 
 def test_perf_per_dollar_output():
     r = tco.tco("10000 USD", "4 year", 0, "1 kW", "0.1 USD/kWh", 1.25, 0.5, flops="1 PFLOPS")
     per_h = r.value.to("USD/hour").m
-    assert r.derivation.outputs["flop_per_usd"].to("FLOP/USD").m == pytest.approx(1e15 * 3600 / per_h)
+    assert r.derivation.outputs["flop_per_usd"].to("FLOP/USD").m == pytest.approx(
+        1e15 * 3600 / per_h
+    )

@@ -15,8 +15,17 @@ import trnkb
 from trnkb.cli import app, kbcmds
 
 ROOT = Path(__file__).resolve().parents[2]
-HEADLINE = ["trainium3", "trainium2", "gb300", "gb200", "b200", "h100", "mi355x", "mi300x",
-            "tpu-v7"]
+HEADLINE = [
+    "trainium3",
+    "trainium2",
+    "gb300",
+    "gb200",
+    "b200",
+    "h100",
+    "mi355x",
+    "mi300x",
+    "tpu-v7",
+]
 runner = CliRunner()
 
 
@@ -28,6 +37,7 @@ def run(kb, monkeypatch):
         r = runner.invoke(app, list(args), catch_exceptions=False, env={"COLUMNS": str(width)})
         assert r.exit_code == 0, r.output
         return r.stdout
+
     return invoke
 
 
@@ -39,7 +49,9 @@ def test_headline_chips_exist(kb):
 def test_compare_every_pair_of_headline_chips(kb, run, a, b):
     out = json.loads(run("compare", a, b, "--json"))
     assert out["table"] == "chips" and out["ids"] == [a, b]
-    have = {f for f in set(kb.facts["field"]) if kb.get(a, f) is not None or kb.get(b, f) is not None}
+    have = {
+        f for f in set(kb.facts["field"]) if kb.get(a, f) is not None or kb.get(b, f) is not None
+    }
     assert set(out["fields"]) == have  # the union of both chips' fields
     for f, by_id in out["fields"].items():
         for i in (a, b):
@@ -66,8 +78,12 @@ def test_readme_three_way_compare_prints_bf16_in_one_unit(kb, run):
 
 
 def test_compare_refuses_mixed_tables_in_one_line():
-    r = subprocess.run([sys.executable, "-m", "trnkb", "compare", "trainium3",
-                        "trn3-nl72x2-switched"], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-m", "trnkb", "compare", "trainium3", "trn3-nl72x2-switched"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 1
     assert r.stderr.count("\n") == 1 and "one table" in r.stderr and "racks" in r.stderr
     assert "Traceback" not in r.stderr

@@ -16,8 +16,10 @@ from trnkb.workload.plan import training_state_bytes
 from trnkb.workload.ranges import user_value
 
 BOOK_PARAMS = 70e9
-ALL_HIDDEN = {k: user_value(k, 1.0, "") for k in ("dp_overlap", "tp_overlap", "ep_overlap",
-                                                   "cp_overlap", "pp_overlap")}
+ALL_HIDDEN = {
+    k: user_value(k, 1.0, "")
+    for k in ("dp_overlap", "tp_overlap", "ep_overlap", "cp_overlap", "pp_overlap")
+}
 
 
 def test_total_training_flops_is_6_3e24(kb):
@@ -31,9 +33,18 @@ def test_total_training_flops_is_6_3e24(kb):
 def test_8960_v5p_at_40_percent_mfu_take_44_days(kb):
     m, s = W.model(kb, "llama-3.1-70b"), W.system(kb, "tpu-v5p-pod")
     assert s.peak["bf16"].mid == pytest.approx(4.59e14)  # the KB agrees with the book's input
-    r = W.train(m, s, 8960, "tp=4,cp=4", 15e12, "bf16", seq_len=4096, batch_tokens=4 * 2**20,
-                flops_per_token=6 * BOOK_PARAMS,
-                assumptions={"mfu": user_value("mfu", 0.4, ""), **ALL_HIDDEN})
+    r = W.train(
+        m,
+        s,
+        8960,
+        "tp=4,cp=4",
+        15e12,
+        "bf16",
+        seq_len=4096,
+        batch_tokens=4 * 2**20,
+        flops_per_token=6 * BOOK_PARAMS,
+        assumptions={"mfu": user_value("mfu", 0.4, ""), **ALL_HIDDEN},
+    )
     # compute-bound, as the book assumes: communication is hidden
     assert r.breakdown["step_time"] == pytest.approx(r.breakdown["compute"], rel=0.01)
     assert r["days"].mid == pytest.approx(44, rel=0.05)
@@ -41,8 +52,9 @@ def test_8960_v5p_at_40_percent_mfu_take_44_days(kb):
 
 def test_minimum_v5p_count_to_hold_the_training_state(kb):
     m = W.model(kb, "llama-3.1-70b")
-    state = training_state_bytes(m, "scaling-book", tokens=4e6, recompute="full",
-                                 checkpoints_per_layer=3, params=BOOK_PARAMS)
+    state = training_state_bytes(
+        m, "scaling-book", tokens=4e6, recompute="full", checkpoints_per_layer=3, params=BOOK_PARAMS
+    )
     assert state["activations"] == pytest.approx(15.8e12, rel=0.01)  # 2*8192*4e6*3*80
     assert state["total"] == pytest.approx(16.5e12, rel=0.01)
     book_chips = state["total"] / 96e9
@@ -54,12 +66,18 @@ def test_minimum_v5p_count_to_hold_the_training_state(kb):
 
 def test_llama_70b_decode_on_v5e_4x2_is_about_17_ms_and_235_tokens_per_chip(kb):
     m, s = W.model(kb, "llama-3.1-70b"), W.system(kb, "tpu-v5e-pod")
-    book = {"hbm_efficiency": user_value("hbm_efficiency", 1.0, ""),
-            "compute_efficiency": user_value("compute_efficiency", 1.0, ""),
-            "serve_overlap": user_value("serve_overlap", 1.0, "")}
-    r = W.serve(m, s, 8, 32, 8192, 1, "int8", compute_precision="bf16", assumptions=book, curve=False)
+    book = {
+        "hbm_efficiency": user_value("hbm_efficiency", 1.0, ""),
+        "compute_efficiency": user_value("compute_efficiency", 1.0, ""),
+        "serve_overlap": user_value("serve_overlap", 1.0, ""),
+    }
+    r = W.serve(
+        m, s, 8, 32, 8192, 1, "int8", compute_precision="bf16", assumptions=book, curve=False
+    )
     # ours: 69.5e9 B of weights (no embedding table read) + 32 x 8192 x 163,840 B of KV over
     # 8 x 819 GB/s = 17.2 ms; the book rounds KV to 160e3 B and HBM to 8.1e11 B/s: 17 ms
     assert r["tpot"].mid == pytest.approx(0.017, rel=0.15)
     assert r["decode_tokens_per_s_per_chip"].mid == pytest.approx(235, rel=0.15)
-    assert r.breakdown["decode_compute_or_memory"] == pytest.approx(r.breakdown["tpot"])  # comms hidden
+    assert r.breakdown["decode_compute_or_memory"] == pytest.approx(
+        r.breakdown["tpot"]
+    )  # comms hidden

@@ -24,7 +24,8 @@ def test_decode_is_memory_bound_at_small_batch(kb):
     v = {k: i.mid for k, i in r.inputs.items()}
     weights = (m.total_params - m.params()["embedding"]) / 8
     assert r.breakdown["decode_compute_or_memory"] == pytest.approx(
-        (weights + r.breakdown["decode_kv_read"]) / (v["hbm_bandwidth"] * v["hbm_efficiency"]))
+        (weights + r.breakdown["decode_kv_read"]) / (v["hbm_bandwidth"] * v["hbm_efficiency"])
+    )
 
 
 def test_throughput_latency_curve_trades_latency_for_throughput(kb):
@@ -41,15 +42,27 @@ def test_moe_decode_reads_only_touched_experts(kb):
     many = W.serve(m, s, 72, 4096, 1024, 16, "fp8", curve=False)
     p = m.params()
     # every expert touched: the local dense shard plus 1/72 of all routed experts (fp8)
-    bound = (p["total"] - p["routed_experts"] - p["embedding"]) / one.settings["tp"] + p["routed_experts"] / 72
+    bound = (p["total"] - p["routed_experts"] - p["embedding"]) / one.settings["tp"] + p[
+        "routed_experts"
+    ] / 72
     assert one.breakdown["decode_weights_read"] < many.breakdown["decode_weights_read"]
     assert many.breakdown["decode_weights_read"] == pytest.approx(bound, rel=1e-6)
 
 
 def test_tco_per_chip_hour_equals_the_calculator(kb):
-    v = {"capex_per_chip": 40000.0, "depreciation_years": 5.0, "cost_of_capital": 0.08,
-         "chip_power": 1500.0, "pue": 1.3, "power_price": 0.08, "utilisation": 0.8, "opex_fraction": 0.05}
-    ref = tco("40000 USD", "5 year", 0.08, "1500 W", "0.08 USD/kWh", 1.3, 0.8, opex_per_year="2000 USD")
+    v = {
+        "capex_per_chip": 40000.0,
+        "depreciation_years": 5.0,
+        "cost_of_capital": 0.08,
+        "chip_power": 1500.0,
+        "pue": 1.3,
+        "power_price": 0.08,
+        "utilisation": 0.8,
+        "opex_fraction": 0.05,
+    }
+    ref = tco(
+        "40000 USD", "5 year", 0.08, "1500 W", "0.08 USD/kWh", 1.3, 0.8, opex_per_year="2000 USD"
+    )
     assert usd_per_chip_hour(v) == pytest.approx(ref.value.to("USD/hour").magnitude, rel=1e-3)
 
 

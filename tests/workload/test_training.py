@@ -14,7 +14,9 @@ def llama(kb):
 
 def test_unsharded_state_is_16_bytes_per_parameter(llama):
     mem = memory_per_chip(llama, Plan(), "bf16-adam", 8192, 1)
-    assert mem["weights"] + mem["gradients"] + mem["optimizer"] == pytest.approx(16 * llama.total_params)
+    assert mem["weights"] + mem["gradients"] + mem["optimizer"] == pytest.approx(
+        16 * llama.total_params
+    )
 
 
 def test_zero_stages_shard_over_data_parallel_ranks(llama):
@@ -23,12 +25,16 @@ def test_zero_stages_shard_over_data_parallel_ranks(llama):
     for part in ("weights", "gradients", "optimizer"):
         assert z3[part] == pytest.approx(full[part] / 8)
     z1 = memory_per_chip(llama, Plan(dp=8, zero=1), "bf16-adam", 8192, 1)
-    assert z1["weights"] == full["weights"] and z1["optimizer"] == pytest.approx(full["optimizer"] / 8)
+    assert z1["weights"] == full["weights"] and z1["optimizer"] == pytest.approx(
+        full["optimizer"] / 8
+    )
 
 
 def test_full_recompute_keeps_less_than_selective_than_none(llama):
-    mem = {rc: memory_per_chip(llama, Plan(recompute=rc), "bf16-adam", 8192, 1)["activations"]
-           for rc in ("none", "selective", "full")}
+    mem = {
+        rc: memory_per_chip(llama, Plan(recompute=rc), "bf16-adam", 8192, 1)["activations"]
+        for rc in ("none", "selective", "full")
+    }
     assert mem["full"] < mem["selective"] < mem["none"]
 
 
@@ -50,9 +56,18 @@ def test_plan_search_lists_fitting_plans_fastest_first(kb, llama):
 
 def test_compute_bound_step_scales_with_mfu(kb, llama):
     s = W.system(kb, "gb300-nvl72")
-    hidden = {k: user_value(k, 1.0, "") for k in ("dp_overlap", "tp_overlap", "ep_overlap", "cp_overlap",
-                                                   "pp_overlap")}
-    r = W.train(llama, s, 1024, "tp=2,zero=3", 1e12, assumptions={"mfu": user_value("mfu", 0.5, ""), **hidden})
+    hidden = {
+        k: user_value(k, 1.0, "")
+        for k in ("dp_overlap", "tp_overlap", "ep_overlap", "cp_overlap", "pp_overlap")
+    }
+    r = W.train(
+        llama,
+        s,
+        1024,
+        "tp=2,zero=3",
+        1e12,
+        assumptions={"mfu": user_value("mfu", 0.5, ""), **hidden},
+    )
     flops = llama.training_flops_per_token(8192) * 4 * 2**20
     assert r.breakdown["compute"] == pytest.approx(flops / (1024 * s.peak["bf16"].mid * 0.5))
 

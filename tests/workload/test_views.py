@@ -7,22 +7,37 @@ from trnkb.workload import views
 
 @pytest.fixture(scope="module")
 def table(kb):
-    return views.perf_per_tco(kb, systems=("gb300-nvl72", "trn3-nl72x2-switched"),
-                              models={"dense": "llama-3-1-8b", "moe": "mixtral-8x7b"}, train_chips=64,
-                              tokens=1e12, serve_chips=8, batch=32)
+    return views.perf_per_tco(
+        kb,
+        systems=("gb300-nvl72", "trn3-nl72x2-switched"),
+        models={"dense": "llama-3-1-8b", "moe": "mixtral-8x7b"},
+        train_chips=64,
+        tokens=1e12,
+        serve_chips=8,
+        batch=32,
+    )
 
 
 def test_table_holds_every_metric_with_ordered_ranges(table):
-    want = {"tokens_per_s_per_chip", "tokens_per_s_per_rack", "tokens_per_s_per_mw", "tokens_per_usd"}
+    want = {
+        "tokens_per_s_per_chip",
+        "tokens_per_s_per_rack",
+        "tokens_per_s_per_mw",
+        "tokens_per_usd",
+    }
     for task in ("train", "serve"):
         got = set(table[table["task"] == task]["metric"])
         assert want <= got
     finite = table.dropna(subset=["central"])
-    assert (finite["low"] <= finite["central"]).all() and (finite["central"] <= finite["high"]).all()
+    assert (finite["low"] <= finite["central"]).all() and (
+        finite["central"] <= finite["high"]
+    ).all()
 
 
 def test_per_rack_is_per_chip_times_the_racks_chips(table, kb):
-    t = table[(table["task"] == "train") & (table["system"] == "gb300-nvl72") & (table["kind"] == "dense")]
+    t = table[
+        (table["task"] == "train") & (table["system"] == "gb300-nvl72") & (table["kind"] == "dense")
+    ]
     chip = t[t["metric"] == "tokens_per_s_per_chip"]["central"].item()
     rack = t[t["metric"] == "tokens_per_s_per_rack"]["central"].item()
     assert rack == pytest.approx(chip * kb.value("gb300-nvl72", "chips_per_rack").magnitude)
@@ -31,7 +46,9 @@ def test_per_rack_is_per_chip_times_the_racks_chips(table, kb):
 def test_headline_is_three_computed_sentences(table):
     sentences = views.headline(table)
     assert len(sentences) == 3
-    fastest = table[(table["task"] == "train") & (table["kind"] == "dense") & (table["metric"] == "days")]
+    fastest = table[
+        (table["task"] == "train") & (table["kind"] == "dense") & (table["metric"] == "days")
+    ]
     assert fastest.sort_values("central")["system"].iloc[0] in sentences[0]
 
 

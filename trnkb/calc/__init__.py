@@ -27,8 +27,20 @@ from trnkb.calc.derivation import Derivation, Input, Result
 from trnkb.qtypes import Quantity, Sources
 
 __all__ = [
-    "CALCULATORS", "Calculator", "Derivation", "Input", "Result", "calculator", "flops",
-    "memory", "network", "power", "run", "scaleup", "system", "tco",
+    "CALCULATORS",
+    "Calculator",
+    "Derivation",
+    "Input",
+    "Result",
+    "calculator",
+    "flops",
+    "memory",
+    "network",
+    "power",
+    "run",
+    "scaleup",
+    "system",
+    "tco",
 ]
 
 
@@ -42,8 +54,11 @@ class Calculator:
 
     @property
     def params(self) -> list[inspect.Parameter]:
-        return [p for p in inspect.signature(self.function).parameters.values()
-                if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD]
+        return [
+            p
+            for p in inspect.signature(self.function).parameters.values()
+            if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+        ]
 
     @property
     def summary(self) -> str:
@@ -57,29 +72,32 @@ class Calculator:
         return " ".join(parts)
 
 
-CALCULATORS: dict[str, Calculator] = {c.name: c for c in (
-    Calculator("peak-flops", flops.peak_flops, "TFLOPS"),
-    Calculator("implied-clock", flops.implied_clock, "GHz"),
-    Calculator("flops-per-watt", flops.flops_per_watt, "TFLOPS/W"),
-    Calculator("time-for-flops", flops.time_for_flops, "day"),
-    Calculator("training-flops", flops.training_flops, "FLOP"),
-    Calculator("hbm-capacity", memory.hbm_capacity, "GB"),
-    Calculator("hbm-bandwidth", memory.hbm_bandwidth, "TB/s"),
-    Calculator("ridge-point", memory.ridge_point, "FLOP/B"),
-    Calculator("lnc-memory", memory.lnc_memory, "GB"),
-    Calculator("scaleup-bandwidth", scaleup.scaleup_bandwidth, "GB/s"),
-    Calculator("lane-budget", scaleup.lane_budget, "GB/s"),
-    Calculator("switches-per-rack", scaleup.switches_per_rack, ""),
-    Calculator("fabric-size", network.fabric_size, ""),
-    Calculator("tor-fabric-size", network.tor_fabric_size, ""),
-    Calculator("it-power", power.it_power, "MW"),
-    Calculator("facility-power", power.facility_power, "MW"),
-    Calculator("chips-per-mw", power.chips_per_mw, ""),
-    Calculator("rack-power-density", power.rack_power_density, "kW"),
-    Calculator("training-energy", power.training_energy, "MWh"),
-    Calculator("tco", tco.tco, "USD/hour"),
-    Calculator("domain-total", system.domain_total, ""),
-)}
+CALCULATORS: dict[str, Calculator] = {
+    c.name: c
+    for c in (
+        Calculator("peak-flops", flops.peak_flops, "TFLOPS"),
+        Calculator("implied-clock", flops.implied_clock, "GHz"),
+        Calculator("flops-per-watt", flops.flops_per_watt, "TFLOPS/W"),
+        Calculator("time-for-flops", flops.time_for_flops, "day"),
+        Calculator("training-flops", flops.training_flops, "FLOP"),
+        Calculator("hbm-capacity", memory.hbm_capacity, "GB"),
+        Calculator("hbm-bandwidth", memory.hbm_bandwidth, "TB/s"),
+        Calculator("ridge-point", memory.ridge_point, "FLOP/B"),
+        Calculator("lnc-memory", memory.lnc_memory, "GB"),
+        Calculator("scaleup-bandwidth", scaleup.scaleup_bandwidth, "GB/s"),
+        Calculator("lane-budget", scaleup.lane_budget, "GB/s"),
+        Calculator("switches-per-rack", scaleup.switches_per_rack, ""),
+        Calculator("fabric-size", network.fabric_size, ""),
+        Calculator("tor-fabric-size", network.tor_fabric_size, ""),
+        Calculator("it-power", power.it_power, "MW"),
+        Calculator("facility-power", power.facility_power, "MW"),
+        Calculator("chips-per-mw", power.chips_per_mw, ""),
+        Calculator("rack-power-density", power.rack_power_density, "kW"),
+        Calculator("training-energy", power.training_energy, "MWh"),
+        Calculator("tco", tco.tco, "USD/hour"),
+        Calculator("domain-total", system.domain_total, ""),
+    )
+}
 
 
 def calculator(name: str) -> Calculator:
@@ -89,8 +107,10 @@ def calculator(name: str) -> Calculator:
     except KeyError:
         from trnkb.specfile import show, suggest
 
-        raise KeyError(f"no calculator {show(name)}{suggest(name, CALCULATORS)}; calculators "
-                       f"are {', '.join(CALCULATORS)}") from None
+        raise KeyError(
+            f"no calculator {show(name)}{suggest(name, CALCULATORS)}; calculators "
+            f"are {', '.join(CALCULATORS)}"
+        ) from None
 
 
 def run(name: str, args: dict[str, Any], sources: Sources = None) -> Result:
@@ -111,16 +131,25 @@ def run(name: str, args: dict[str, Any], sources: Sources = None) -> Result:
             from trnkb.specfile import show, suggest
 
             flags = [f"--{p.replace('_', '-')}" for p in params]
-            raise ValueError(f"{name}: unknown parameter --{show(key.replace('_', '-'))[1:-1]}"
-                             f"{suggest('--' + key.replace('_', '-'), flags)}; "
-                             f"usage: {name} {calc.usage()}")
-        kwargs[pname] = parse_value(raw, f"--{pname.replace('_', '-')}") if isinstance(
-            raw, str) else raw
-    missing = [p for p, spec in params.items()
-               if spec.default is inspect.Parameter.empty and p not in kwargs]
+            raise ValueError(
+                f"{name}: unknown parameter --{show(key.replace('_', '-'))[1:-1]}"
+                f"{suggest('--' + key.replace('_', '-'), flags)}; "
+                f"usage: {name} {calc.usage()}"
+            )
+        kwargs[pname] = (
+            parse_value(raw, f"--{pname.replace('_', '-')}") if isinstance(raw, str) else raw
+        )
+    missing = [
+        p
+        for p, spec in params.items()
+        if spec.default is inspect.Parameter.empty and p not in kwargs
+    ]
     if missing:
-        raise ValueError(f"{name}: missing " + ", ".join(f"--{m.replace('_', '-')}" for m in missing)
-                         + f"; usage: {name} {calc.usage()}")
+        raise ValueError(
+            f"{name}: missing "
+            + ", ".join(f"--{m.replace('_', '-')}" for m in missing)
+            + f"; usage: {name} {calc.usage()}"
+        )
     for pname, value in kwargs.items():
         _check_sign(name, pname, value, params[pname].default)
     try:
@@ -135,9 +164,13 @@ def run(name: str, args: dict[str, Any], sources: Sources = None) -> Result:
 
 #: (calculator, parameter) that may be zero: a lane count of a medium a chip lacks, a
 #: zero cost of capital. Parameters whose default is zero may be zero too.
-ZERO_ALLOWED = {("lane-budget", "pcb"), ("lane-budget", "backplane_active"),
-                ("lane-budget", "backplane_redundant"), ("lane-budget", "cross_rack"),
-                ("tco", "cost_of_capital")}
+ZERO_ALLOWED = {
+    ("lane-budget", "pcb"),
+    ("lane-budget", "backplane_active"),
+    ("lane-budget", "backplane_redundant"),
+    ("lane-budget", "cross_rack"),
+    ("tco", "cost_of_capital"),
+}
 
 
 def _check_sign(name: str, pname: str, value: Any, default: Any) -> None:
@@ -149,9 +182,14 @@ def _check_sign(name: str, pname: str, value: Any, default: Any) -> None:
     value = f"{value:~}" if hasattr(value, "units") else value
     if mag < 0:
         raise ValueError(f"{name}: {flag} must not be negative, got {value}")
-    zero_default = default is not inspect.Parameter.empty and default is not None and \
-        getattr(parse_value(default) if isinstance(default, str) else default, "magnitude",
-                default) == 0
+    zero_default = (
+        default is not inspect.Parameter.empty
+        and default is not None
+        and getattr(
+            parse_value(default) if isinstance(default, str) else default, "magnitude", default
+        )
+        == 0
+    )
     if mag == 0 and (name, pname) not in ZERO_ALLOWED and not zero_default:
         raise ValueError(f"{name}: {flag} must be greater than zero, got {value}")
 
@@ -163,5 +201,7 @@ def parse_value(text: str, where: str = "value") -> int | float | Quantity:
     try:
         q = parse(str(text).strip())
     except QuantityError as e:
-        raise QuantityError(f"{where}: {e}; write e.g. '12.8 Tbit/s', '2.4 GHz', '24 Gbit'") from None
+        raise QuantityError(
+            f"{where}: {e}; write e.g. '12.8 Tbit/s', '2.4 GHz', '24 Gbit'"
+        ) from None
     return q.magnitude if q.units == q._REGISTRY.dimensionless else q

@@ -16,7 +16,13 @@ from trnkb.units import Q_, parse
 __all__ = ["hbm_capacity", "hbm_bandwidth", "ridge_point", "lnc_memory"]
 
 
-def hbm_capacity(stacks: QuantityLike, stack_height: QuantityLike, die_density: QuantityLike, *, sources: Sources = None) -> Result:
+def hbm_capacity(
+    stacks: QuantityLike,
+    stack_height: QuantityLike,
+    die_density: QuantityLike,
+    *,
+    sources: Sources = None,
+) -> Result:
     """HBM capacity per chip ``stacks x stack_height x die_density``, in GB.
 
     Parameters
@@ -30,9 +36,14 @@ def hbm_capacity(stacks: QuantityLike, stack_height: QuantityLike, die_density: 
     h = positive_count(stack_height, "stack_height")
     d = quantity(die_density, "information", "die_density")
     value = (s * h * d).to("GB")
-    return result("hbm-capacity", "stacks x stack_height x die_density", value,
-                  {"stacks": s, "stack_height": h, "die_density": d}, sources,
-                  {"per_stack": (h * d).to("GB")})
+    return result(
+        "hbm-capacity",
+        "stacks x stack_height x die_density",
+        value,
+        {"stacks": s, "stack_height": h, "die_density": d},
+        sources,
+        {"per_stack": (h * d).to("GB")},
+    )
 
 
 def _pins(bus_width: QuantityLike) -> Quantity:
@@ -43,7 +54,13 @@ def _pins(bus_width: QuantityLike) -> Quantity:
     return positive_count(quantity(q, "information", "bus_width").to("bit").magnitude, "bus_width")
 
 
-def hbm_bandwidth(stacks: QuantityLike, bus_width: QuantityLike, pin_rate: QuantityLike, *, sources: Sources = None) -> Result:
+def hbm_bandwidth(
+    stacks: QuantityLike,
+    bus_width: QuantityLike,
+    pin_rate: QuantityLike,
+    *,
+    sources: Sources = None,
+) -> Result:
     """HBM bandwidth per chip ``stacks x bus_width x pin_rate``, in TB/s.
 
     Parameters
@@ -59,9 +76,14 @@ def hbm_bandwidth(stacks: QuantityLike, bus_width: QuantityLike, pin_rate: Quant
     w = _pins(bus_width)
     r = quantity(pin_rate, "bandwidth", "pin_rate")
     value = (s * w * r).to("TB/s")
-    return result("hbm-bandwidth", "stacks x bus_width (pins) x pin_rate", value,
-                  {"stacks": s, "bus_width": w * Q_(1, "bit"), "pin_rate": r}, sources,
-                  {"per_stack": (w * r).to("GB/s")})
+    return result(
+        "hbm-bandwidth",
+        "stacks x bus_width (pins) x pin_rate",
+        value,
+        {"stacks": s, "bus_width": w * Q_(1, "bit"), "pin_rate": r},
+        sources,
+        {"per_stack": (w * r).to("GB/s")},
+    )
 
 
 def ridge_point(flops: QuantityLike, bandwidth: QuantityLike, *, sources: Sources = None) -> Result:
@@ -69,11 +91,18 @@ def ridge_point(flops: QuantityLike, bandwidth: QuantityLike, *, sources: Source
     intensity above which a kernel is compute bound."""
     f = quantity(flops, "compute_rate", "flops")
     b = quantity(bandwidth, "bandwidth", "bandwidth")
-    return result("ridge-point", "flops / bandwidth", (f / b).to("FLOP/B"),
-                  {"flops": f, "bandwidth": b}, sources)
+    return result(
+        "ridge-point",
+        "flops / bandwidth",
+        (f / b).to("FLOP/B"),
+        {"flops": f, "bandwidth": b},
+        sources,
+    )
 
 
-def lnc_memory(capacity: QuantityLike, cores: QuantityLike, lnc: QuantityLike, *, sources: Sources = None) -> Result:
+def lnc_memory(
+    capacity: QuantityLike, cores: QuantityLike, lnc: QuantityLike, *, sources: Sources = None
+) -> Result:
     """HBM seen by one logical device when ``lnc`` physical cores form one logical core.
 
     ``logical_devices = cores / lnc``; ``memory = capacity / logical_devices``.
@@ -85,6 +114,11 @@ def lnc_memory(capacity: QuantityLike, cores: QuantityLike, lnc: QuantityLike, *
         raise ValueError(f"lnc={k.magnitude:g} does not divide {n.magnitude:g} cores")
     devices = count(n / k)
     value = (c / devices).to(c.units)
-    return result("lnc-memory", "capacity / (cores / lnc)", value,
-                  {"capacity": c, "cores": n, "lnc": k}, sources,
-                  {"logical_devices": devices})
+    return result(
+        "lnc-memory",
+        "capacity / (cores / lnc)",
+        value,
+        {"capacity": c, "cores": n, "lnc": k},
+        sources,
+        {"logical_devices": devices},
+    )

@@ -25,13 +25,20 @@ LAYER_NAMES = ("leaf", "spine", "core", "layer4", "layer5")
 def radix(switch_bandwidth: QuantityLike, port_speed: QuantityLike) -> int:
     """Logical ports of a switch: ``floor(switch_bandwidth / port_speed)``."""
     k = quantity(switch_bandwidth, "bandwidth", "switch_bandwidth") / quantity(
-        port_speed, "bandwidth", "port_speed")
+        port_speed, "bandwidth", "port_speed"
+    )
     # 12.8 Tbit/s / 100 Gbit/s is 128.00000000000003 in floating point
     return int(math.floor(k.to("").magnitude + 1e-9))
 
 
-def fabric_size(switch_bandwidth: QuantityLike, port_speed: QuantityLike, layers: QuantityLike, oversubscription: QuantityLike = 1, *,
-                sources: Sources = None) -> Result:
+def fabric_size(
+    switch_bandwidth: QuantityLike,
+    port_speed: QuantityLike,
+    layers: QuantityLike,
+    oversubscription: QuantityLike = 1,
+    *,
+    sources: Sources = None,
+) -> Result:
     """Endpoints of a folded Clos of identical switches.
 
     ``k = switch_bandwidth / port_speed``; non-blocking: ``endpoints = 2 (k/2)^layers``.
@@ -78,15 +85,32 @@ def fabric_size(switch_bandwidth: QuantityLike, port_speed: QuantityLike, layers
     outputs["switches"] = Q_(round(sum(per_layer.values()), 9), "")
     outputs |= {n: Q_(round(v, 9), "") for n, v in links.items()}
     outputs["links"] = Q_(round(sum(links.values()), 9), "")
-    formula = ("k = switch_bandwidth / port_speed; endpoints = 2 (k/2)^layers"
-               + (" x 2o/(1+o)" if ratio > 1 else ""))
-    return result("fabric-size", formula, Q_(round(endpoints, 9), ""),
-                  {"switch_bandwidth": sb, "port_speed": ps, "layers": Q_(n_layers, ""),
-                   "oversubscription": o}, sources, outputs)
+    formula = "k = switch_bandwidth / port_speed; endpoints = 2 (k/2)^layers" + (
+        " x 2o/(1+o)" if ratio > 1 else ""
+    )
+    return result(
+        "fabric-size",
+        formula,
+        Q_(round(endpoints, 9), ""),
+        {
+            "switch_bandwidth": sb,
+            "port_speed": ps,
+            "layers": Q_(n_layers, ""),
+            "oversubscription": o,
+        },
+        sources,
+        outputs,
+    )
 
 
-def tor_fabric_size(switch_bandwidth: QuantityLike, port_speed: QuantityLike, endpoints_per_tor: QuantityLike, upper_layers: QuantityLike = 2, *,
-                    sources: Sources = None) -> Result:
+def tor_fabric_size(
+    switch_bandwidth: QuantityLike,
+    port_speed: QuantityLike,
+    endpoints_per_tor: QuantityLike,
+    upper_layers: QuantityLike = 2,
+    *,
+    sources: Sources = None,
+) -> Result:
     """The ToR-first fabric the sources describe for Trainium: chips reach a Top-of-Rack
     switch over copper, and each ToR has one uplink into every plane of a rail-optimised
     Clos of ``upper_layers`` layers (leaf and spine).
@@ -105,10 +129,22 @@ def tor_fabric_size(switch_bandwidth: QuantityLike, port_speed: QuantityLike, en
         raise ValueError(f"radix {k} < 2")
     tors = 2 * (k / 2) ** up
     value = count(tors * per_tor)
-    outputs: dict[str, Quantity] = {"radix": Q_(k, ""), "tors": Q_(tors, ""),
-               "pods": Q_(2 * (k / 2) ** (up - 1), ""), "tors_per_pod": Q_(k / 2, "")}
-    return result("tor-fabric-size",
-                  "k = switch_bandwidth / port_speed; endpoints = 2 (k/2)^upper_layers x endpoints_per_tor",
-                  value, {"switch_bandwidth": sb, "port_speed": ps,
-                          "endpoints_per_tor": per_tor, "upper_layers": Q_(up, "")},
-                  sources, outputs)
+    outputs: dict[str, Quantity] = {
+        "radix": Q_(k, ""),
+        "tors": Q_(tors, ""),
+        "pods": Q_(2 * (k / 2) ** (up - 1), ""),
+        "tors_per_pod": Q_(k / 2, ""),
+    }
+    return result(
+        "tor-fabric-size",
+        "k = switch_bandwidth / port_speed; endpoints = 2 (k/2)^upper_layers x endpoints_per_tor",
+        value,
+        {
+            "switch_bandwidth": sb,
+            "port_speed": ps,
+            "endpoints_per_tor": per_tor,
+            "upper_layers": Q_(up, ""),
+        },
+        sources,
+        outputs,
+    )

@@ -16,7 +16,9 @@ from trnkb.units import Q_
 __all__ = ["scaleup_bandwidth", "lane_budget", "switches_per_rack"]
 
 
-def scaleup_bandwidth(lanes: QuantityLike, lane_rate: QuantityLike, *, sources: Sources = None) -> Result:
+def scaleup_bandwidth(
+    lanes: QuantityLike, lane_rate: QuantityLike, *, sources: Sources = None
+) -> Result:
     """Scale-up bandwidth per chip, per direction: ``lanes x lane_rate`` (GB/s).
 
     The output ``bidirectional`` is twice that.
@@ -24,13 +26,25 @@ def scaleup_bandwidth(lanes: QuantityLike, lane_rate: QuantityLike, *, sources: 
     n = positive_count(lanes, "lanes")
     r = quantity(lane_rate, "bandwidth", "lane_rate")
     per_dir = (n * r).to("GB/s")
-    return result("scaleup-bandwidth", "lanes x lane_rate (per direction)", per_dir,
-                  {"lanes": n, "lane_rate": r}, sources,
-                  {"bidirectional": 2 * per_dir})
+    return result(
+        "scaleup-bandwidth",
+        "lanes x lane_rate (per direction)",
+        per_dir,
+        {"lanes": n, "lane_rate": r},
+        sources,
+        {"bidirectional": 2 * per_dir},
+    )
 
 
-def lane_budget(pcb: QuantityLike, backplane_active: QuantityLike, backplane_redundant: QuantityLike, cross_rack: QuantityLike, lane_rate: QuantityLike, *,
-                sources: Sources = None) -> Result:
+def lane_budget(
+    pcb: QuantityLike,
+    backplane_active: QuantityLike,
+    backplane_redundant: QuantityLike,
+    cross_rack: QuantityLike,
+    lane_rate: QuantityLike,
+    *,
+    sources: Sources = None,
+) -> Result:
     """Per-chip scale-up lanes and bandwidth by medium (PCB, backplane, cross-rack).
 
     Redundant backplane lanes carry no extra bandwidth (they replace failed lanes).
@@ -42,8 +56,12 @@ def lane_budget(pcb: QuantityLike, backplane_active: QuantityLike, backplane_red
     b = count(backplane_active)
     red = count(backplane_redundant)
     x = count(cross_rack)
-    for name, q in (("pcb", p), ("backplane_active", b), ("backplane_redundant", red),
-                    ("cross_rack", x)):
+    for name, q in (
+        ("pcb", p),
+        ("backplane_active", b),
+        ("backplane_redundant", red),
+        ("cross_rack", x),
+    ):
         if q.magnitude < 0:
             raise ValueError(f"{name} must not be negative")
     r = quantity(lane_rate, "bandwidth", "lane_rate")
@@ -61,14 +79,33 @@ def lane_budget(pcb: QuantityLike, backplane_active: QuantityLike, backplane_red
     }
     if b.magnitude:
         outputs["cross_rack_to_backplane"] = (x / b).to("")
-    return result("lane-budget",
-                  "(pcb + backplane_active + cross_rack) x lane_rate (per direction)", value,
-                  {"pcb": p, "backplane_active": b, "backplane_redundant": red,
-                   "cross_rack": x, "lane_rate": r}, sources, outputs)
+    return result(
+        "lane-budget",
+        "(pcb + backplane_active + cross_rack) x lane_rate (per direction)",
+        value,
+        {
+            "pcb": p,
+            "backplane_active": b,
+            "backplane_redundant": red,
+            "cross_rack": x,
+            "lane_rate": r,
+        },
+        sources,
+        outputs,
+    )
 
 
-def switches_per_rack(chips: QuantityLike, lanes_per_chip: QuantityLike, lanes_per_port: QuantityLike, switch_ports: QuantityLike, switch_lanes: QuantityLike | None = None,
-                      tray_switches: QuantityLike = 0, racks: QuantityLike = 1, *, sources: Sources = None) -> Result:
+def switches_per_rack(
+    chips: QuantityLike,
+    lanes_per_chip: QuantityLike,
+    lanes_per_port: QuantityLike,
+    switch_ports: QuantityLike,
+    switch_lanes: QuantityLike | None = None,
+    tray_switches: QuantityLike = 0,
+    racks: QuantityLike = 1,
+    *,
+    sources: Sources = None,
+) -> Result:
     """Scale-up switch chips per rack from the lanes each chip sends to the switch trays.
 
     ``ports_needed = chips x lanes_per_chip / lanes_per_port``;
@@ -95,8 +132,16 @@ def switches_per_rack(chips: QuantityLike, lanes_per_chip: QuantityLike, lanes_p
     needed = count(c * lanes / lpp)
     tray = Q_(math.ceil(needed.magnitude / usable.magnitude - 1e-9), "")
     value = tray + extra
-    return result("switches-per-rack",
-                  "ceil(chips x lanes_per_chip / lanes_per_port / usable_ports) + tray_switches",
-                  value, ins, sources,
-                  {"ports_needed": needed, "usable_ports_per_switch": usable,
-                   "switch_tray_switches": tray, "per_domain": value * rk})
+    return result(
+        "switches-per-rack",
+        "ceil(chips x lanes_per_chip / lanes_per_port / usable_ports) + tray_switches",
+        value,
+        ins,
+        sources,
+        {
+            "ports_needed": needed,
+            "usable_ports_per_switch": usable,
+            "switch_tray_switches": tray,
+            "per_domain": value * rk,
+        },
+    )

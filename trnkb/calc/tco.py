@@ -20,8 +20,19 @@ def _money(x: QuantityLike, name: str) -> Quantity:
     return quantity(x, "[currency]", name)
 
 
-def tco(capex: QuantityLike, lifetime: QuantityLike, cost_of_capital: QuantityLike, chip_power: QuantityLike, power_price: QuantityLike, pue: QuantityLike, utilization: QuantityLike,
-        opex_per_year: QuantityLike = "0 USD", flops: QuantityLike | None = None, *, sources: Sources = None) -> Result:
+def tco(
+    capex: QuantityLike,
+    lifetime: QuantityLike,
+    cost_of_capital: QuantityLike,
+    chip_power: QuantityLike,
+    power_price: QuantityLike,
+    pue: QuantityLike,
+    utilization: QuantityLike,
+    opex_per_year: QuantityLike = "0 USD",
+    flops: QuantityLike | None = None,
+    *,
+    sources: Sources = None,
+) -> Result:
     """Cost per utilized chip-hour (USD/h).
 
     ``capital_per_year = capex x r / (1 - (1 + r)^-years)`` (annuity at cost of capital r;
@@ -47,14 +58,31 @@ def tco(capex: QuantityLike, lifetime: QuantityLike, cost_of_capital: QuantityLi
     energy = (w * p * price).to("USD/year")
     per_year = capital + energy + opex / Q_(1, "year")
     value = (per_year / u).to("USD/hour")
-    ins = {"capex": c, "lifetime": years, "cost_of_capital": Q_(r, ""), "chip_power": w,
-           "power_price": price, "pue": p, "utilization": u, "opex_per_year": opex}
-    outputs = {"capital_per_year": capital.to("USD/year"), "energy_per_year": energy,
-               "cost_per_year": per_year.to("USD/year")}
+    ins = {
+        "capex": c,
+        "lifetime": years,
+        "cost_of_capital": Q_(r, ""),
+        "chip_power": w,
+        "power_price": price,
+        "pue": p,
+        "utilization": u,
+        "opex_per_year": opex,
+    }
+    outputs = {
+        "capital_per_year": capital.to("USD/year"),
+        "energy_per_year": energy,
+        "cost_per_year": per_year.to("USD/year"),
+    }
     if flops is not None:
         f = quantity(flops, "compute_rate", "flops")
         ins["flops"] = f
         outputs["flop_per_usd"] = (f / value).to("FLOP/USD")
-    return result("tco",
-                  "(capex x annuity(r, years) + chip_power x pue x power_price x 1 year + opex) "
-                  "/ (1 year x utilization)", value, ins, sources, outputs)
+    return result(
+        "tco",
+        "(capex x annuity(r, years) + chip_power x pue x power_price x 1 year + opex) "
+        "/ (1 year x utilization)",
+        value,
+        ins,
+        sources,
+        outputs,
+    )

@@ -47,15 +47,36 @@ if TYPE_CHECKING:
 ClaimValue: TypeAlias = Any
 """A claimed or computed value: a Quantity, a (low, high) pair of Quantities, text, or None."""
 
-__all__ = ["VERDICTS", "COMPARISONS", "Claim", "ClaimError", "claims_path", "claim_files",
-           "claim_sources", "evaluate_claims", "validate_claims", "claims_table"]
+__all__ = [
+    "VERDICTS",
+    "COMPARISONS",
+    "Claim",
+    "ClaimError",
+    "claims_path",
+    "claim_files",
+    "claim_sources",
+    "evaluate_claims",
+    "validate_claims",
+    "claims_table",
+]
 
 VERDICTS = ("supported", "contradicted", "unverifiable")
 EXACT = 1e-9  # relative tolerance of "==" (floating point only)
 KINDS = ("statement", "tool", "measured")
 REQUIRED = ("id", "source", "locator", "statement", "quantity")
-KEYS = set(REQUIRED) | {"compute", "compare", "claimed", "tolerance", "why", "reason", "note",
-                        "kind", "tool", "measured", "workload"}
+KEYS = set(REQUIRED) | {
+    "compute",
+    "compare",
+    "claimed",
+    "tolerance",
+    "why",
+    "reason",
+    "note",
+    "kind",
+    "tool",
+    "measured",
+    "workload",
+}
 EXTRA_FILES = ("claims/tools.yaml", "claims/measured.yaml")
 
 
@@ -114,8 +135,12 @@ class Claim:
         """|computed - claimed| / |claimed| (for a measured claim: the gap to the nearest
         end of the predicted range, relative to the measurement); None when undefined
         (no computed value, a ``between`` claim, or a claimed value of zero)."""
-        if self.computed is None or self.claimed is None or self.compare == "between" \
-                or isinstance(self.claimed, str):
+        if (
+            self.computed is None
+            or self.claimed is None
+            or self.compare == "between"
+            or isinstance(self.claimed, str)
+        ):
             return None
         if isinstance(self.computed, tuple):
             lo, hi = (v.to(self.claimed.units).magnitude for v in self.computed)
@@ -132,17 +157,29 @@ class Claim:
             if isinstance(x, tuple):
                 return [quantity_json(v, unit or unit_of(v)) for v in x]
             return quantity_json(x, unit or unit_of(x))
+
         first = self.claimed[0] if isinstance(self.claimed, tuple) else self.claimed
         first = None if isinstance(first, str) else first
         rel = self.relative_difference
         return {
-            "id": self.id, "kind": self.kind, "source": self.source, "locator": self.locator,
-            "statement": self.statement, "quantity": self.quantity, "compare": self.compare,
-            "tolerance": self.tolerance, "why": self.why, "claimed": q(self.claimed),
+            "id": self.id,
+            "kind": self.kind,
+            "source": self.source,
+            "locator": self.locator,
+            "statement": self.statement,
+            "quantity": self.quantity,
+            "compare": self.compare,
+            "tolerance": self.tolerance,
+            "why": self.why,
+            "claimed": q(self.claimed),
             "computed": q(self.computed, unit_of(first)),
             "relative_difference": None if rel is None else round(rel, 6),
-            "verdict": self.verdict, "reason": self.reason, "note": self.note,
-            "tool": self.tool, "measured": self.measured, "inputs": self.inputs,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "note": self.note,
+            "tool": self.tool,
+            "measured": self.measured,
+            "inputs": self.inputs,
         }
 
 
@@ -157,8 +194,10 @@ def _check_shape(item: LineDict, source_ids: set[str], where: str) -> str:
     if not re.match(ID_PATTERN, cid):
         raise ClaimError(f"{where}: id {cid!r} is not lowercase kebab-case")
     if item["source"] not in source_ids:
-        raise ClaimError(f"{where}: unknown source {item['source']!r} (not in sources.yaml "
-                         f"nor in the file's sources)")
+        raise ClaimError(
+            f"{where}: unknown source {item['source']!r} (not in sources.yaml "
+            f"nor in the file's sources)"
+        )
     kind = item.get("kind", "statement")
     if kind not in KINDS:
         raise ClaimError(f"{where}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
@@ -183,15 +222,25 @@ def _claimed(item: LineDict, op: object, where: str, kb: KnowledgeBase) -> Claim
     return literal(raw, f"{where}.claimed")
 
 
-def _evaluate_entry(item: LineDict, kb: KnowledgeBase, source_ids: set[str], where: str, file: str) -> Claim:
+def _evaluate_entry(
+    item: LineDict, kb: KnowledgeBase, source_ids: set[str], where: str, file: str
+) -> Claim:
     cid = _check_shape(item, source_ids, where)
     kind = str(item.get("kind", "statement"))
-    common: dict[str, Any] = dict(id=cid, source=str(item["source"]), locator=str(item["locator"]),
-                  statement=" ".join(str(item["statement"]).split()),
-                  quantity=str(item["quantity"]), note=str(item.get("note", "") or ""),
-                  kind=kind, tool=dict(item.get("tool") or {}),
-                  measured=dict(item.get("measured") or {}), why=str(item.get("why", "") or ""),
-                  file=file, line=item.line)
+    common: dict[str, Any] = dict(
+        id=cid,
+        source=str(item["source"]),
+        locator=str(item["locator"]),
+        statement=" ".join(str(item["statement"]).split()),
+        quantity=str(item["quantity"]),
+        note=str(item.get("note", "") or ""),
+        kind=kind,
+        tool=dict(item.get("tool") or {}),
+        measured=dict(item.get("measured") or {}),
+        why=str(item.get("why", "") or ""),
+        file=file,
+        line=item.line,
+    )
     op = item.get("compare")
     if op in TEXT_COMPARATORS and "compute" in item:
         return _evaluate_text(item, kb, op, common, where)
@@ -202,13 +251,26 @@ def _evaluate_entry(item: LineDict, kb: KnowledgeBase, source_ids: set[str], whe
         if claimed is None:
             raise ClaimError(f"{where}: a measured claim needs claimed: (the measurement)")
         predicted, verdict, reason, lineage = evaluate_measured(item, kb, claimed, where)
-        return Claim(**common, compare="in range", claimed=claimed, computed=predicted,
-                     verdict=verdict, reason=reason, inputs=lineage)
+        return Claim(
+            **common,
+            compare="in range",
+            claimed=claimed,
+            computed=predicted,
+            verdict=verdict,
+            reason=reason,
+            inputs=lineage,
+        )
     if "compute" not in item:
         if not item.get("reason"):
             raise ClaimError(f"{where}: without compute, give the reason it is unverifiable")
-        return Claim(**common, compare=op, claimed=claimed, computed=None,
-                     verdict="unverifiable", reason=str(item["reason"]))
+        return Claim(
+            **common,
+            compare=op,
+            claimed=claimed,
+            computed=None,
+            verdict="unverifiable",
+            reason=str(item["reason"]),
+        )
     if op not in COMPARATORS:
         raise ClaimError(f"{where}: compare must be one of {', '.join(COMPARISONS)}, got {op!r}")
     if claimed is None:
@@ -219,28 +281,41 @@ def _evaluate_entry(item: LineDict, kb: KnowledgeBase, source_ids: set[str], whe
         if not (isinstance(tol, (int, float)) and not isinstance(tol, bool) and 0 < tol < 1):
             raise ClaimError(f"{where}: '~' needs a relative tolerance between 0 and 1")
         if not common["why"]:
-            raise ClaimError(f"{where}: tolerance {tol} needs a why (e.g. \"one-digit "
-                             f"headline: 5%\")")
+            raise ClaimError(
+                f'{where}: tolerance {tol} needs a why (e.g. "one-digit headline: 5%")'
+            )
     inputs: Inputs = []
     computed = evaluate(item["compute"], kb, inputs, f"{where}.compute")
     if isinstance(computed, str):
         raise ClaimError(f"{where}: '{op}' compares numbers, but compute gave text {computed!r}")
     first = claimed[0] if isinstance(claimed, tuple) else claimed
     if first.dimensionality != computed.dimensionality:
-        raise ClaimError(f"{where}: claimed {first:~} and computed {computed:~} have "
-                         f"different dimensions")
+        raise ClaimError(
+            f"{where}: claimed {first:~} and computed {computed:~} have different dimensions"
+        )
     if not first.dimensionless:
         computed = computed.to(first.units)
-    x = tuple(v.to(computed.units).magnitude for v in claimed) if isinstance(claimed, tuple) \
+    x = (
+        tuple(v.to(computed.units).magnitude for v in claimed)
+        if isinstance(claimed, tuple)
         else claimed.to(computed.units).magnitude
+    )
     ok = test(computed.magnitude, x, tol)
-    return Claim(**common, compare=op, claimed=claimed, computed=computed,
-                 verdict="supported" if ok else "contradicted",
-                 reason=str(item.get("reason", "") or ""), tolerance=tol, inputs=inputs)
+    return Claim(
+        **common,
+        compare=op,
+        claimed=claimed,
+        computed=computed,
+        verdict="supported" if ok else "contradicted",
+        reason=str(item.get("reason", "") or ""),
+        tolerance=tol,
+        inputs=inputs,
+    )
 
 
-def _evaluate_text(item: LineDict, kb: KnowledgeBase, op: str, common: dict[str, Any],
-                   where: str) -> Claim:
+def _evaluate_text(
+    item: LineDict, kb: KnowledgeBase, op: str, common: dict[str, Any], where: str
+) -> Claim:
     raw = item.get("claimed")
     if not isinstance(raw, str) or not raw.strip():
         raise ClaimError(f"{where}: '{op}' needs claimed: some text")
@@ -249,9 +324,15 @@ def _evaluate_text(item: LineDict, kb: KnowledgeBase, op: str, common: dict[str,
     if not isinstance(computed, str):
         raise ClaimError(f"{where}: '{op}' compares text, but compute gave {computed:~}")
     ok = TEXT_COMPARATORS[op](computed, raw)
-    return Claim(**common, compare=op, claimed=raw, computed=computed,
-                 verdict="supported" if ok else "contradicted",
-                 reason=str(item.get("reason", "") or ""), inputs=inputs)
+    return Claim(
+        **common,
+        compare=op,
+        claimed=raw,
+        computed=computed,
+        verdict="supported" if ok else "contradicted",
+        reason=str(item.get("reason", "") or ""),
+        inputs=inputs,
+    )
 
 
 def claims_path(kb: KnowledgeBase) -> Path:
@@ -303,18 +384,21 @@ def evaluate_claims(kb: KnowledgeBase, path: Path | None = None) -> tuple[list[C
         name = display_path(p)
         for i, item in enumerate(items):
             if not isinstance(item, LineDict):
-                errors.append(f"{name}:{item_line(items, i)}: (claim): expected a mapping, "
-                              f"got {show(item)}")
+                errors.append(
+                    f"{name}:{item_line(items, i)}: (claim): expected a mapping, got {show(item)}"
+                )
                 continue
             cid = item.get("id", "(claim)")
             if cid in seen:
-                errors.append(f"{name}:{item.line}: {cid}: duplicate claim id (first at "
-                              f"{seen[cid]})")
+                errors.append(
+                    f"{name}:{item.line}: {cid}: duplicate claim id (first at {seen[cid]})"
+                )
                 continue
             seen[cid] = f"{name}:{item.line}"
             try:
-                claims.append(_evaluate_entry(item, kb, source_ids,
-                                              f"{name}:{item.line}: {cid}", name))
+                claims.append(
+                    _evaluate_entry(item, kb, source_ids, f"{name}:{item.line}: {cid}", name)
+                )
             except ClaimError as e:
                 errors.append(str(e))
     return claims, errors
@@ -343,11 +427,37 @@ def _txt(q: ClaimValue) -> str:
 def claims_table(claims: list[Claim]) -> pd.DataFrame:
     """One row per claim: id, kind, source, verdict, claimed and computed (text with
     units), the relative difference, the statement, the reason and the tolerance's why."""
-    cols = ["id", "kind", "source", "locator", "verdict", "compare", "claimed", "computed",
-            "relative_difference", "statement", "reason", "tolerance", "why"]
-    rows = [{"id": c.id, "kind": c.kind, "source": c.source, "locator": c.locator,
-             "verdict": c.verdict, "compare": c.compare or "", "claimed": _txt(c.claimed),
-             "computed": _txt(c.computed), "relative_difference": c.relative_difference,
-             "statement": c.statement, "reason": c.reason, "tolerance": c.tolerance,
-             "why": c.why} for c in claims]
+    cols = [
+        "id",
+        "kind",
+        "source",
+        "locator",
+        "verdict",
+        "compare",
+        "claimed",
+        "computed",
+        "relative_difference",
+        "statement",
+        "reason",
+        "tolerance",
+        "why",
+    ]
+    rows = [
+        {
+            "id": c.id,
+            "kind": c.kind,
+            "source": c.source,
+            "locator": c.locator,
+            "verdict": c.verdict,
+            "compare": c.compare or "",
+            "claimed": _txt(c.claimed),
+            "computed": _txt(c.computed),
+            "relative_difference": c.relative_difference,
+            "statement": c.statement,
+            "reason": c.reason,
+            "tolerance": c.tolerance,
+            "why": c.why,
+        }
+        for c in claims
+    ]
     return pd.DataFrame(rows, columns=cols)

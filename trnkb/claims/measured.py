@@ -71,8 +71,9 @@ def _end(value: Any, which: str) -> Any:
             unit = _get(value, "unit")
         except (KeyError, AttributeError, TypeError):
             pass
-        return Q_(v, unit or "") if isinstance(unit, str) and not isinstance(v, pint.Quantity) \
-            else v
+        return (
+            Q_(v, unit or "") if isinstance(unit, str) and not isinstance(v, pint.Quantity) else v
+        )
     raise KeyError(which)
 
 
@@ -107,8 +108,7 @@ def predicted_range(result: Any, metric: str, unit: Quantity) -> tuple[Quantity,
 _ANSWERS: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
-def _cached_call(module: ModuleType, spec: dict[str, Any], kb: KnowledgeBase,
-                 where: str) -> Any:
+def _cached_call(module: ModuleType, spec: dict[str, Any], kb: KnowledgeBase, where: str) -> Any:
     key = json.dumps([spec.get("call"), spec.get("args") or {}], sort_keys=True, default=str)
     try:
         memo = _ANSWERS.setdefault(kb, {})
@@ -122,8 +122,7 @@ def _cached_call(module: ModuleType, spec: dict[str, Any], kb: KnowledgeBase,
 def _call(module: ModuleType, spec: dict[str, Any], kb: KnowledgeBase, where: str) -> Any:
     call = spec.get("call")
     if call not in CALLS:
-        raise ClaimError(f"{where}: workload.call must be one of {', '.join(CALLS)}, "
-                         f"got {call!r}")
+        raise ClaimError(f"{where}: workload.call must be one of {', '.join(CALLS)}, got {call!r}")
     fn = getattr(module, call, None)
     if fn is None:
         raise LookupError(f"trnkb.workload has no {call}()")
@@ -133,8 +132,9 @@ def _call(module: ModuleType, spec: dict[str, Any], kb: KnowledgeBase, where: st
         args["model"] = module.model(kb, args["model"])
     if isinstance(args.get("system"), str) and hasattr(module, "system"):
         gen = args.pop("generation", None)
-        args["system"] = module.system(kb, args["system"], gen) if gen else \
-            module.system(kb, args["system"])
+        args["system"] = (
+            module.system(kb, args["system"], gen) if gen else module.system(kb, args["system"])
+        )
     try:
         params = inspect.signature(fn).parameters
         if "kb" in params and "kb" not in args:
@@ -146,15 +146,17 @@ def _call(module: ModuleType, spec: dict[str, Any], kb: KnowledgeBase, where: st
     return fn(**args)
 
 
-def evaluate_measured(item: dict[str, Any], kb: KnowledgeBase, claimed: Quantity,
-                      where: str) -> tuple[tuple[Quantity, Quantity] | None, str, str, Inputs]:
+def evaluate_measured(
+    item: dict[str, Any], kb: KnowledgeBase, claimed: Quantity, where: str
+) -> tuple[tuple[Quantity, Quantity] | None, str, str, Inputs]:
     """(computed range or None, verdict, reason, inputs) for one measured claim."""
     spec = item.get("workload")
     if not isinstance(spec, dict) or not spec.get("metric"):
         raise ClaimError(f"{where}: a measured claim needs workload: {{call, args, metric}}")
     if not isinstance(item.get("measured"), dict):
-        raise ClaimError(f"{where}: a measured claim needs measured: {{benchmark, system, "
-                         f"model, chips, metric}}")
+        raise ClaimError(
+            f"{where}: a measured claim needs measured: {{benchmark, system, model, chips, metric}}"
+        )
     if spec.get("call") not in CALLS:
         raise ClaimError(f"{where}: workload.call must be one of {', '.join(CALLS)}")
     try:
@@ -171,15 +173,29 @@ def evaluate_measured(item: dict[str, Any], kb: KnowledgeBase, claimed: Quantity
     except (LookupError, ValueError, TypeError, ArithmeticError, AttributeError) as e:
         msg = e.args[0] if e.args else type(e).__name__
         return None, "unverifiable", f"the workload layer could not answer: {msg}", []
-    inputs: Inputs = [{"workload": spec.get("call"), "args": dict(spec.get("args") or {}),
-               "metric": spec["metric"], "low": lo.magnitude, "high": hi.magnitude,
-               "unit": format_unit(lo.units)}]
+    inputs: Inputs = [
+        {
+            "workload": spec.get("call"),
+            "args": dict(spec.get("args") or {}),
+            "metric": spec["metric"],
+            "low": lo.magnitude,
+            "high": hi.magnitude,
+            "unit": format_unit(lo.units),
+        }
+    ]
     x = claimed.to(lo.units).magnitude
     if lo.magnitude <= x <= hi.magnitude:
         return (lo, hi), "supported", "", inputs
     nearest = lo if x < lo.magnitude else hi
     gap = (x - nearest.magnitude) / nearest.magnitude if nearest.magnitude else float("nan")
     side = "below" if x < lo.magnitude else "above"
-    return (lo, hi), "contradicted", (f"measured {format_quantity(claimed)} is {side} the predicted "
-                                      f"range {format_quantity(lo)} to {format_quantity(hi)} ({gap:+.0%} from the "
-                                      f"nearest end)"), inputs
+    return (
+        (lo, hi),
+        "contradicted",
+        (
+            f"measured {format_quantity(claimed)} is {side} the predicted "
+            f"range {format_quantity(lo)} to {format_quantity(hi)} ({gap:+.0%} from the "
+            f"nearest end)"
+        ),
+        inputs,
+    )

@@ -20,11 +20,22 @@ from trnkb.units import format_quantity
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["VERDICT_ORDER", "audit_table", "measured_table", "page_sections", "tools_table", "tools_scorecard",
-           "tools_markdown"]
+__all__ = [
+    "VERDICT_ORDER",
+    "audit_table",
+    "measured_table",
+    "page_sections",
+    "tools_table",
+    "tools_scorecard",
+    "tools_markdown",
+]
 
-TOOL_NAMES = {"mlsysim": "MLSys·im", "scaling-book": "scaling book", "llm-viewer": "LLM-Viewer",
-              "genz": "GenZ"}
+TOOL_NAMES = {
+    "mlsysim": "MLSys·im",
+    "scaling-book": "scaling book",
+    "llm-viewer": "LLM-Viewer",
+    "genz": "GenZ",
+}
 
 
 def tools_table(claims: list[Claim], kb: KnowledgeBase) -> pd.DataFrame:
@@ -40,18 +51,27 @@ def tools_table(claims: list[Claim], kb: KnowledgeBase) -> pd.DataFrame:
         if c.computed is not None and c.claimed is not None and c.computed.magnitude:
             gap = c.claimed.to(c.computed.units).magnitude / c.computed.magnitude - 1
         name = c.tool.get("name")
-        rows.append({"tool": TOOL_NAMES.get(str(name), name),
-                     "version": str(c.tool.get("version", ""))[:12], "file": c.tool.get("file"),
-                     "key": c.tool.get("key"), "kb_field": field,
-                     "tool_value": "" if c.claimed is None else format_quantity(c.claimed, sig=5),
-                     "kb_value": "" if c.computed is None else format_quantity(c.computed, sig=5),
-                     "gap": gap, "verdict": c.verdict,
-                     "why": diagnose(c, kb) if c.verdict == "contradicted" else c.reason,
-                     "id": c.id})
+        rows.append(
+            {
+                "tool": TOOL_NAMES.get(str(name), name),
+                "version": str(c.tool.get("version", ""))[:12],
+                "file": c.tool.get("file"),
+                "key": c.tool.get("key"),
+                "kb_field": field,
+                "tool_value": "" if c.claimed is None else format_quantity(c.claimed, sig=5),
+                "kb_value": "" if c.computed is None else format_quantity(c.computed, sig=5),
+                "gap": gap,
+                "verdict": c.verdict,
+                "why": diagnose(c, kb) if c.verdict == "contradicted" else c.reason,
+                "id": c.id,
+            }
+        )
     df = pd.DataFrame(rows)
     if not df.empty:
-        df["cause"] = [category(w) if v == "contradicted" else "" for w, v in
-                       zip(df["why"], df["verdict"], strict=True)]
+        df["cause"] = [
+            category(w) if v == "contradicted" else ""
+            for w, v in zip(df["why"], df["verdict"], strict=True)
+        ]
     return df
 
 
@@ -71,16 +91,22 @@ def tools_markdown(claims: list[Claim], kb: KnowledgeBase) -> str:
     if t.empty:
         return ""
     sc = tools_scorecard(t)
-    out = ["## Other tools' constants", "",
-           "Hardware constants shipped by other tools (`specs/claims/tools.yaml`, each cited to "
-           "its file and version or commit), checked against the KB within 2%. Notebook "
-           "[11 other tools](notebooks/11-other-tools.ipynb) explains each disagreement.", "",
-           "| tool | constants | " + " | ".join(VERDICTS) + " | median gap | largest gap |",
-           "|---|---:|" + "---:|" * len(VERDICTS) + "---:|---:|"]
+    out = [
+        "## Other tools' constants",
+        "",
+        "Hardware constants shipped by other tools (`specs/claims/tools.yaml`, each cited to "
+        "its file and version or commit), checked against the KB within 2%. Notebook "
+        "[11 other tools](notebooks/11-other-tools.ipynb) explains each disagreement.",
+        "",
+        "| tool | constants | " + " | ".join(VERDICTS) + " | median gap | largest gap |",
+        "|---|---:|" + "---:|" * len(VERDICTS) + "---:|---:|",
+    ]
     for r in sc.itertuples():
-        out.append(f"| {r.tool} | {r.constants} | " + " | ".join(str(getattr(r, v))
-                                                          for v in VERDICTS)
-                   + f" | {r.median_abs_gap:.1%} | {r.max_abs_gap:.1%} |")
+        out.append(
+            f"| {r.tool} | {r.constants} | "
+            + " | ".join(str(getattr(r, v)) for v in VERDICTS)
+            + f" | {r.median_abs_gap:.1%} | {r.max_abs_gap:.1%} |"
+        )
     return "\n".join(out) + "\n"
 
 
@@ -98,13 +124,32 @@ def page_sections(kb: KnowledgeBase, claims: list[Claim] | None = None) -> str:
 VERDICT_ORDER = ("contradicted", "unverifiable", "supported")
 
 
-POSITIVE = {"==": "equals", "~": "is within {tol} of", "<": "is below", ">": "is above",
-            "<=": "is at most", ">=": "is at least", "between": "lies between", "is": "is",
-            "contains": "contains", "lacks": "does not contain", "in range": "is in"}
-NEGATIVE = {"==": "does not equal", "~": "is not within {tol} of", "<": "is not below",
-            ">": "is not above", "<=": "is above", ">=": "is below", "between": "lies outside",
-            "is": "is not", "contains": "does not contain", "lacks": "contains",
-            "in range": "is outside"}
+POSITIVE = {
+    "==": "equals",
+    "~": "is within {tol} of",
+    "<": "is below",
+    ">": "is above",
+    "<=": "is at most",
+    ">=": "is at least",
+    "between": "lies between",
+    "is": "is",
+    "contains": "contains",
+    "lacks": "does not contain",
+    "in range": "is in",
+}
+NEGATIVE = {
+    "==": "does not equal",
+    "~": "is not within {tol} of",
+    "<": "is not below",
+    ">": "is not above",
+    "<=": "is above",
+    ">=": "is below",
+    "between": "lies outside",
+    "is": "is not",
+    "contains": "does not contain",
+    "lacks": "contains",
+    "in range": "is outside",
+}
 
 
 def _reason(c: Claim) -> str:
@@ -127,10 +172,21 @@ def audit_table(claims: list[Claim]) -> pd.DataFrame:
     undefined, never inf) and the reason for the verdict."""
     from trnkb.claims.core import _txt
 
-    rows = [{"verdict": c.verdict, "kind": c.kind, "statement": c.statement,
-             "source": c.source, "locator": c.locator, "claimed": _txt(c.claimed),
-             "computed": _txt(c.computed), "gap": c.relative_difference,
-             "reason": _reason(c), "id": c.id} for c in claims]
+    rows = [
+        {
+            "verdict": c.verdict,
+            "kind": c.kind,
+            "statement": c.statement,
+            "source": c.source,
+            "locator": c.locator,
+            "claimed": _txt(c.claimed),
+            "computed": _txt(c.computed),
+            "gap": c.relative_difference,
+            "reason": _reason(c),
+            "id": c.id,
+        }
+        for c in claims
+    ]
     df = pd.DataFrame(rows)
     df["_o"] = df["verdict"].map(VERDICT_ORDER.index)
     return df.sort_values("_o", kind="stable").drop(columns="_o").reset_index(drop=True)
@@ -146,8 +202,18 @@ def measured_table(claims: list[Claim]) -> pd.DataFrame:
         if c.kind != "measured":
             continue
         m = c.measured
-        rows.append({"system": m.get("system"), "model": m.get("model"), "chips": m.get("chips"),
-                     "metric": m.get("metric"), "measured": _txt(c.claimed),
-                     "predicted": _txt(c.computed), "verdict": c.verdict,
-                     "reason": c.reason, "source": c.source, "id": c.id})
+        rows.append(
+            {
+                "system": m.get("system"),
+                "model": m.get("model"),
+                "chips": m.get("chips"),
+                "metric": m.get("metric"),
+                "measured": _txt(c.claimed),
+                "predicted": _txt(c.computed),
+                "verdict": c.verdict,
+                "reason": c.reason,
+                "source": c.source,
+                "id": c.id,
+            }
+        )
     return pd.DataFrame(rows)

@@ -9,12 +9,21 @@ import typer
 
 
 def diff_command(
-    old: str = typer.Argument(..., help="Spec directory or git revision (tag, commit) of the older version."),
-    new: str | None = typer.Argument(None, help="Spec directory or git revision of the newer "
-                                     "version (default: the specs trnkb ships)."),
-    repo: str | None = typer.Option(None, "--repo", help="Git checkout that revisions are read "
-                                    "from (default: the checkout trnkb runs from, else the "
-                                    "current directory)."),
+    old: str = typer.Argument(
+        ..., help="Spec directory or git revision (tag, commit) of the older version."
+    ),
+    new: str | None = typer.Argument(
+        None,
+        help="Spec directory or git revision of the newer "
+        "version (default: the specs trnkb ships).",
+    ),
+    repo: str | None = typer.Option(
+        None,
+        "--repo",
+        help="Git checkout that revisions are read "
+        "from (default: the checkout trnkb runs from, else the "
+        "current directory).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """List what changed between two versions of the knowledge base.
@@ -39,8 +48,16 @@ def diff_command(
         repo = str(checkout) if (checkout / ".git").exists() else "."
     changes = diff(old, new if new is not None else str(specs), Path(repo))
     if as_json:
-        print(json.dumps([{"what": c.what, "status": c.status, "key": c.key, "old": c.old,
-                           "new": c.new} for c in changes], indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                [
+                    {"what": c.what, "status": c.status, "key": c.key, "old": c.old, "new": c.new}
+                    for c in changes
+                ],
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return
     for c in changes:
         if c.status == "changed":

@@ -16,8 +16,17 @@ from trnkb.units import DIMENSIONS, QuantityError, has_dimension, parse
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["attention_args", "chip_with_core", "choice", "gemm_args", "positive_int",
-           "positive_quantity", "quantity", "suggest", "within"]
+__all__ = [
+    "attention_args",
+    "chip_with_core",
+    "choice",
+    "gemm_args",
+    "positive_int",
+    "positive_quantity",
+    "quantity",
+    "suggest",
+    "within",
+]
 
 
 def quantity(text: str, option: str, dim: str, example: str) -> Quantity:
@@ -30,8 +39,9 @@ def quantity(text: str, option: str, dim: str, example: str) -> Quantity:
         raise ValueError(f"{option}: {e}{hint}") from None
     if not has_dimension(q, dim):
         want = DIMENSIONS.get(dim, dim) or "a plain number"
-        raise ValueError(f"{option}: {text!r} is not {dim.replace('_', ' ')} ({want}); "
-                         f"e.g. {example}")
+        raise ValueError(
+            f"{option}: {text!r} is not {dim.replace('_', ' ')} ({want}); e.g. {example}"
+        )
     return q
 
 
@@ -58,8 +68,10 @@ def within(estimate: float, limit: float, what: str, unit: str = "") -> None:
     """Refuse work whose estimated size ``estimate`` exceeds ``limit``, quoting both."""
     if estimate > limit:
         u = f" {unit}" if unit else ""
-        raise ValueError(f"{what}: about {estimate:,.0f}{u}, above the limit of {limit:,.0f}{u}; "
-                         f"choose smaller sizes")
+        raise ValueError(
+            f"{what}: about {estimate:,.0f}{u}, above the limit of {limit:,.0f}{u}; "
+            f"choose smaller sizes"
+        )
 
 
 def choice(value: str | None, options: Iterable[str], option: str) -> str | None:
@@ -67,8 +79,9 @@ def choice(value: str | None, options: Iterable[str], option: str) -> str | None
     with a near-miss suggestion."""
     if value is None or value in options:
         return value
-    raise ValueError(f"{option}: {value!r} is not one of {', '.join(options)}"
-                     f"{suggest(value, options)}")
+    raise ValueError(
+        f"{option}: {value!r} is not one of {', '.join(options)}{suggest(value, options)}"
+    )
 
 
 # Work limits of the reference engine, checked before a kernel is built. The instruction
@@ -92,17 +105,30 @@ def gemm_args(m: int, k: int, n: int, execute: bool, seed: int = 0) -> None:
     if seed < 0:
         raise ValueError(f"--seed must be 0 or more, got {seed}")
     steps = _tiles(m, 128) * _tiles(n, 512) * _tiles(k, 128)
-    within(2 * steps + 2 * _tiles(m, 128) * _tiles(n, 512), MAX_INSTRUCTIONS,
-           f"gemm {m}x{k}x{n} needs too many engine instructions", "instructions")
+    within(
+        2 * steps + 2 * _tiles(m, 128) * _tiles(n, 512),
+        MAX_INSTRUCTIONS,
+        f"gemm {m}x{k}x{n} needs too many engine instructions",
+        "instructions",
+    )
     if execute:
-        within(2 * m * k * n, MAX_REFERENCE_FLOP,
-               f"gemm {m}x{k}x{n} --execute: float64 reference too large (use --no-execute)", "FLOP")
-        within(16 * (m * k + k * n + m * n), MAX_EXECUTE_BYTES,
-               f"gemm {m}x{k}x{n} --execute: arrays too large (use --no-execute)", "bytes")
+        within(
+            2 * m * k * n,
+            MAX_REFERENCE_FLOP,
+            f"gemm {m}x{k}x{n} --execute: float64 reference too large (use --no-execute)",
+            "FLOP",
+        )
+        within(
+            16 * (m * k + k * n + m * n),
+            MAX_EXECUTE_BYTES,
+            f"gemm {m}x{k}x{n} --execute: arrays too large (use --no-execute)",
+            "bytes",
+        )
 
 
-def attention_args(seq: int, seq_kv: int | None, head_dim: int, heads: int, execute: bool,
-                   seed: int = 0) -> None:
+def attention_args(
+    seq: int, seq_kv: int | None, head_dim: int, heads: int, execute: bool, seed: int = 0
+) -> None:
     """Refuse attention shapes that are not positive or too large to simulate."""
     positive_int(seq, "--seq", MAX_DIM)
     positive_int(seq_kv, "--seq-kv", MAX_DIM)
@@ -111,14 +137,25 @@ def attention_args(seq: int, seq_kv: int | None, head_dim: int, heads: int, exec
     if seed < 0:
         raise ValueError(f"--seed must be 0 or more, got {seed}")
     kv = seq_kv or seq
-    within(20 * heads * _tiles(seq, 128) * _tiles(kv, 512), MAX_INSTRUCTIONS,
-           f"attention of {heads} head(s), {seq} x {kv} needs too many engine instructions",
-           "instructions")
+    within(
+        20 * heads * _tiles(seq, 128) * _tiles(kv, 512),
+        MAX_INSTRUCTIONS,
+        f"attention of {heads} head(s), {seq} x {kv} needs too many engine instructions",
+        "instructions",
+    )
     if execute:
-        within(4 * heads * seq * kv * head_dim, MAX_REFERENCE_FLOP,
-               "attention --execute: float64 reference too large (use --no-execute)", "FLOP")
-        within(24 * heads * seq * kv, MAX_EXECUTE_BYTES,
-               "attention --execute: score matrices too large (use --no-execute)", "bytes")
+        within(
+            4 * heads * seq * kv * head_dim,
+            MAX_REFERENCE_FLOP,
+            "attention --execute: float64 reference too large (use --no-execute)",
+            "FLOP",
+        )
+        within(
+            24 * heads * seq * kv,
+            MAX_EXECUTE_BYTES,
+            "attention --execute: score matrices too large (use --no-execute)",
+            "bytes",
+        )
 
 
 def chip_with_core(kb: KnowledgeBase, chip: str) -> str:

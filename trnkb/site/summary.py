@@ -37,13 +37,17 @@ def summary(site: Path, notebooks: Path, specs: Path | None = None) -> list[str]
         "summary",
         f"  values     {len(kb.facts):,} from {len(kb.sources):,} sources",
         f"  conflicts  {len(kb.conflicts):,} kept and listed ("
-        + ", ".join(f"{n} {t}" for t, n in dict(conflicts).items()) + ")",
-        "  claims     " + ", ".join(f"{int(verdicts.get(v, 0))} {v}"
-                                    for v in ("supported", "contradicted", "unverifiable")),
+        + ", ".join(f"{n} {t}" for t, n in dict(conflicts).items())
+        + ")",
+        "  claims     "
+        + ", ".join(
+            f"{int(verdicts.get(v, 0))} {v}" for v in ("supported", "contradicted", "unverifiable")
+        ),
         f"  derived    {len(pairs)} values recomputed; {flagged} differ from the reported "
         f"figure by more than {THRESHOLD:.0%} (listed by `trnkb check`)",
         f"  notebooks  {len(nbs)} executed ({', '.join(p.stem[:2] for p in nbs)})",
-        f"  site       {len(pages)} pages: {index if index.is_file() else str(site) + ' (not built)'}",
+        f"  site       {len(pages)} pages: "
+        f"{index if index.is_file() else str(site) + ' (not built)'}",
     ]
 
 
