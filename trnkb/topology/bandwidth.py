@@ -9,45 +9,21 @@ from functools import cached_property
 from typing import TYPE_CHECKING, cast
 
 import networkx as nx
-import numpy as np
 
 from trnkb.qtypes import Quantity
+from trnkb.topology.parts import FabricParts
 from trnkb.topology.spec import POSITION_NAMES, RACK_NAMES
 from trnkb.units import Q_
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-    from trnkb.topology.spec import FabricSpec
 
 __all__ = ["BandwidthMixin"]
 
 
-class BandwidthMixin:
+class BandwidthMixin(FabricParts):
     """Bandwidth measurements of a :class:`~trnkb.topology.fabric.Fabric`."""
-
-    if TYPE_CHECKING:
-        # provided by :class:`~trnkb.topology.fabric.Fabric`
-        graph: nx.Graph[str]
-        spec: FabricSpec
-
-        @property
-        def chips(self) -> list[str]: ...
-
-        @property
-        def switches(self) -> list[str]: ...
-
-        @property
-        def _hop_matrix(self) -> np.ndarray: ...
-
-        @property
-        def _chip_index(self) -> dict[str, int]: ...
-
-        @property
-        def _rack_index(self) -> np.ndarray: ...
-
-        def rack_of(self, chip: str) -> str: ...
-        def _pair_hops(self, in_rack: bool = False) -> np.ndarray: ...
 
     def _bw(self, gbps: float | None) -> Quantity | None:
         return None if gbps is None else Q_(gbps, "Gbit/s").to("GB/s")

@@ -29,10 +29,11 @@ import networkx as nx
 import numpy as np
 
 from trnkb.qtypes import Quantity
+from trnkb.topology.parts import FabricParts
 from trnkb.units import Q_
 
 if TYPE_CHECKING:
-    from trnkb.topology.spec import FabricSpec
+    pass
 
 __all__ = ["CollectivesMixin", "bandwidth_time"]
 
@@ -62,31 +63,8 @@ def latency_steps(kind: str, g: int) -> int:
             "all-to-all": 1}[kind]
 
 
-class CollectivesMixin:
+class CollectivesMixin(FabricParts):
     """Group bandwidths and collective times of a :class:`~trnkb.topology.fabric.Fabric`."""
-
-    if TYPE_CHECKING:
-        # provided by :class:`~trnkb.topology.fabric.Fabric`
-        graph: nx.Graph[str]
-        spec: FabricSpec
-
-        @property
-        def chips(self) -> list[str]: ...
-
-        @property
-        def switches(self) -> list[str]: ...
-
-        @property
-        def _hop_matrix(self) -> np.ndarray: ...
-
-        @property
-        def _chip_index(self) -> dict[str, int]: ...
-
-        @property
-        def _rack_index(self) -> np.ndarray: ...
-
-        def rack_of(self, chip: str) -> str: ...
-        def _pair_hops(self, in_rack: bool = False) -> np.ndarray: ...
 
     def _group_graph(self, g: int) -> tuple[list[str], nx.Graph[str]]:
         group = self.chips[:g]
