@@ -16,10 +16,10 @@ from trnkb.topology.spec import POSITION_NAMES, RACK_NAMES
 from trnkb.units import Q_
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
 
-__all__ = ["BandwidthMixin"]
+__all__ = ["BandwidthMixin", "contracted_max_flow"]
 
 
 class BandwidthMixin(FabricParts):
@@ -117,20 +117,7 @@ class BandwidthMixin(FabricParts):
                 return n
             return "_source" if n in side else "_sink"
 
-        d: nx.DiGraph[str] = nx.DiGraph()
-        for a, b, e in self.graph.edges(data=True):
-            u, v = end(a), end(b)
-            if u == v:
-                continue
-            cap = round(e["gbit_s"] * 1000)  # Mbit/s as integers keep the flow exact
-            for x, y in ((u, v), (v, u)):
-                if d.has_edge(x, y):
-                    d[x][y]["capacity"] += cap
-                else:
-                    d.add_edge(x, y, capacity=cap)
-        if "_source" not in d or "_sink" not in d:
-            return 0.0
-        return float(nx.maximum_flow_value(d, "_source", "_sink") / 1000)
+        return contracted_max_flow(self.graph, end)
 
     @cached_property
     def _bisection(self) -> tuple[float | None, str]:
@@ -177,3 +164,22 @@ class BandwidthMixin(FabricParts):
         }
         name = max(bounds, key=lambda k: bounds[k].to("s").magnitude)
         return bounds[name].to("us"), name
+
+
+def contracted_max_flow(graph: nx.Graph[str], end: Callable[[str], str]) -> float:
+    """Max flow in Gbit/s from ``_source`` to ``_sink`` after mapping every node with ``end``
+    (chips to a terminal, switches to themselves); links keep their ``gbit_s`` both ways."""
+    d: nx.DiGraph[str] = nx.DiGraph()
+    for a, b, e in graph.edges(data=True):
+        u, v = end(a), end(b)
+        if u == v:
+            continue
+        cap = round(e["gbit_s"] * 1000)  # Mbit/s as integers keep the flow exact
+        for x, y in ((u, v), (v, u)):
+            if d.has_edge(x, y):
+                d[x][y]["capacity"] += cap
+            else:
+                d.add_edge(x, y, capacity=cap)
+    if "_source" not in d or "_sink" not in d:
+        return 0.0
+    return float(nx.maximum_flow_value(d, "_source", "_sink") / 1000)

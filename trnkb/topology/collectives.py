@@ -29,6 +29,7 @@ import networkx as nx
 import numpy as np
 
 from trnkb.qtypes import Quantity
+from trnkb.topology.bandwidth import contracted_max_flow
 from trnkb.topology.parts import FabricParts
 from trnkb.units import Q_
 
@@ -79,20 +80,7 @@ class CollectivesMixin(FabricParts):
                 return "_source"
             return "_sink" if n in other else n
 
-        d: nx.DiGraph[str] = nx.DiGraph()
-        for a, b, e in sub.edges(data=True):
-            u, v = end(a), end(b)
-            if u == v:
-                continue
-            cap = round(e["gbit_s"] * 1000)
-            for x, y in ((u, v), (v, u)):
-                if d.has_edge(x, y):
-                    d[x][y]["capacity"] += cap
-                else:
-                    d.add_edge(x, y, capacity=cap)
-        if "_source" not in d or "_sink" not in d:
-            return 0.0
-        return float(nx.maximum_flow_value(d, "_source", "_sink") / 1000)
+        return contracted_max_flow(sub, end)
 
     def group_bandwidth(self, g: int) -> dict[str, Any]:
         """Injection per chip, bisection and mean hops of a packed group of ``g`` chips.
