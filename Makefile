@@ -11,7 +11,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml requirements-lock.txt
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -c requirements-lock.txt -e ".[dev,docs]"
+	$(BIN)/pip install -q -c requirements-lock.txt -e ".[dev,docs,audit]"
 	touch $(STAMP)
 
 # Lint and types first (fail fast), then the tests and the docstring examples, then nbval.
