@@ -54,7 +54,7 @@ def positive_quantity(text: str, option: str, dim: str, example: str) -> Quantit
 
 
 def positive_int(value: int | None, option: str, limit: int | None = None) -> int | None:
-    """``value`` >= 1 (and <= ``limit`` when given); ``None`` passes through."""
+    """``value`` >= 1 (and <= ``limit`` when given); no value passes through unchanged."""
     if value is None:
         return None
     if value < 1:
@@ -75,7 +75,7 @@ def within(estimate: float, limit: float, what: str, unit: str = "") -> None:
 
 
 def choice(value: str | None, options: Iterable[str], option: str) -> str | None:
-    """``value`` if it is one of ``options`` (``None`` passes through), else a one-line refusal
+    """``value`` if it is one of ``options`` (no value passes through), else a one-line refusal
     with a near-miss suggestion."""
     if value is None or value in options:
         return value

@@ -133,7 +133,7 @@ def build_graph(spec: FabricSpec) -> nx.Graph[str]:
     Nodes carry ``kind`` (``chip``, ``switch``, ``tray-switch``), ``rack`` and, for chips,
     ``node``/``pos``/``plane`` (switched) or ``coord`` (torus). Edges carry ``medium``
     (``pcb``, ``backplane``, ``aec``, ``torus``, ``nvlink``), ``lanes``, ``ports`` and
-    ``gbit_s``: usable bandwidth per direction in Gbit/s (``None`` when unknown).
+    ``gbit_s``: usable bandwidth per direction in Gbit/s (missing when unknown).
     """
     if spec.wiring == "torus":
         return _build_torus(spec)

@@ -34,7 +34,7 @@ def chip_name(rack: str, node: int, position: str) -> str:
 class FabricSpec:
     """The numbers that define one fabric (a ``fabrics`` row joined with its references).
 
-    Counts are plain ints (``None`` when no source gives them); ``lane_rate`` and
+    Counts are plain ints (missing when no source gives them); ``lane_rate`` and
     ``chip_bandwidth`` are pint quantities per direction.
     """
 
@@ -85,7 +85,7 @@ class FabricSpec:
 
 
 def _get(kb: KnowledgeBase, row: str | None, field: str) -> Any:
-    """``kb.get(row, field)``, or ``None`` when there is no row (a quantity or a string)."""
+    """``kb.get(row, field)``, or nothing when there is no row (a quantity or a string)."""
     return kb.get(row, field) if row else None
 
 
