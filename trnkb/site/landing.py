@@ -80,14 +80,22 @@ def _caveats(kb: KnowledgeBase) -> list[str]:
 def landing(kb: KnowledgeBase, notebooks: list[Path], src: Path) -> str:
     """Markdown for the landing page's marker; writes the headline chart into ``src``."""
     long = compare.chip_values(kb, compare.HEADLINE, ["dense_fp8"])
-    chart = charts.metric(long, "dense_fp8", label="Dense FP8 peak",
-                          title="Trainium3 against its competitors: dense FP8 peak per chip")
+    # a figure whose source does not say dense or sparse is marked on the chart itself
+    marked = long.assign(name=[f"{n} *" if q else n for n, q in zip(long["name"],
+                                                                   long["qualifier"], strict=True)])
+    title = "Trainium3 against its competitors: dense FP8 peak per chip"
+    if (long["qualifier"] != "").any():
+        title += " (* the source does not say dense or sparse)"
+    chart = charts.metric(marked, "dense_fp8", label="Dense FP8 peak", title=title)
     chart.save(str(src / "headline-fp8.svg"), format="svg")
     trn3 = compare.standing(long, "dense_fp8", "trainium3")
     names = display.names(kb)
     lines = [f"**Version {trnkb.__version__}.** "
              f"Trainium3's dense FP8 peak ranks {trn3['rank']} of {trn3['count']} headline chips "
-             f"(highest: {names.get(trn3['top'], trn3['top'])}).\n",
+             f"(highest: {names.get(trn3['top'], trn3['top'])}"
+             + (", whose source does not say dense or sparse"
+                if (long.loc[long["id"] == trn3["top"], "qualifier"] != "").any() else "")
+             + ").\n",
              "![Bar chart: dense FP8 peak per chip in TFLOP/s for Trainium3, Trainium2, NVIDIA "
              "B200, GB200, GB300, AMD MI355X, MI455X and Google TPU7x, coloured by vendor]"
              "(headline-fp8.svg)\n",
