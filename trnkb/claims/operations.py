@@ -70,16 +70,21 @@ class Operation:
     doc: str = ""
 
 
-def _kb(arg: Any, node: Node, kb: KnowledgeBase, inputs: Inputs, where: str) -> Quantity:
+def _lookup(arg: Any, node: Node, kb: KnowledgeBase, where: str, what: str) -> tuple[Any, Any]:
+    """The KB value ``ID.FIELD`` names (from ``node``'s source if given) and its provenance."""
     from trnkb.calc.fromkb import ref
 
     row_id, _, fname = str(arg).partition(".")
     if not fname:
-        raise ClaimError(f"{where}: kb reference {arg!r} is not ID.FIELD")
+        raise ClaimError(f"{where}: {what} reference {arg!r} is not ID.FIELD")
     try:
-        value, prov = ref(kb, row_id, fname, node.get("source"))
+        return ref(kb, row_id, fname, node.get("source"))
     except KeyError as e:
         raise ClaimError(f"{where}: no KB value for {arg}: {e.args[0] if e.args else e}") from None
+
+
+def _kb(arg: Any, node: Node, kb: KnowledgeBase, inputs: Inputs, where: str) -> Quantity:
+    value, prov = _lookup(arg, node, kb, where, "kb")
     if not isinstance(value, pint.Quantity):
         raise ClaimError(f"{where}: {arg} is text ({value!r}), not a number")
     inputs.append({"kb": str(arg), **quantity_json(value, unit_of(value)),
@@ -176,15 +181,7 @@ def _quantity(arg: Any, node: Node, kb: KnowledgeBase, inputs: Inputs, where: st
 
 
 def _text(arg: Any, node: Node, kb: KnowledgeBase, inputs: Inputs, where: str) -> str:
-    from trnkb.calc.fromkb import ref
-
-    row_id, _, fname = str(arg).partition(".")
-    if not fname:
-        raise ClaimError(f"{where}: text reference {arg!r} is not ID.FIELD")
-    try:
-        value, prov = ref(kb, row_id, fname, node.get("source"))
-    except KeyError as e:
-        raise ClaimError(f"{where}: no KB value for {arg}: {e.args[0] if e.args else e}") from None
+    value, prov = _lookup(arg, node, kb, where, "text")
     inputs.append({"kb": str(arg), "value": str(value), "unit": None,
                    "source": prov.get("source"), "locator": prov.get("locator")})
     return str(value)

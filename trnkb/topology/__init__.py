@@ -5,16 +5,8 @@ The wiring parameters (planes, switches per plane, lanes per port...) are rows o
 lane rates and the per-chip lane budget from ``network``. This module turns them into a
 graph and measures it: switch counts, lane use, hop distances, bandwidths.
 
-Hop definition
---------------
-A *hop* is one traversal of a forwarding device between two chips: a switch (on a
-switch tray or a compute tray) or an intermediate chip that forwards the traffic
-(Trainium's auto-forwarding). So ``hops = links on the path - 1``; chips joined by a
-direct link (PCB neighbours, the two ends of a cross-rack AEC) are 0 hops apart. This
-is the definition that reproduces the worked paths of the SemiAnalysis deep dive
-(seed ``004_406711927e432c17.txt``): on NL32x2 Gen1, chip A of node 1 reaches chip B of
-node 2 through its PCB neighbour and one switch, which the source counts as 2 hops;
-counting switches alone would give 1.
+A *hop* is one traversal of a forwarding device between two chips; the definition and
+why it is the one the sources use are in :mod:`~trnkb.topology.hops`.
 
 Modules, one idea each: :mod:`~trnkb.topology.spec` (what defines a fabric, read from the
 KB), :mod:`~trnkb.topology.build` (the graph and its wiring rules),

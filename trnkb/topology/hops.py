@@ -1,6 +1,5 @@
 """Hop distances between the chips of a fabric.
 
---------------
 A *hop* is one traversal of a forwarding device between two chips: a switch (on a
 switch tray or a compute tray) or an intermediate chip that forwards the traffic
 (Trainium's auto-forwarding). So ``hops = links on the path - 1``; chips joined by a
