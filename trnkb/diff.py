@@ -32,7 +32,15 @@ kb = trnkb.load(sys.argv[1])
 values = {}
 for f in kb.facts.to_dict("records"):
     v = f["value"]
-    key = f'{f["table"]}/{f["id"]}.{f["field"]} [{f["source"]}]'
+    # one source may give a field twice (a reported figure and one derived from its other
+    # figures, or two qualified figures): kind and qualifier tell them apart, then order
+    q = f.get("qualifier")
+    tags = [f["source"]] + ["derived"] * (f["kind"] == "derived") + [q] * (isinstance(q, str)
+                                                                          and q != "")
+    key = f'{f["table"]}/{f["id"]}.{f["field"]} [{", ".join(tags)}]'
+    n = 2
+    while key in values:
+        key, n = f'{key.rsplit(" #", 1)[0]} #{n}', n + 1
     try:
         base = v.to_base_units()
         values[key] = {"text": f"{v.magnitude!r} {v.units}".strip(), "base": float(base.magnitude),

@@ -81,3 +81,21 @@ def test_diff_reads_a_git_revision_with_its_own_code(good_specs, tmp_path):
     out = json.loads(run("diff", "HEAD", str(repo / "specs"), "--repo", str(repo), "--json").stdout)
     assert [(c["key"], c["new"].split()[0]) for c in out if c["what"] == "value"] == [
         ("chips/trainium3.dense_bf16 [aws-neuron-trn3]", "700")]
+
+
+def test_diff_tells_apart_two_values_of_one_field_from_one_source(two_versions):
+    # a second figure from the same page (here qualified) is an addition, not a change of
+    # the first: values are keyed by source, kind and qualifier, then by order
+    old, new = two_versions
+    edit(new / "chips.yaml", "value: 672 TFLOPS", "value: 671 TFLOPS")  # undo the real change
+    edit(new / "chips.yaml",
+         '  dense_bf16: {value: 671 TFLOPS, source: aws-neuron-trn3, locator: "specs table", '
+         'kind: reported}',
+         '  dense_bf16:\n'
+         '    - {value: 671 TFLOPS, source: aws-neuron-trn3, locator: "specs table", '
+         'kind: reported, preferred: true}\n'
+         '    - {value: 640 TFLOPS, source: aws-neuron-trn3, locator: "per core x 8", '
+         'kind: reported, qualifier: per core x 8}')
+    out = json.loads(run("diff", str(old), str(new), "--json").stdout)
+    assert [(c["key"], c["status"]) for c in out if c["what"] == "value"] == [
+        ("chips/trainium3.dense_bf16 [aws-neuron-trn3, per core x 8]", "added")]
