@@ -40,3 +40,25 @@ def test_a_command_imports_only_its_topic():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert "peak-flops" in r.stdout
     assert r.stderr.strip() == "['trnkb.cli.calc']"
+
+
+def _leaves(cmd, path=()):
+    if hasattr(cmd, "commands"):  # a group (typer vendors its own click)
+        for name, sub in cmd.commands.items():
+            yield from _leaves(sub, (*path, name))
+    else:
+        yield path, cmd
+
+
+@pytest.mark.parametrize("topic", TOPICS)
+def test_every_option_and_command_says_what_it_is(topic):
+    # `--help` is the manual: an option listed without a sentence is a question left open
+    checked = 0
+    for name, top in _topic_commands(topic).items():
+        for path, cmd in _leaves(top, (name,)):
+            assert (cmd.help or "").strip(), f"trnkb {' '.join(path)} has no help text"
+            bare = [p.opts[0] for p in cmd.params
+                    if p.param_type_name == "option" and not (p.help or "").strip()]
+            assert not bare, f"trnkb {' '.join(path)}: options without help: {bare}"
+            checked += 1
+    assert checked

@@ -41,6 +41,7 @@ Json = Annotated[bool, typer.Option("--json", help="Print JSON (no progress bar)
 Execute = Annotated[bool, typer.Option("--execute/--no-execute",
                                        help="Compute numerics too, or cost only.")]
 Specs = Annotated[Path | None, typer.Option("--specs", help="Spec directory (default: shipped).")]
+Seed = Annotated[int, typer.Option("--seed", help="Seed of the random operands (with --execute).")]
 Cores = Annotated[int, typer.Option("--cores", min=1,
                                     help="NeuronCores to shard over (1: one core; 8: the chip).")]
 TimelineOut = Annotated[Path | None, typer.Option(
@@ -128,7 +129,7 @@ def register(app: typer.Typer) -> None:
                      help="mxfp4 with --dtype mxfp8: 4-bit weights (W4A8).")] = None,
                  quantize_activations: Annotated[bool, typer.Option(
                      help="MX: A arrives in BF16 and VectorE quantizes it.")] = False,
-                 execute: Execute = True, seed: int = 0, specs: Specs = None,
+                 execute: Execute = True, seed: Seed = 0, specs: Specs = None,
                  cores: Cores = 1, timeline: TimelineOut = None,
                  as_json: Json = False) -> None:
         """C = A @ B on NeuronCores: critical path, busy time, FLOP/s vs peak, error vs float64."""
@@ -153,14 +154,14 @@ def register(app: typer.Typer) -> None:
                       seq_kv: Annotated[int | None, typer.Option(
                           help="Key/value length (default: --seq).")] = None,
                       head_dim: Annotated[int, typer.Option(help="Head dimension.")] = 128,
-                      heads: int = 1,
+                      heads: Annotated[int, typer.Option(help="Query heads.")] = 1,
                       heads_kv: Annotated[int | None, typer.Option(
                           help="KV heads (GQA/MQA; default --heads).")] = None,
                       causal: Annotated[bool, typer.Option(
                           help="Causal mask (bottom-right aligned).")] = False,
                       exp_engine: Annotated[ExpEngine | None, typer.Option(
                           help="scalar or vector (default: vector where the core has it).")] = None,
-                      execute: Execute = True, seed: int = 0, specs: Specs = None,
+                      execute: Execute = True, seed: Seed = 0, specs: Specs = None,
                       cores: Cores = 1, timeline: TimelineOut = None,
                       as_json: Json = False) -> None:
         """Flash-attention forward on NeuronCores: which engine bounds it, and why.

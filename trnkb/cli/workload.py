@@ -32,6 +32,7 @@ ModelOpt = Annotated[str, typer.Option(
 SystemOpt = Annotated[str, typer.Option(
     "--system", help="Rack / scale-up domain id (trnkb list racks).")]
 ChipsOpt = Annotated[str, typer.Option("--chips", help="Chips used.")]
+SeqLenOpt = Annotated[str, typer.Option("--seq-len", help="Tokens per training sequence.")]
 PrecisionOpt = Annotated[str | None, typer.Option(
     "--precision",
     help="bf16, fp8, mxfp8, int8, fp4, mxfp4 (default bf16, or the nearest the chip has).")]
@@ -161,8 +162,10 @@ def register(app: typer.Typer) -> None:
                       help="e.g. tp=4,pp=2,zero=1; default: the fastest plan that fits.",
                   )] = None,
                   precision: PrecisionOpt = None,
-                  seq_len: Annotated[str, typer.Option("--seq-len")] = "8192",
-                  batch_tokens: Annotated[str, typer.Option("--batch-tokens")] = "4194304",
+                  seq_len: SeqLenOpt = "8192",
+                  batch_tokens: Annotated[str, typer.Option(
+                      "--batch-tokens",
+                      help="Tokens per optimizer step (global batch x sequence).")] = "4194304",
                   recipe: Annotated[str, typer.Option(
                       "--recipe", help="bf16-adam, fp8-adam, scaling-book")] = "bf16-adam",
                   mfu_from_engine: Annotated[bool, typer.Option(
@@ -196,12 +199,18 @@ def register(app: typer.Typer) -> None:
 
     @wl.command("serve")
     def serve_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt = "8",
-                  batch: Annotated[str, typer.Option("--batch")] = "64",
-                  input_len: Annotated[str, typer.Option("--input-len")] = "2048",
-                  output_len: Annotated[str, typer.Option("--output-len")] = "512",
+                  batch: Annotated[str, typer.Option(
+                      "--batch", help="Sequences decoded together on the replica.")] = "64",
+                  input_len: Annotated[str, typer.Option(
+                      "--input-len", help="Prompt tokens per sequence.")] = "2048",
+                  output_len: Annotated[str, typer.Option(
+                      "--output-len", help="Generated tokens per sequence.")] = "512",
                   precision: PrecisionOpt = None,
-                  kv_precision: Annotated[str | None, typer.Option("--kv-precision")] = None,
-                  tp: Annotated[str | None, typer.Option("--tp")] = None,
+                  kv_precision: Annotated[str | None, typer.Option(
+                      "--kv-precision", help="KV-cache format (default: --precision).")] = None,
+                  tp: Annotated[str | None, typer.Option(
+                      "--tp", help="Tensor-parallel width (default: the largest power of two "
+                                   "dividing the chips and the heads).")] = None,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
                   specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """TTFT, TPOT, tokens/s per chip, per MW and per dollar serving MODEL on one replica."""
@@ -227,9 +236,10 @@ def register(app: typer.Typer) -> None:
 
     @wl.command("plans")
     def plans_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt,
-                  tokens: Annotated[str, typer.Option("--tokens")] = "15e12",
+                  tokens: Annotated[str, typer.Option(
+                      "--tokens", help="Token budget, e.g. 15e12.")] = "15e12",
                   precision: PrecisionOpt = None,
-                  seq_len: Annotated[str, typer.Option("--seq-len")] = "8192",
+                  seq_len: SeqLenOpt = "8192",
                   top: Annotated[str, typer.Option("--top", help="How many plans to list.")] = "10",
                   switch_gen: GenOpt = None, set_: SetOpt = None, specs: SpecsOpt = None,
                   as_json: JsonOpt = False) -> None:
