@@ -5,6 +5,7 @@ import pytest
 from trnkb import workload as W
 from trnkb.calc.tco import tco
 from trnkb.workload.cost import usd_per_chip_hour
+from trnkb.workload.ranges import user_value
 
 
 def test_kv_capacity_limits_the_batch(kb):
@@ -84,3 +85,41 @@ def test_cloud_pricing_uses_the_sourced_price_per_chip_hour(kb):
     assert W.system(kb, "hgx-h100-8").cloud_price.mid == pytest.approx(98.32 / 8)
     with pytest.raises(ValueError, match="no cloud price for gb300"):
         W.serve(m, W.system(kb, "gb300-nvl72"), 8, 32, 2048, 128, "fp8", pricing="cloud")
+
+
+# Llama 2 70B by hand (d 8192, 80 layers, 64 heads of 128, 8 KV heads, FFN 28672, vocab
+# 32000, untied): per layer 150,994,944 attention + 704,643,072 FFN + 16,384 norm weights,
+# so 68,452,352,000 in the layers, + 8,192 final norm + 262,144,000 unembedding.
+_L2_MATMUL_PARAMS = 68_452_352_000 + 8_192 + 262_144_000
+_L2_KV_FP8_PER_TOKEN = 80 * 2 * 8 * 128  # bytes, one byte per element
+
+
+def test_four_bit_weights_keep_an_fp8_kv_cache(kb):
+    """TensorRT-LLM serves its NVFP4 Llama 3.3 70B with ``kv_cache_config: dtype: fp8``."""
+    m, s = W.model(kb, "llama-2-70b"), W.system(kb, "hgx-b200-8")
+    r = W.serve(m, s, 1, 8, 128, 128, "fp4", curve=False)
+    assert r.settings["kv_precision"] == "fp8"
+    assert r.breakdown["kv_bytes_per_token"] == _L2_KV_FP8_PER_TOKEN
+    four = W.serve(m, s, 1, 8, 128, 128, "fp4", kv_precision="fp4", curve=False)
+    assert four.breakdown["kv_bytes_per_token"] == _L2_KV_FP8_PER_TOKEN / 2
+    assert W.serve(m, s, 1, 8, 128, 128, "bf16", curve=False).settings["kv_precision"] == "bf16"
+
+
+def test_attention_time_adds_to_compute_bound_matmuls(kb):
+    """The scaling book's general step time: max(matmul FLOPs, weights) + KV read.
+
+    Batch 512 at 4,097 tokens of context on one chip of 1 PFLOP/s and 4 TB/s, at full
+    efficiency: matmuls 512 x 2 x 68.71e9 FLOP = 70.4 ms (weights 68.7 GB fp8 = 17.2 ms);
+    KV 512 x 4,097 x 163,840 B = 343.7 GB = 85.9 ms (its FLOPs, 5.5 ms, hide under it).
+    A single roofline over the step would give max(75.9, 103.1) = 103.1 ms instead.
+    """
+    m, s = W.model(kb, "llama-2-70b"), W.system(kb, "hgx-b200-8")
+    fixed = {"peak_flops": 1e15, "hbm_bandwidth": 4e12, "compute_efficiency": 1.0,
+             "hbm_efficiency": 1.0}
+    r = W.serve(m, s, 1, 512, 4096, 2, "fp8", curve=False,
+                assumptions={k: user_value(k, x, "") for k, x in fixed.items()})
+    matmuls = max(512 * 2 * _L2_MATMUL_PARAMS / 1e15, _L2_MATMUL_PARAMS / 4e12)
+    attention_flops = 512 * 2 * 64 * (128 + 128) * 80 * 4097
+    attention = max(attention_flops / 1e15, 512 * 4097 * _L2_KV_FP8_PER_TOKEN / 4e12)
+    assert r.breakdown["tpot"] == pytest.approx(matmuls + attention, rel=1e-9)
+    assert r.breakdown["tpot"] == pytest.approx(0.1563, rel=1e-3)
