@@ -123,3 +123,27 @@ def test_attention_time_adds_to_compute_bound_matmuls(kb):
     attention = max(attention_flops / 1e15, 512 * 4097 * _L2_KV_FP8_PER_TOKEN / 4e12)
     assert r.breakdown["tpot"] == pytest.approx(matmuls + attention, rel=1e-9)
     assert r.breakdown["tpot"] == pytest.approx(0.1563, rel=1e-3)
+
+
+def test_offline_throughput_charges_prefill_of_the_whole_batch(kb):
+    """MLPerf-style offline run, Llama 2 70B fp4 on one GPU, at fixed inputs (1e16 FLOP/s,
+    8e12 B/s, every efficiency 1): by hand, batch 512, 256 in, 294 out.
+
+    decode at 256 + 294/2 = 403 tokens: matmuls max(512 x 2P / 1e16, 0.5 P / 8e12) plus
+    attention max(512 x 2 x 64 x 256 x 80 x 403 / 1e16, 512 x 403 x 163,840 B (fp8 KV by
+    default) / 8e12); prefill of 512 x 256 tokens at 2P + 2 x 64 x 256 x 80 x 128 FLOP each;
+    tokens/s = 512 x 294 / (294 x TPOT + prefill).
+    """
+    m, s = W.model(kb, "llama-2-70b"), W.system(kb, "gb200-nvl72")
+    fixed = {"peak_flops": 1e16, "hbm_bandwidth": 8e12, "compute_efficiency": 1.0,
+             "hbm_efficiency": 1.0, "prefill_mfu": 1.0}
+    r = W.serve(m, s, 1, 512, 256, 294, "fp4", curve=False,
+                assumptions={k: user_value(k, x, "") for k, x in fixed.items()})
+    p = _L2_MATMUL_PARAMS
+    tpot = (max(512 * 2 * p / 1e16, 0.5 * p / 8e12)
+            + max(512 * 2 * 64 * 256 * 80 * 403 / 1e16, 512 * 403 * _L2_KV_FP8_PER_TOKEN / 8e12))
+    prefill = max(512 * 256 * (2 * p + 2 * 64 * 256 * 80 * 128) / 1e16, 0.5 * p / 8e12)
+    assert r.breakdown["tpot"] == pytest.approx(tpot, rel=1e-9)
+    assert r.breakdown["tokens_per_s_system"] == pytest.approx(512 * 294 / (294 * tpot + prefill),
+                                                               rel=1e-9)
+    assert r.breakdown["tokens_per_s_system"] == pytest.approx(29_419, rel=1e-3)
