@@ -24,8 +24,12 @@ def test_decode_is_memory_bound_at_small_batch(kb):
     r = W.serve(m, s, 8, 1, 2048, 512, "fp8", curve=False)
     v = {k: i.mid for k, i in r.inputs.items()}
     weights = (m.total_params - m.params()["embedding"]) / 8
+    # one token's norms and residuals (10 x 8192 per layer, on every TP rank) and SwiGLU
+    # (3 x 28672 per layer, split over the 8 ranks), 80 layers, bf16, at the central fraction
+    elementwise = 2 * (10 * 8192 * 80 + 3 * 28672 * 80 / 8) * v["elementwise_fraction"]
     assert r.breakdown["decode_compute_or_memory"] == pytest.approx(
-        (weights + r.breakdown["decode_kv_read"]) / (v["hbm_bandwidth"] * v["hbm_efficiency"])
+        (weights + r.breakdown["decode_kv_read"] + elementwise)
+        / (v["hbm_bandwidth"] * v["hbm_efficiency"])
     )
 
 
@@ -115,7 +119,7 @@ def test_attention_time_adds_to_compute_bound_matmuls(kb):
     """
     m, s = W.model(kb, "llama-2-70b"), W.system(kb, "hgx-b200-8")
     fixed = {"peak_flops": 1e15, "hbm_bandwidth": 4e12, "compute_efficiency": 1.0,
-             "hbm_efficiency": 1.0}
+             "hbm_efficiency": 1.0, "elementwise_fraction": 0.0}
     r = W.serve(m, s, 1, 512, 4096, 2, "fp8", curve=False,
                 assumptions={k: user_value(k, x, "") for k, x in fixed.items()})
     matmuls = max(512 * 2 * _L2_MATMUL_PARAMS / 1e15, _L2_MATMUL_PARAMS / 4e12)
@@ -136,7 +140,7 @@ def test_offline_throughput_charges_prefill_of_the_whole_batch(kb):
     """
     m, s = W.model(kb, "llama-2-70b"), W.system(kb, "gb200-nvl72")
     fixed = {"peak_flops": 1e16, "hbm_bandwidth": 8e12, "compute_efficiency": 1.0,
-             "hbm_efficiency": 1.0, "prefill_mfu": 1.0}
+             "hbm_efficiency": 1.0, "prefill_mfu": 1.0, "elementwise_fraction": 0.0}
     r = W.serve(m, s, 1, 512, 256, 294, "fp4", curve=False,
                 assumptions={k: user_value(k, x, "") for k, x in fixed.items()})
     p = _L2_MATMUL_PARAMS
@@ -147,3 +151,25 @@ def test_offline_throughput_charges_prefill_of_the_whole_batch(kb):
     assert r.breakdown["tokens_per_s_system"] == pytest.approx(512 * 294 / (294 * tpot + prefill),
                                                                rel=1e-9)
     assert r.breakdown["tokens_per_s_system"] == pytest.approx(29_419, rel=1e-3)
+
+
+def test_elementwise_traffic_by_hand(kb):
+    """Norms and residuals 10 d, gated activation 3 f elements per token and layer, bf16.
+
+    Llama 2 70B, one token on one chip: 2 x (10 x 8192 + 3 x 28672) x 80 = 26,869,760 B.
+    Mixtral 8x7B, 8 tokens on 8 chips with attention data parallel 8: norms 2 x 10 x 4096 x 32
+    per chip for its one token, the 2 active experts' 3 x 14336 each spread over the 8 chips:
+    2 x (10 x 4096 x 32 + 8 x 3 x 2 x 14336 x 32 / 8) = 8,126,464 B.
+    """
+    from trnkb.workload.serving import elementwise_bytes
+
+    assert elementwise_bytes(W.model(kb, "llama-2-70b"), 1, 1, 1) == 26_869_760
+    assert elementwise_bytes(W.model(kb, "mixtral-8x7b"), 8, 8, 8) == 8_126_464
+    m, s = W.model(kb, "llama-2-70b"), W.system(kb, "hgx-b200-8")
+    half = W.serve(m, s, 1, 256, 128, 128, "fp8", curve=False)
+    none = W.serve(m, s, 1, 256, 128, 128, "fp8", curve=False,
+                   assumptions={"elementwise_fraction": user_value("elementwise_fraction", 0.0,
+                                                                   "")})
+    v = {k: i.mid for k, i in half.inputs.items()}
+    extra = 0.5 * 256 * 26_869_760 / (v["hbm_bandwidth"] * v["hbm_efficiency"])
+    assert half.breakdown["tpot"] - none.breakdown["tpot"] == pytest.approx(extra, rel=1e-9)

@@ -12,7 +12,9 @@ Decode step (seconds), per chip, the scaling book's general step time (inference
 compute_efficiency), weight bytes / (HBM bandwidth x hbm_efficiency))`` plus attention
 ``max(attention FLOPs / (peak x compute_efficiency), KV bytes / (HBM x hbm_efficiency))``
 (attention streams each sequence's own cache after the matmuls, so the two add rather than
-hide under one another). Weight bytes are the local dense part plus the routed experts the
+hide under one another), plus the elementwise traffic between the matmuls (norms, residual
+adds, the gated activation: :func:`elementwise_bytes`, times ``elementwise_fraction`` for
+what fusion leaves) at the same bandwidth; prefill adds the same term. Weight bytes are the local dense part plus the routed experts the
 batch touches (``E x (1 - (1 - k/E)^tokens)`` per layer under uniform routing); KV bytes
 are the cache of the local sequences at the mean context ``input + output/2``; plus the
 exposed part of 2 tensor-parallel all-reduces per layer and 2 expert all-to-alls per MoE
@@ -57,6 +59,12 @@ SERVE_ASSUMPTIONS = {
                                 "tensor/expert-parallel communication hidden under compute"),
     "workspace_fraction": assumption("workspace_fraction", 0.05, 0.1, 0.15, "",
                                      "HBM kept for activations, runtime and fragmentation"),
+    "elementwise_fraction": assumption("elementwise_fraction", 0.25, 0.5, 1.0, "",
+                                       "share of the unfused norm, residual and activation "
+                                       "traffic (elementwise_bytes) a serving stack still moves "
+                                       "through HBM between its matmuls: 1 unfused, lower as "
+                                       "kernels fuse residual-add with RMSNorm and the gated "
+                                       "activation into the matmul epilogue"),
 }
 SERVE_METRICS = {"ttft": "s", "tpot": "s", "tokens_per_s_per_chip": "1/s",
                  "decode_tokens_per_s_per_chip": "1/s", "tokens_per_s_system": "1/s",
@@ -82,6 +90,25 @@ def layout(model: Model, chips: int, tp: int | None = None) -> tuple[int, int]:
         raise ValueError(f"tp={tp} must divide the {chips} chips and the {model.attention_heads} "
                          f"heads")
     return tp, chips // tp
+
+
+def elementwise_bytes(model: Model, tokens: float, chips: int, dp: int) -> float:
+    """HBM bytes per chip of the non-matmul operations of one forward over ``tokens`` tokens,
+    unfused, with bf16 activations.
+
+    Per token and layer a pre-norm decoder reads and writes, outside its matmuls: two RMSNorms
+    (``d`` in, ``d`` out each), two residual adds (``2d`` in, ``d`` out each) and the gated
+    activation (``2f`` in, ``f`` out, ``f`` the FFN width a token uses: the dense FFN, or its
+    active routed and shared experts): ``10 d + 3 f`` elements. The ``d`` terms are repeated on
+    every tensor-parallel rank of an attention replica (``tokens / dp`` tokens each), the ``f``
+    terms are spread over all ``chips``.
+    """
+    d = model.d_model
+    dense_layers = model.dense_layers if model.moe else model.layers
+    f_dense = (model.ffn_size or 0) * dense_layers
+    f_moe = ((model.active_experts + model.shared_experts) * (model.expert_ffn_size or 0)
+             * model.moe_layers)
+    return 2.0 * (tokens / dp * 10 * d * model.layers + tokens * 3 * (f_dense + f_moe) / chips)
 
 
 def _step(model: Model, system: System, chips: int, tp: int, dp: int, batch: int, ctx: float,
@@ -112,6 +139,8 @@ def _step(model: Model, system: System, chips: int, tp: int, dp: int, batch: int
         flops = tokens * model.forward_flops_per_token(tokens_per_seq, causal_mean=True) / chips
         t = max(flops / (v["peak_flops"] * v["prefill_mfu"]),
                 (dense + experts_b) / (v["hbm_bandwidth"] * v["hbm_efficiency"]))
+    elementwise = elementwise_bytes(model, tokens, chips, dp) * v["elementwise_fraction"]
+    t += elementwise / (v["hbm_bandwidth"] * v["hbm_efficiency"])
     net = system.network
     kw = {"efficiency": v["collective_efficiency"], "step_latency": v["step_latency"],
           "hop_latency": v["hop_latency"], "scaleout_latency": v["scaleout_latency"],
@@ -124,7 +153,8 @@ def _step(model: Model, system: System, chips: int, tp: int, dp: int, batch: int
         comm += 2 * model.moe_layers * net.time("all-to-all", routed, chips, 1, **kw)
     exposed = comm - min(comm * v["serve_overlap"], t)
     return t + exposed, {"compute_or_memory": t, "comm": comm, "comm_exposed": exposed,
-                         "weights_read": dense + experts_b, "kv_read": kv_read, "flops": flops}
+                         "weights_read": dense + experts_b, "kv_read": kv_read, "flops": flops,
+                         "elementwise_bytes": elementwise}
 
 
 def serve(model: Model, system: System, chips: int, batch: int, input_len: int, output_len: int,
