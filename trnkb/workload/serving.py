@@ -14,8 +14,9 @@ compute_efficiency), weight bytes / (HBM bandwidth x hbm_efficiency))`` plus att
 (attention streams each sequence's own cache after the matmuls, so the two add rather than
 hide under one another), plus the elementwise traffic between the matmuls (norms, residual
 adds, the gated activation: :func:`elementwise_bytes`, times ``elementwise_fraction`` for
-what fusion leaves) at the same bandwidth; prefill adds the same term. Weight bytes are the local dense part plus the routed experts the
-batch touches (``E x (1 - (1 - k/E)^tokens)`` per layer under uniform routing); KV bytes
+what fusion leaves) at the same bandwidth; prefill adds the same term. Weight bytes are
+the local dense part plus the routed experts the batch touches
+(``E x (1 - (1 - k/E)^tokens)`` per layer under uniform routing); KV bytes
 are the cache of the local sequences at the mean context ``input + output/2``; plus the
 exposed part of 2 tensor-parallel all-reduces per layer and 2 expert all-to-alls per MoE
 layer. Prefill of ``prefill_batch`` requests: ``max(FLOPs / (peak x prefill_mfu), weights /
@@ -42,7 +43,7 @@ from trnkb.workload.result import WorkloadResult, check_positive
 from trnkb.workload.system import System
 from trnkb.workload.training import TRAIN_ASSUMPTIONS
 
-__all__ = ["SERVE_ASSUMPTIONS", "default_kv_precision", "serve"]
+__all__ = ["SERVE_ASSUMPTIONS", "default_kv_precision", "elementwise_bytes", "serve"]
 
 SERVE_ASSUMPTIONS = {
     "compute_efficiency": assumption("compute_efficiency", 0.3, 0.6, 0.85, "",
