@@ -5,6 +5,7 @@ import pytest
 from trnkb import workload as W
 from trnkb.calc.tco import tco
 from trnkb.workload.cost import usd_per_chip_hour
+from trnkb.workload.ranges import user_value
 
 
 def test_kv_capacity_limits_the_batch(kb):
@@ -23,8 +24,12 @@ def test_decode_is_memory_bound_at_small_batch(kb):
     r = W.serve(m, s, 8, 1, 2048, 512, "fp8", curve=False)
     v = {k: i.mid for k, i in r.inputs.items()}
     weights = (m.total_params - m.params()["embedding"]) / 8
+    # one token's norms and residuals (10 x 8192 per layer, on every TP rank) and SwiGLU
+    # (3 x 28672 per layer, split over the 8 ranks), 80 layers, bf16, at the central fraction
+    elementwise = 2 * (10 * 8192 * 80 + 3 * 28672 * 80 / 8) * v["elementwise_fraction"]
     assert r.breakdown["decode_compute_or_memory"] == pytest.approx(
-        (weights + r.breakdown["decode_kv_read"]) / (v["hbm_bandwidth"] * v["hbm_efficiency"])
+        (weights + r.breakdown["decode_kv_read"] + elementwise)
+        / (v["hbm_bandwidth"] * v["hbm_efficiency"])
     )
 
 
@@ -84,3 +89,87 @@ def test_cloud_pricing_uses_the_sourced_price_per_chip_hour(kb):
     assert W.system(kb, "hgx-h100-8").cloud_price.mid == pytest.approx(98.32 / 8)
     with pytest.raises(ValueError, match="no cloud price for gb300"):
         W.serve(m, W.system(kb, "gb300-nvl72"), 8, 32, 2048, 128, "fp8", pricing="cloud")
+
+
+# Llama 2 70B by hand (d 8192, 80 layers, 64 heads of 128, 8 KV heads, FFN 28672, vocab
+# 32000, untied): per layer 150,994,944 attention + 704,643,072 FFN + 16,384 norm weights,
+# so 68,452,352,000 in the layers, + 8,192 final norm + 262,144,000 unembedding.
+_L2_MATMUL_PARAMS = 68_452_352_000 + 8_192 + 262_144_000
+_L2_KV_FP8_PER_TOKEN = 80 * 2 * 8 * 128  # bytes, one byte per element
+
+
+def test_four_bit_weights_keep_an_fp8_kv_cache(kb):
+    """TensorRT-LLM serves its NVFP4 Llama 3.3 70B with ``kv_cache_config: dtype: fp8``."""
+    m, s = W.model(kb, "llama-2-70b"), W.system(kb, "hgx-b200-8")
+    r = W.serve(m, s, 1, 8, 128, 128, "fp4", curve=False)
+    assert r.settings["kv_precision"] == "fp8"
+    assert r.breakdown["kv_bytes_per_token"] == _L2_KV_FP8_PER_TOKEN
+    four = W.serve(m, s, 1, 8, 128, 128, "fp4", kv_precision="fp4", curve=False)
+    assert four.breakdown["kv_bytes_per_token"] == _L2_KV_FP8_PER_TOKEN / 2
+    assert W.serve(m, s, 1, 8, 128, 128, "bf16", curve=False).settings["kv_precision"] == "bf16"
+
+
+def test_attention_time_adds_to_compute_bound_matmuls(kb):
+    """The scaling book's general step time: max(matmul FLOPs, weights) + KV read.
+
+    Batch 512 at 4,097 tokens of context on one chip of 1 PFLOP/s and 4 TB/s, at full
+    efficiency: matmuls 512 x 2 x 68.71e9 FLOP = 70.4 ms (weights 68.7 GB fp8 = 17.2 ms);
+    KV 512 x 4,097 x 163,840 B = 343.7 GB = 85.9 ms (its FLOPs, 5.5 ms, hide under it).
+    A single roofline over the step would give max(75.9, 103.1) = 103.1 ms instead.
+    """
+    m, s = W.model(kb, "llama-2-70b"), W.system(kb, "hgx-b200-8")
+    fixed = {"peak_flops": 1e15, "hbm_bandwidth": 4e12, "compute_efficiency": 1.0,
+             "hbm_efficiency": 1.0, "elementwise_fraction": 0.0}
+    r = W.serve(m, s, 1, 512, 4096, 2, "fp8", curve=False,
+                assumptions={k: user_value(k, x, "") for k, x in fixed.items()})
+    matmuls = max(512 * 2 * _L2_MATMUL_PARAMS / 1e15, _L2_MATMUL_PARAMS / 4e12)
+    attention_flops = 512 * 2 * 64 * (128 + 128) * 80 * 4097
+    attention = max(attention_flops / 1e15, 512 * 4097 * _L2_KV_FP8_PER_TOKEN / 4e12)
+    assert r.breakdown["tpot"] == pytest.approx(matmuls + attention, rel=1e-9)
+    assert r.breakdown["tpot"] == pytest.approx(0.1563, rel=1e-3)
+
+
+def test_offline_throughput_charges_prefill_of_the_whole_batch(kb):
+    """MLPerf-style offline run, Llama 2 70B fp4 on one GPU, at fixed inputs (1e16 FLOP/s,
+    8e12 B/s, every efficiency 1): by hand, batch 512, 256 in, 294 out.
+
+    decode at 256 + 294/2 = 403 tokens: matmuls max(512 x 2P / 1e16, 0.5 P / 8e12) plus
+    attention max(512 x 2 x 64 x 256 x 80 x 403 / 1e16, 512 x 403 x 163,840 B (fp8 KV by
+    default) / 8e12); prefill of 512 x 256 tokens at 2P + 2 x 64 x 256 x 80 x 128 FLOP each;
+    tokens/s = 512 x 294 / (294 x TPOT + prefill).
+    """
+    m, s = W.model(kb, "llama-2-70b"), W.system(kb, "gb200-nvl72")
+    fixed = {"peak_flops": 1e16, "hbm_bandwidth": 8e12, "compute_efficiency": 1.0,
+             "hbm_efficiency": 1.0, "prefill_mfu": 1.0, "elementwise_fraction": 0.0}
+    r = W.serve(m, s, 1, 512, 256, 294, "fp4", curve=False,
+                assumptions={k: user_value(k, x, "") for k, x in fixed.items()})
+    p = _L2_MATMUL_PARAMS
+    tpot = (max(512 * 2 * p / 1e16, 0.5 * p / 8e12)
+            + max(512 * 2 * 64 * 256 * 80 * 403 / 1e16, 512 * 403 * _L2_KV_FP8_PER_TOKEN / 8e12))
+    prefill = max(512 * 256 * (2 * p + 2 * 64 * 256 * 80 * 128) / 1e16, 0.5 * p / 8e12)
+    assert r.breakdown["tpot"] == pytest.approx(tpot, rel=1e-9)
+    assert r.breakdown["tokens_per_s_system"] == pytest.approx(512 * 294 / (294 * tpot + prefill),
+                                                               rel=1e-9)
+    assert r.breakdown["tokens_per_s_system"] == pytest.approx(29_419, rel=1e-3)
+
+
+def test_elementwise_traffic_by_hand(kb):
+    """Norms and residuals 10 d, gated activation 3 f elements per token and layer, bf16.
+
+    Llama 2 70B, one token on one chip: 2 x (10 x 8192 + 3 x 28672) x 80 = 26,869,760 B.
+    Mixtral 8x7B, 8 tokens on 8 chips with attention data parallel 8: norms 2 x 10 x 4096 x 32
+    per chip for its one token, the 2 active experts' 3 x 14336 each spread over the 8 chips:
+    2 x (10 x 4096 x 32 + 8 x 3 x 2 x 14336 x 32 / 8) = 8,126,464 B.
+    """
+    from trnkb.workload.serving import elementwise_bytes
+
+    assert elementwise_bytes(W.model(kb, "llama-2-70b"), 1, 1, 1) == 26_869_760
+    assert elementwise_bytes(W.model(kb, "mixtral-8x7b"), 8, 8, 8) == 8_126_464
+    m, s = W.model(kb, "llama-2-70b"), W.system(kb, "hgx-b200-8")
+    half = W.serve(m, s, 1, 256, 128, 128, "fp8", curve=False)
+    none = W.serve(m, s, 1, 256, 128, 128, "fp8", curve=False,
+                   assumptions={"elementwise_fraction": user_value("elementwise_fraction", 0.0,
+                                                                   "")})
+    v = {k: i.mid for k, i in half.inputs.items()}
+    extra = 0.5 * 256 * 26_869_760 / (v["hbm_bandwidth"] * v["hbm_efficiency"])
+    assert half.breakdown["tpot"] - none.breakdown["tpot"] == pytest.approx(extra, rel=1e-9)

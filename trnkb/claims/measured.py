@@ -44,7 +44,8 @@ from trnkb.units import Q_, format_quantity, format_unit
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["CALLS", "WORKLOAD_MISSING", "evaluate_measured", "predicted_range"]
+__all__ = ["CALLS", "WORKLOAD_MISSING", "evaluate_measured", "predicted_central",
+           "predicted_range"]
 
 CALLS = ("serve", "train")
 WORKLOAD_MISSING = "workload layer not available (trnkb.workload is not part of this build)"
@@ -101,6 +102,24 @@ def predicted_range(result: Any, metric: str, unit: Quantity) -> tuple[Quantity,
             raise ValueError(f"{metric!r} is neither a quantity nor a range") from None
     lo, hi = sorted((_as_quantity(lo, unit), _as_quantity(hi, unit)), key=lambda q: q.magnitude)
     return lo, hi
+
+
+def predicted_central(result: Any, metric: str, unit: Quantity) -> Quantity | None:
+    """The central value of ``metric`` (its ``central`` or ``mid``), or None if it has none."""
+    try:
+        value = _get(result, metric)
+    except (KeyError, AttributeError, TypeError):
+        return None
+    for name in ("central", "mid"):
+        try:
+            c = _get(value, name)
+        except (KeyError, AttributeError, TypeError, IndexError):
+            continue
+        try:
+            return _as_quantity(c, unit)
+        except (ValueError, TypeError):
+            return None
+    return None
 
 
 # Workload answers per KB object and question: a question asked twice (two metrics of
@@ -168,6 +187,7 @@ def evaluate_measured(
         per = float(spec.get("per_chips", 1) or 1)
         lo, hi = predicted_range(result, str(spec["metric"]), claimed * per)
         lo, hi = lo / per, hi / per
+        central = predicted_central(result, str(spec["metric"]), claimed * per)
     except ClaimError:
         raise
     except (LookupError, ValueError, TypeError, ArithmeticError, AttributeError) as e:
@@ -180,6 +200,7 @@ def evaluate_measured(
             "metric": spec["metric"],
             "low": lo.magnitude,
             "high": hi.magnitude,
+            "central": None if central is None else (central / per).to(lo.units).magnitude,
             "unit": format_unit(lo.units),
         }
     ]

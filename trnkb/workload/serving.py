@@ -7,15 +7,27 @@ holds ``batch / dp`` sequences); MoE experts spread over all the chips (expert p
 KV cache is sharded over ``min(tp, kv_heads)`` (GQA); an MLA latent is not split by head,
 so it is sharded only by the attention data parallelism.
 
-Decode step (seconds): ``max(FLOPs / (peak x compute_efficiency), bytes / (HBM bandwidth
-x hbm_efficiency))`` per chip, where bytes are the local weights (dense part, plus the routed
-experts the batch touches: ``E x (1 - (1 - k/E)^tokens)`` per layer under uniform routing)
-and the KV cache of the local sequences at the mean context ``input + output/2``; plus the
+Decode step (seconds), per chip, the scaling book's general step time (inference.md,
+"Theoretical Step Time (General)"): the matmuls ``max(matmul FLOPs / (peak x
+compute_efficiency), weight bytes / (HBM bandwidth x hbm_efficiency))`` plus attention
+``max(attention FLOPs / (peak x compute_efficiency), KV bytes / (HBM x hbm_efficiency))``
+(attention streams each sequence's own cache after the matmuls, so the two add rather than
+hide under one another), plus the elementwise traffic between the matmuls (norms, residual
+adds, the gated activation: :func:`elementwise_bytes`, times ``elementwise_fraction`` for
+what fusion leaves) at the same bandwidth; prefill adds the same term. Weight bytes are
+the local dense part plus the routed experts the batch touches
+(``E x (1 - (1 - k/E)^tokens)`` per layer under uniform routing); KV bytes
+are the cache of the local sequences at the mean context ``input + output/2``; plus the
 exposed part of 2 tensor-parallel all-reduces per layer and 2 expert all-to-alls per MoE
 layer. Prefill of ``prefill_batch`` requests: ``max(FLOPs / (peak x prefill_mfu), weights /
 HBM)`` plus its collectives. TTFT = prefill + one decode step; TPOT = the decode step.
 Throughput counts output tokens with prefill interleaved on the same chips:
 ``batch x output / (output x TPOT + prefill(batch))``.
+
+KV-cache format: the caller's ``kv_precision``, else the weight format when it has at least
+8 bits, else fp8 (4-bit weight formats keep an 8-bit cache: NVIDIA's TensorRT-LLM recipe for
+Llama 3.3 70B serves its NVFP4 checkpoint with ``kv_cache_config: dtype: fp8``, source
+``trtllm-llama33-70b-recipe`` in specs/claims/measured.yaml; a 4-bit cache is an opt-in).
 """
 
 from __future__ import annotations
@@ -31,7 +43,7 @@ from trnkb.workload.result import WorkloadResult, check_positive
 from trnkb.workload.system import System
 from trnkb.workload.training import TRAIN_ASSUMPTIONS
 
-__all__ = ["SERVE_ASSUMPTIONS", "serve"]
+__all__ = ["SERVE_ASSUMPTIONS", "default_kv_precision", "elementwise_bytes", "serve"]
 
 SERVE_ASSUMPTIONS = {
     "compute_efficiency": assumption("compute_efficiency", 0.3, 0.6, 0.85, "",
@@ -48,6 +60,12 @@ SERVE_ASSUMPTIONS = {
                                 "tensor/expert-parallel communication hidden under compute"),
     "workspace_fraction": assumption("workspace_fraction", 0.05, 0.1, 0.15, "",
                                      "HBM kept for activations, runtime and fragmentation"),
+    "elementwise_fraction": assumption("elementwise_fraction", 0.25, 0.5, 1.0, "",
+                                       "share of the unfused norm, residual and activation "
+                                       "traffic (elementwise_bytes) a serving stack still moves "
+                                       "through HBM between its matmuls: 1 unfused, lower as "
+                                       "kernels fuse residual-add with RMSNorm and the gated "
+                                       "activation into the matmul epilogue"),
 }
 SERVE_METRICS = {"ttft": "s", "tpot": "s", "tokens_per_s_per_chip": "1/s",
                  "decode_tokens_per_s_per_chip": "1/s", "tokens_per_s_system": "1/s",
@@ -56,6 +74,11 @@ SERVE_METRICS = {"ttft": "s", "tpot": "s", "tokens_per_s_per_chip": "1/s",
                  "max_batch": "", "kv_bytes_per_token": "B"}
 _COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "step_latency", "hop_latency",
                                             "scaleout_latency")}
+
+
+def default_kv_precision(precision: str) -> str:
+    """The KV-cache format served with weights in ``precision`` (see the module docstring)."""
+    return precision if WEIGHT_BYTES[precision] >= 1.0 else "fp8"
 
 
 def layout(model: Model, chips: int, tp: int | None = None) -> tuple[int, int]:
@@ -68,6 +91,25 @@ def layout(model: Model, chips: int, tp: int | None = None) -> tuple[int, int]:
         raise ValueError(f"tp={tp} must divide the {chips} chips and the {model.attention_heads} "
                          f"heads")
     return tp, chips // tp
+
+
+def elementwise_bytes(model: Model, tokens: float, chips: int, dp: int) -> float:
+    """HBM bytes per chip of the non-matmul operations of one forward over ``tokens`` tokens,
+    unfused, with bf16 activations.
+
+    Per token and layer a pre-norm decoder reads and writes, outside its matmuls: two RMSNorms
+    (``d`` in, ``d`` out each), two residual adds (``2d`` in, ``d`` out each) and the gated
+    activation (``2f`` in, ``f`` out, ``f`` the FFN width a token uses: the dense FFN, or its
+    active routed and shared experts): ``10 d + 3 f`` elements. The ``d`` terms are repeated on
+    every tensor-parallel rank of an attention replica (``tokens / dp`` tokens each), the ``f``
+    terms are spread over all ``chips``.
+    """
+    d = model.d_model
+    dense_layers = model.dense_layers if model.moe else model.layers
+    f_dense = (model.ffn_size or 0) * dense_layers
+    f_moe = ((model.active_experts + model.shared_experts) * (model.expert_ffn_size or 0)
+             * model.moe_layers)
+    return 2.0 * (tokens / dp * 10 * d * model.layers + tokens * 3 * (f_dense + f_moe) / chips)
 
 
 def _step(model: Model, system: System, chips: int, tp: int, dp: int, batch: int, ctx: float,
@@ -85,13 +127,21 @@ def _step(model: Model, system: System, chips: int, tp: int, dp: int, batch: int
     kv_shard = 1 if model.attention == "mla" else min(tp, model.kv_heads)
     kv_read = (batch / dp) * model.kv_bytes(ctx, kvb) / kv_shard if decode else 0.0
     if decode:
+        # the scaling book's general step time (inference.md, "Theoretical Step Time
+        # (General)"): attention streams each sequence's own KV cache and runs after the
+        # matmuls, so its time adds to theirs instead of hiding under them
         flops = tokens * model.forward_flops_per_token(ctx, causal_mean=False) / chips
-        t = max(flops / (v["peak_flops"] * v["compute_efficiency"]),
-                (dense + experts_b + kv_read) / (v["hbm_bandwidth"] * v["hbm_efficiency"]))
+        attn_flops = tokens * model.attention_flops_per_token(ctx, causal_mean=False) / chips
+        bw = v["hbm_bandwidth"] * v["hbm_efficiency"]
+        ce = v["peak_flops"] * v["compute_efficiency"]
+        t = (max((flops - attn_flops) / ce, (dense + experts_b) / bw)
+             + max(attn_flops / ce, kv_read / bw))
     else:
         flops = tokens * model.forward_flops_per_token(tokens_per_seq, causal_mean=True) / chips
         t = max(flops / (v["peak_flops"] * v["prefill_mfu"]),
                 (dense + experts_b) / (v["hbm_bandwidth"] * v["hbm_efficiency"]))
+    elementwise = elementwise_bytes(model, tokens, chips, dp) * v["elementwise_fraction"]
+    t += elementwise / (v["hbm_bandwidth"] * v["hbm_efficiency"])
     net = system.network
     kw = {"efficiency": v["collective_efficiency"], "step_latency": v["step_latency"],
           "hop_latency": v["hop_latency"], "scaleout_latency": v["scaleout_latency"],
@@ -104,7 +154,8 @@ def _step(model: Model, system: System, chips: int, tp: int, dp: int, batch: int
         comm += 2 * model.moe_layers * net.time("all-to-all", routed, chips, 1, **kw)
     exposed = comm - min(comm * v["serve_overlap"], t)
     return t + exposed, {"compute_or_memory": t, "comm": comm, "comm_exposed": exposed,
-                         "weights_read": dense + experts_b, "kv_read": kv_read, "flops": flops}
+                         "weights_read": dense + experts_b, "kv_read": kv_read, "flops": flops,
+                         "elementwise_bytes": elementwise}
 
 
 def serve(model: Model, system: System, chips: int, batch: int, input_len: int, output_len: int,
@@ -115,7 +166,8 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
           curve: bool = True, pricing: str = "tco") -> WorkloadResult:
     """Serve ``model`` on one replica of ``chips`` chips of ``system`` (see the module docstring).
 
-    ``precision`` is the weight format; ``kv_precision`` defaults to it; ``compute_precision``
+    ``precision`` is the weight format; ``kv_precision`` defaults to it (fp8 under 4-bit
+    weights, see :func:`default_kv_precision`); ``compute_precision``
     (whose peak FLOP/s is used) defaults to it too, or to the nearest precision the chip has.
     ``pricing`` is ``tco`` or ``cloud`` (see :func:`trnkb.workload.cost.cost_inputs`).
     """
@@ -125,7 +177,8 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
         if fmt is not None and fmt not in WEIGHT_BYTES:
             raise ValueError(f"{name} {fmt!r} is not one of {', '.join(WEIGHT_BYTES)}")
     wb = WEIGHT_BYTES[precision]
-    kvb = WEIGHT_BYTES[kv_precision or precision]
+    kv_precision = kv_precision or default_kv_precision(precision)
+    kvb = WEIGHT_BYTES[kv_precision]
     cp = compute_precision or system.fallback_precision(precision)
     tp, dp = layout(model, chips, tp)
     inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **cost_inputs(system, pricing),
@@ -166,7 +219,7 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
     res = WorkloadResult.build("serve", model, system, chips, precision, inputs, run, SERVE_METRICS,
                                settings={"batch": batch, "input_len": input_len,
                                          "output_len": output_len,
-                                         "kv_precision": kv_precision or precision,
+                                         "kv_precision": kv_precision,
                                          "compute_precision": cp,
                                          "tp": tp, "attention_dp": dp,
                                          "prefill_batch": prefill_batch,

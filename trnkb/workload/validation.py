@@ -9,6 +9,7 @@ case; ``python -m trnkb.workload.validation`` prints the markdown that
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,8 +27,10 @@ __all__ = ["CASES", "Case", "markdown", "page", "table"]
 
 _HIDDEN = {k: user_value(k, 1.0, "")
            for k in ("dp_overlap", "tp_overlap", "ep_overlap", "cp_overlap", "pp_overlap")}
-_BOOK_SERVE = {k: user_value(k, 1.0, "")
-               for k in ("hbm_efficiency", "compute_efficiency", "serve_overlap")}
+_BOOK_SERVE = {**{k: user_value(k, 1.0, "")
+                  for k in ("hbm_efficiency", "compute_efficiency", "serve_overlap")},
+               # the book's theoretical step time has no elementwise (norm, residual) traffic
+               "elementwise_fraction": user_value("elementwise_fraction", 0.0, "")}
 
 
 @dataclass(frozen=True)
@@ -83,11 +86,15 @@ def _llama405(kb: KnowledgeBase) -> Ranged:
     return Ranged("tflops_per_chip", "TFLOP/s", m.mid * peak, m.lo * peak, m.hi * peak)
 
 
+# MLPerf Llama 2 70B (OpenOrca): the reference generates 294.45 tokens per sample
+# (mlcommons-inference-llama2-70b-readme); inputs are capped at 1,024 tokens and their mean is
+# not in a source we hold: 256 is an assumption (see specs/claims/measured.yaml).
+MLPERF_LLAMA2_INPUT, MLPERF_LLAMA2_OUTPUT = 256, 294
+
+
 def _azure_gb200(kb: KnowledgeBase) -> Ranged:
     m, s = fromkb.model(kb, "llama-2-70b"), fromkb.system(kb, "gb200-nvl72")
-    probe = serve(m, s, 1, 1, 1024, 256, "fp4", curve=False)
-    batch = max(int(probe.breakdown["max_batch"]), 1)
-    r = serve(m, s, 1, batch, 1024, 256, "fp4", curve=False)
+    r = serve(m, s, 1, 512, MLPERF_LLAMA2_INPUT, MLPERF_LLAMA2_OUTPUT, "fp4", curve=False)
     t = r["tokens_per_s_per_chip"]
     return Ranged("tokens_per_s_rack", "1/s", t.mid * 72, t.lo * 72, t.hi * 72)
 
@@ -130,9 +137,9 @@ CASES = [
          "'865,000 tokens/s measured on one GB200 NVL72' (unverified MLPerf v4.1 offline)",
          "measured",
          _azure_gb200,
-         "assumed: one replica per GPU in fp4, batch at the KV limit, 1024 input / 256 output "
-         "tokens "
-         "(the dataset's lengths are not in the KB)"),
+         "one replica per GPU (TP1, assumed) in fp4 with an fp8 KV cache, batch 512; 294 output "
+         "tokens (the MLCommons reference's mean), 256 input tokens (assumed: the mean is not "
+         "published; the verdict holds from 128 to 424)"),
 ]
 
 
@@ -196,12 +203,76 @@ def _what_ifs(kb: KnowledgeBase) -> str:
             f"an "
             f"interleaved schedule whose depth its table does not give; with 4 virtual stages "
             f"(`--plan tp=8,pp=16,zero=1,vpp=4`) the prediction is {ll:.0f} TFLOP/s per GPU "
-            f"({(ll - 400) / 400:+.0%}). GB200 NVL72: the sequence lengths are assumed.\n")
+            f"({(ll - 400) / 400:+.0%}). GB200 NVL72: the mean input length is assumed.\n")
+
+
+def measured_claims(kb: KnowledgeBase) -> list[dict[str, Any]]:
+    """Every ``kind: measured`` claim: measurement, predicted central and range, verdict."""
+    from trnkb.claims.core import evaluate_claims
+
+    rows: list[dict[str, Any]] = []
+    for c in evaluate_claims(kb)[0]:
+        if c.kind != "measured":
+            continue
+        row: dict[str, Any] = {"id": c.id, "verdict": c.verdict,
+                               "call": c.inputs[0].get("workload") if c.inputs else None,
+                               "held_out": int(c.measured.get("held_out") or 0),
+                               "measured": None, "central": None, "low": None, "high": None,
+                               "unit": "", "error": None}
+        if isinstance(c.computed, tuple) and c.inputs and not isinstance(c.claimed, (str, tuple)):
+            lo, hi = c.computed
+            x = c.claimed.to(lo.units).magnitude
+            mid = c.inputs[0].get("central")
+            row.update(measured=x, low=lo.magnitude, high=hi.magnitude, unit=f"{lo.units:~}",
+                       central=mid, error=None if mid is None else (mid - x) / x)
+        rows.append(row)
+    return rows
+
+
+def _summary(rows: list[dict[str, Any]]) -> str:
+    ok = sum(r["verdict"] == "supported" for r in rows)
+    bad = sum(r["verdict"] == "contradicted" for r in rows)
+    errs = [abs(r["error"]) for r in rows if r["error"] is not None]
+    med = statistics.median(errs) if errs else math.nan
+    return (f"{ok} in range, {bad} out of range, {len(rows) - ok - bad} unverifiable; median "
+            f"absolute error of the central prediction {med:.0%}" if errs else "none")
+
+
+def measured_markdown(kb: KnowledgeBase) -> str:
+    """The measured-claims section: every run in specs/claims/measured.yaml."""
+    rows = measured_claims(kb)
+    early = [r for r in rows if r["held_out"] in (1, 2)]
+    late = [r for r in rows if r["held_out"] >= 3]
+    serving = [r for r in rows if r["call"] == "serve" and r["error"] is not None]
+    lines = ["\n## Measured runs (specs/claims/measured.yaml)\n",
+             "`trnkb claims --kind measured` checks each run against the workload layer; the "
+             "sources, locators and arguments are in the YAML. *Held out* gives the batch in "
+             "which a run was added, after the model changes it was not allowed to influence. "
+             "Batches 1 and 2 were scored against the model before its elementwise-traffic term "
+             "(commit 64232ad): 13 of their 18 answerable runs in range, median absolute error "
+             "52%; that term came after they had been seen, so their figures below are no longer "
+             "held out. Batch 3 was added after it.\n",
+             f"- all rows: {_summary(rows)}",
+             f"- batches 1 and 2, current model: {_summary(early)}",
+             f"- batch 3 (held out from the current model): {_summary(late)}",
+             f"- serving rows whose central prediction is above the measurement: "
+             f"{sum(1 for r in serving if r['error'] > 0)} of {len(serving)} (the central "
+             f"efficiencies are optimistic for these stacks; the low ends carry the fit)",
+             "- measured-trn3-moe-torch-compile-mfu is in range by construction: the `mfu` range "
+             "was widened to 0.20 to cover the 20-30% its own basis cites\n",
+             "| claim | measured | predicted central (range) | error | verdict | held out |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        err = "n/a" if r["error"] is None else f"{r['error']:+.0%}"
+        lines.append(f"| {r['id']} | {_fmt(r['measured'])} {r['unit']} | {_fmt(r['central'])} "
+                     f"({_fmt(r['low'])} to {_fmt(r['high'])}) | {err} | {r['verdict']} "
+                     f"| {r['held_out'] or ''} |")
+    return "\n".join(lines) + "\n"
 
 
 def page(kb: KnowledgeBase) -> str:
     """The whole of ``docs/workload-validation.md``."""
-    return _HEADER + markdown(kb) + _what_ifs(kb)
+    return _HEADER + markdown(kb) + _what_ifs(kb) + measured_markdown(kb)
 
 
 if __name__ == "__main__":
