@@ -43,7 +43,8 @@ def test_throughput_latency_curve_trades_latency_for_throughput(kb):
 
 def test_moe_decode_reads_only_touched_experts(kb):
     m, s = W.model(kb, "deepseek-v3"), W.system(kb, "gb300-nvl72")
-    one = W.serve(m, s, 72, 1, 1024, 16, "fp8", curve=False)
+    # batch 9: one sequence per attention replica (72 chips = tp 8 x 9)
+    one = W.serve(m, s, 72, 9, 1024, 16, "fp8", curve=False)
     many = W.serve(m, s, 72, 4096, 1024, 16, "fp8", curve=False)
     p = m.params()
     # every expert touched: the local dense shard plus 1/72 of all routed experts (fp8)
@@ -173,3 +174,27 @@ def test_elementwise_traffic_by_hand(kb):
     v = {k: i.mid for k, i in half.inputs.items()}
     extra = 0.5 * 256 * 26_869_760 / (v["hbm_bandwidth"] * v["hbm_efficiency"])
     assert half.breakdown["tpot"] - none.breakdown["tpot"] == pytest.approx(extra, rel=1e-9)
+
+
+def test_more_attention_replicas_than_sequences_are_refused(kb):
+    # Llama 3.1 8B has 32 heads: 100,000 chips = 32 (tp, 2^5 divides both) x 3,125 replicas,
+    # 3,125 > batch 64, so 3,061 replicas would be idle
+    m, s = W.model(kb, "llama-3.1-8b"), W.system(kb, "gb200-nvl72")
+    with pytest.raises(ValueError, match="3125 attention replicas for a batch of 64"):
+        W.serve(m, s, 100_000, 64, 2048, 512)
+    # 64 x 32 = 2,048 chips: one sequence per replica is accepted, and the replica spans
+    # ceil(2048 / 72) = 29 scale-up domains, which the result says
+    r = W.serve(m, s, 2048, 64, 2048, 512, curve=False)
+    assert r.settings["attention_dp"] == 64
+    assert any("spans 29 scale-up domains" in n for n in r.notes)
+
+
+def test_the_cli_refuses_idle_attention_replicas():
+    from typer.testing import CliRunner
+
+    from trnkb.cli import app
+
+    res = CliRunner().invoke(app, ["workload", "serve", "--model", "llama-3-1-8b", "--system",
+                                   "gb200-nvl72", "--chips", "100000"])
+    assert res.exit_code == 1
+    assert "error:" in res.output and "attention replicas" in res.output

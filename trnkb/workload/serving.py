@@ -181,6 +181,10 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
     kvb = WEIGHT_BYTES[kv_precision]
     cp = compute_precision or system.fallback_precision(precision)
     tp, dp = layout(model, chips, tp)
+    if dp > batch:
+        raise ValueError(f"{chips} chips at tp={tp} make {dp} attention replicas for a batch of "
+                         f"{batch}: {dp - batch} would hold no sequence; use at most "
+                         f"{batch * tp} chips, a larger tp or a batch of at least {dp}")
     inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **cost_inputs(system, pricing),
               **(assumptions or {})}
     ctx = input_len + output_len / 2
@@ -227,6 +231,10 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
     if compute_precision is None and cp != precision:
         res.notes.append(f"{system.chip} has no {precision} peak in the knowledge base; compute at "
                          f"{cp}")
+    if chips > system.domain_size:
+        res.notes.append(f"one replica of {chips} chips spans {math.ceil(chips / system.domain_size)} "
+                         f"scale-up domains of {system.domain_size}: its tensor-parallel "
+                         f"all-reduces and expert all-to-alls cross the scale-out network")
     if not res.breakdown["fits"]:
         res.notes.append(f"batch {batch} exceeds the KV-cache capacity: at most "
                          f"{int(res.breakdown['max_batch'])} sequences of {final_ctx} tokens fit")
@@ -243,9 +251,13 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
 def throughput_latency(model: Model, system: System, chips: int, input_len: int,
                        output_len: int, precision: str = "bf16", *, limit: int,
                        **kw: Any) -> list[dict[str, Any]]:
-    """Central TPOT and tokens/s per chip for batch 1, 2, 4... up to the KV-cache limit."""
+    """Central TPOT and tokens/s per chip for batch 1, 2, 4... up to the KV-cache limit (from the
+    first batch that gives every attention replica a sequence)."""
     rows, b = [], 1
-    while b <= max(limit, 1):
+    dp = layout(model, chips, kw.get("tp"))[1]
+    while b < dp:
+        b *= 2
+    while b <= max(limit, dp):
         r = serve(model, system, chips, b, input_len, output_len, precision, curve=False, **kw)
         rows.append({"batch": b, "tpot_ms": r.breakdown["tpot"] * 1e3,
                      "tokens_per_s_per_chip": r.breakdown["tokens_per_s_per_chip"],
