@@ -272,7 +272,10 @@ def measured_markdown(kb: KnowledgeBase) -> str:
 
 def page(kb: KnowledgeBase) -> str:
     """The whole of ``docs/workload-validation.md``."""
-    return _HEADER + markdown(kb) + _what_ifs(kb) + measured_markdown(kb)
+    from trnkb.workload import calibration
+
+    return (_HEADER + markdown(kb) + _what_ifs(kb) + measured_markdown(kb)
+            + calibration.markdown(kb))
 
 
 if __name__ == "__main__":
