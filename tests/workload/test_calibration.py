@@ -53,5 +53,6 @@ def test_the_shipped_central_is_the_fit_only_if_it_wins_on_the_held_out_runs(rep
     else:
         assert shipped != pytest.approx(report["fitted"], abs=0.005)
     # the split is disjoint and the fit saw no held-out run
-    assert not set(report["implied"]) & {k for k, v in report["roles"].items() if v != "calibration"}
+    others = {k for k, v in report["roles"].items() if v != "calibration"}
+    assert not set(report["implied"]) & others
     assert ho["shipped"]["runs"] == sum(v == "held out" for v in report["roles"].values())

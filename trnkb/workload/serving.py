@@ -232,7 +232,8 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
         res.notes.append(f"{system.chip} has no {precision} peak in the knowledge base; compute at "
                          f"{cp}")
     if chips > system.domain_size:
-        res.notes.append(f"one replica of {chips} chips spans {math.ceil(chips / system.domain_size)} "
+        spans = math.ceil(chips / system.domain_size)
+        res.notes.append(f"one replica of {chips} chips spans {spans} "
                          f"scale-up domains of {system.domain_size}: its tensor-parallel "
                          f"all-reduces and expert all-to-alls cross the scale-out network")
     if not res.breakdown["fits"]:
