@@ -59,3 +59,14 @@ def test_answers_are_three_sentences_at_most(path):
     out = next(o for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])
                if "**Answer.**" in "".join(o.get("data", {}).get("text/markdown", "")))
     assert _sentences("".join(out["data"]["text/markdown"])) <= 3
+
+
+def test_execute_takes_notebook_files_or_folders_and_refuses_neither(tmp_path):
+    from trnkb.notebooks import _notebooks
+
+    nb = NOTEBOOKS / "01-trainium3-at-a-glance.ipynb"
+    assert _notebooks(nb) == [nb]
+    assert nb in _notebooks(NOTEBOOKS)
+    for bad in (tmp_path, tmp_path / "missing.ipynb", tmp_path / "x.txt"):
+        with pytest.raises(ValueError, match="no notebooks in"):
+            _notebooks(bad)

@@ -1,15 +1,16 @@
 """Execute the comparison notebooks in place, deterministically.
 
-``python -m trnkb.notebooks execute notebooks`` runs every ``*.ipynb`` under the folder
-with the ``python3`` kernel of the current environment and stores the outputs. Running it
-twice gives byte-identical files: no timing metadata (``record_timing=False``), and the
-notebooks themselves print no paths, times or random ids (charts are SVG, see
-:mod:`trnkb.nbsetup`). nbval then checks the stored outputs in CI.
+``python -m trnkb.notebooks execute notebooks`` runs every ``*.ipynb`` under the folder (or
+the notebook files named) with the ``python3`` kernel of the current environment and stores
+the outputs. Running it twice gives byte-identical files: no timing metadata
+(``record_timing=False``), and the notebooks themselves print no paths, times or random
+ids (charts are SVG, see :mod:`trnkb.nbsetup`). nbval then checks the stored outputs in CI.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -74,11 +75,22 @@ def execute(path: str | Path, timeout: int = 600, kernel_name: str = "python3") 
     return bool(after != before)
 
 
-def execute_all(folder: str | Path, timeout: int = 600) -> list[Path]:
-    """Execute every notebook in ``folder`` (sorted by name); return those that changed."""
-    paths = sorted(Path(folder).glob("*.ipynb"))
+def _notebooks(path: str | Path) -> list[Path]:
+    """The notebooks ``path`` names: itself if it is one, else the ``*.ipynb`` in the folder."""
+    p = Path(path)
+    if p.suffix == ".ipynb" and p.is_file():
+        return [p]
+    paths = sorted(p.glob("*.ipynb")) if p.is_dir() else []
     if not paths:
-        raise ValueError(f"no notebooks in {folder}")
+        raise ValueError(f"no notebooks in {path}")
+    return paths
+
+
+def execute_all(folder: str | Path | list[str | Path], timeout: int = 600) -> list[Path]:
+    """Execute every notebook in ``folder`` (sorted by name), or the notebook files or folders
+    listed; return those that changed."""
+    given = folder if isinstance(folder, list) else [folder]
+    paths = [nb for f in given for nb in _notebooks(f)]
     changed = []
     columns = (
         TextColumn("{task.description}"),
@@ -99,11 +111,16 @@ def execute_all(folder: str | Path, timeout: int = 600) -> list[Path]:
 
 @app.command("execute")
 def _execute_cmd(
-    folder: Annotated[Path, typer.Argument(help="Folder of .ipynb files.")] = Path("notebooks"),
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help="Notebook files or folders of .ipynb files (default: notebooks).")] = None,
     timeout: Annotated[int, typer.Option(help="Seconds allowed per cell.")] = 600,
 ) -> None:
-    """Execute every notebook in FOLDER in place and store its outputs."""
-    changed = execute_all(folder, timeout=timeout)
+    """Execute the notebooks named (every notebook of a folder) in place and store outputs."""
+    try:
+        changed = execute_all(list(paths or [Path("notebooks")]), timeout=timeout)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        raise typer.Exit(1) from None
     print(
         f"{len(changed)} notebook(s) changed"
         + (": " + ", ".join(p.name for p in changed) if changed else "")
