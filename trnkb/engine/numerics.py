@@ -38,7 +38,7 @@ from enum import StrEnum
 import ml_dtypes
 import numpy as np
 
-from trnkb.engine import numerics_fast
+from trnkb.engine import numerics_fast, numerics_fp8
 
 __all__ = [
     "ELEMENTS",
@@ -313,7 +313,8 @@ def quantize_mx(x: np.ndarray, fmt: str = "mxfp8", block: int = MX_BLOCK,
     el = element_format(fmt)
     mode = _mode(scale_mode, el)
     b = _blocks(x, block)
-    codes, amax, mult = numerics_fast.quantize_blocks(
+    fast = numerics_fp8 if el.name in numerics_fp8.FP8 else numerics_fast
+    codes, amax, mult = fast.quantize_blocks(
         b.reshape(-1), block, el.name, lambda bits: _multiplier(bits, el, mode))
     scales = _scale_bytes(amax, mult)
     shape = b.shape[:-2] + (b.shape[-2] * block,)

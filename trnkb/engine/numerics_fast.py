@@ -81,13 +81,17 @@ def cast_codes(x: np.ndarray, name: str) -> np.ndarray:
     return cast_table(name).take(key)
 
 
-def block_abs_max_bits(bits: np.ndarray, block: int, tmp: tuple[np.ndarray, np.ndarray],
+def block_abs_max_bits(bits: np.ndarray, block: int, tmp: tuple[np.ndarray, ...],
                        out: np.ndarray | None = None) -> np.ndarray:
     """Bit pattern of max |x| per block of ``block`` float32 values (flat uint32 input).
 
-    NaN bit patterns exceed +Inf's (0x7F800000), so a block holding a NaN reports a NaN.
+    ``tmp`` holds two or three uint32 buffers of at least ``bits.size`` elements; the
+    first receives the bit patterns of |x|, which survive the call when a third buffer
+    is given. NaN bit patterns exceed +Inf's (0x7F800000), so a block holding a NaN
+    reports a NaN.
     """
-    a, b = tmp
+    a, b = tmp[0], tmp[1]
+    spare = tmp[2] if len(tmp) > 2 else a
     n = bits.size
     np.bitwise_and(bits, _ABS, out=a[:n])
     if block & (block - 1):
@@ -95,7 +99,7 @@ def block_abs_max_bits(bits: np.ndarray, block: int, tmp: tuple[np.ndarray, np.n
     src, dst, used, step = a, b, 0, block // 2
     while step >= 4:  # contiguous passes while they halve a lot of work
         np.maximum(src[: n - used - step], src[step: n - used], out=dst[: n - used - step])
-        src, dst, used, step = dst, src, used + step, step // 2
+        src, dst, used, step = dst, (spare if src is a else src), used + step, step // 2
     if out is None:
         out = np.empty(n // block, np.uint32)
     np.maximum(src[: n - used: block], src[1: n - used: block], out=out)
