@@ -1,27 +1,31 @@
 """FP8 (E4M3, E5M2) casts by float32 arithmetic: the MXFP8 fast path, no lookup table.
 
 Rounding a magnitude ``a`` (float32, ``0 <= a < 2**(emax + 2)``) to an FP8 format with
-``mbits`` mantissa bits, round to nearest, ties to even, takes two float32 additions::
+``mbits`` mantissa bits, round to nearest, ties to even, is one float32 addition::
 
     E = max(floor(log2 a), emin)          emin: exponent of the smallest normal
     M = 2**(E + 23 - mbits)               bits of a * 2**(23 - mbits), mantissa cleared,
                                           raised to at least those of 2**(emin + 23 - mbits)
-    r = (a + M) - M
+    t = a + M
 
-``a + M`` lies in ``[M, 2 M)``, where float32 spacing is ``2**(E - mbits)``: the FP8
-spacing at ``a``, normal or subnormal. The float32 addition rounds to nearest even
-there (``M`` is an even multiple of the spacing, so the parity of the sum is that of
-the rounded FP8 mantissa), and ``r`` is exact (Sterbenz). No double rounding happens:
-the only rounding is the one the FPU does on the exact sum.
+``t`` lies in ``[M, 2 M)``, where float32 spacing is ``2**(E - mbits)``: the FP8 spacing
+at ``a``, normal or subnormal. The addition rounds the exact sum to nearest even there,
+and ``M`` is an even multiple of the spacing, so ``t = M + j * spacing`` with ``j`` the
+FP8 mantissa of ``a`` rounded to nearest even (with its leading bit: 8..16 for E4M3
+normals, 0..8 below): the only rounding is the FPU's, on the exact sum.
 
-Encoding: ``r * 2**-(127 - bias)`` is exact and lands FP8 subnormals on float32
-subnormals and FP8 normals on float32 normals with the FP8 exponent field, so its bit
-pattern shifted right by ``23 - mbits`` is the FP8 magnitude code. Saturation is a
-minimum with the largest finite code; the sign bit comes from ``np.signbit``.
+Encoding: the FP8 code is ``2**mbits * (E - emin) + j`` (a subnormal has ``E = emin``
+and code ``j``; a normal code ``2**mbits * (E - emin + 1) + j - 2**mbits``). The bit
+pattern of ``t`` is ``F << 23 | j`` with ``F`` the biased exponent of ``M``; one uint32
+multiplication by ``1 + 2**(23 - mbits)`` adds ``j << (23 - mbits)`` to it, so bits
+``23 - mbits`` up hold ``2**mbits * F + j``. The inputs are first scaled by a power of
+two that puts the smallest ``F`` at 128, so the low byte of that field is the code
+itself (``2**mbits * 128`` is a multiple of 256). Saturation is a minimum with the
+largest finite code; the sign bit comes from ``np.signbit``.
 
-Every step is one contiguous NumPy pass (about 12 in all against the table path's
-4-pass key plus a gather that costs as much as 8 passes); :func:`quantize_blocks`
-runs them on 64 K-element chunks of the input, next to the block maxima.
+The cast is six contiguous uint32/float32 passes and three uint8 ones, against the
+table path's four-pass key plus a gather as slow as eight passes;
+:func:`quantize_blocks` runs them on 64 K-element chunks, next to the block maxima.
 """
 
 from __future__ import annotations
@@ -43,31 +47,30 @@ _SIGN = np.uint8(0x80)
 class FP8Cast:
     """Constants of the arithmetic cast to one FP8 format.
 
-    ``mbits`` mantissa bits, ``bias`` exponent bias, ``emin`` exponent of the smallest
-    normal, ``max_code`` the magnitude code of the largest finite value.
+    ``mbits`` mantissa bits, ``emin`` exponent of the smallest normal, ``max_code`` the
+    magnitude code of the largest finite value ``max_value``.
     """
 
     name: str
     mbits: int
-    bias: int
     emin: int
     max_code: int
     max_value: float
 
     @property
+    def pre(self) -> np.float32:
+        """2**(128 - F0), F0 = 127 + emin + 23 - mbits: the smallest magic exponent -> 128."""
+        return np.float32(2.0 ** (128 - (127 + self.emin + 23 - self.mbits)))
+
+    @property
     def up(self) -> np.float32:
-        """2**(23 - mbits): moves the exponent of ``a`` to that of the magic number."""
+        """2**(23 - mbits): from the exponent of ``a`` to that of its magic number."""
         return np.float32(2.0 ** (23 - self.mbits))
 
     @property
-    def floor_bits(self) -> np.uint32:
-        """Bit pattern of the smallest magic number, 2**(emin + 23 - mbits)."""
-        return np.uint32((127 + self.emin + 23 - self.mbits) << 23)
-
-    @property
-    def down(self) -> np.float32:
-        """2**-(127 - bias): maps the FP8 grid onto float32 bit positions."""
-        return np.float32(2.0 ** -(127 - self.bias))
+    def times(self) -> np.uint32:
+        """1 + 2**(23 - mbits): adds the mantissa field ``j`` to the exponent field."""
+        return np.uint32(1 + (1 << (23 - self.mbits)))
 
     @property
     def shift(self) -> np.uint32:
@@ -78,9 +81,10 @@ class FP8Cast:
 # 2**-6, largest 448 = code 0x7E; E5M2 bias 15, smallest normal 2**-14, largest 57344
 # = code 0x7B.
 FP8: dict[str, FP8Cast] = {
-    "e4m3": FP8Cast("e4m3", 3, 7, -6, 0x7E, 448.0),
-    "e5m2": FP8Cast("e5m2", 2, 15, -14, 0x7B, 57344.0),
+    "e4m3": FP8Cast("e4m3", 3, -6, 0x7E, 448.0),
+    "e5m2": FP8Cast("e5m2", 2, -14, 0x7B, 57344.0),
 }
+_FLOOR = np.uint32(128 << 23)  # the smallest magic number after the scaling by ``pre``
 
 
 class _Buffers:
@@ -88,33 +92,33 @@ class _Buffers:
 
     def __init__(self, f: FP8Cast, n: int) -> None:
         self.u = (np.empty(n, np.uint32), np.empty(n, np.uint32), np.empty(n, np.uint32))
-        self.floor = np.full(n, f.floor_bits, np.uint32)
+        self.floor = np.full(n, _FLOOR, np.uint32)
         self.top = np.full(n, f.max_code, np.uint8)
         self.sign = np.empty(n, np.bool_)
 
 
 def _round_encode(f: FP8Cast, a: np.ndarray, m: np.ndarray, floor: np.ndarray,
                   top: np.ndarray, out: np.ndarray) -> None:
-    """FP8 magnitude codes of float32 magnitudes ``a`` into ``out`` (uint8).
+    """FP8 magnitude codes of float32 magnitudes ``a * 2**-pre`` into ``out`` (uint8).
 
-    ``a`` (float32, overwritten) must be below 2**(emax + 2); ``m`` is a float32
-    scratch array and ``floor`` / ``top`` the constant arrays of :class:`_Buffers`.
+    ``a`` (float32, already multiplied by ``f.pre``; overwritten) must be below
+    ``2**(emax + 2) * f.pre``; ``m`` is a float32 scratch array, ``floor`` / ``top`` the
+    constant arrays of :class:`_Buffers`.
     """
     np.multiply(a, f.up, out=m)
     mi = m.view(np.uint32)
     np.bitwise_and(mi, _EXP, out=mi)
     np.maximum(mi, floor, out=mi)  # an array operand: NumPy's scalar maximum is slow
     np.add(a, m, out=a)
-    np.subtract(a, m, out=a)
-    np.multiply(a, f.down, out=a)
     ai = a.view(np.uint32)
+    np.multiply(ai, f.times, out=ai)  # wraps modulo 2**32 by design
     np.right_shift(ai, f.shift, out=ai)
-    np.copyto(out, ai, casting="unsafe")
+    np.copyto(out, ai, casting="unsafe")  # the low byte
     np.minimum(out, top, out=out)
 
 
-def _add_sign(x: np.ndarray, sign: np.ndarray, out: np.ndarray) -> None:
-    np.signbit(x, out=sign)
+def _add_sign(sign: np.ndarray, out: np.ndarray) -> None:
+    """Set bit 7 of ``out`` where ``sign`` (bool, from ``np.signbit``; overwritten) is set."""
     s = sign.view(np.uint8)
     np.multiply(s, _SIGN, out=s)
     np.bitwise_or(out, s, out=out)
@@ -135,10 +139,12 @@ def cast_codes(x: np.ndarray, name: str) -> np.ndarray:
         for lo in range(0, flat.size, CHUNK_ELEMENTS):
             hi = min(flat.size, lo + CHUNK_ELEMENTS)
             k = hi - lo
+            np.signbit(flat[lo:hi], out=buf.sign[:k])
             np.abs(flat[lo:hi], out=a[:k])
             np.minimum(a[:k], limit, out=a[:k])  # saturate first: keeps a * up finite
+            np.multiply(a[:k], f.pre, out=a[:k])
             _round_encode(f, a[:k], m[:k], buf.floor[:k], buf.top[:k], codes[lo:hi])
-            _add_sign(flat[lo:hi], buf.sign[:k], codes[lo:hi])
+            _add_sign(buf.sign[:k], codes[lo:hi])
     return codes.reshape(x.shape)
 
 
@@ -162,17 +168,20 @@ def quantize_blocks(x: np.ndarray, block: int, name: str,
     amax = np.empty(nb, np.uint32)
     mult = np.empty(nb, np.float32)
     codes = np.empty(x.size, np.uint8)
+    pre = np.empty(per, np.float32)
     with np.errstate(invalid="ignore", over="ignore"):
         for i in range(0, nb, per):
             j = min(nb, i + per)
             lo, hi = i * block, j * block
             k = hi - lo
+            np.signbit(x[lo:hi], out=buf.sign[:k])  # while the chunk is in cache
             m = multiplier(block_abs_max_bits(bits[lo:hi], block, buf.u, amax[i:j]))
             mult[i:j] = m
+            mp = np.multiply(m, f.pre, out=pre[: j - i])  # exact: powers of two
             s = fa[:k]  # |x|, left in the first buffer by block_abs_max_bits
-            np.multiply(s.reshape(j - i, block), m[:, None], out=s.reshape(j - i, block))
+            np.multiply(s.reshape(j - i, block), mp[:, None], out=s.reshape(j - i, block))
             _round_encode(f, s, fb[:k], buf.floor[:k], buf.top[:k], codes[lo:hi])
-            _add_sign(x[lo:hi], buf.sign[:k], codes[lo:hi])
+            _add_sign(buf.sign[:k], codes[lo:hi])
     bad = amax >= _EXP
     if bad.any():
         codes.reshape(nb, block)[bad] = 0
