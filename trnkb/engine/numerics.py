@@ -313,9 +313,16 @@ def quantize_mx(x: np.ndarray, fmt: str = "mxfp8", block: int = MX_BLOCK,
     el = element_format(fmt)
     mode = _mode(scale_mode, el)
     b = _blocks(x, block)
-    fast = numerics_fp8 if el.name in numerics_fp8.FP8 else numerics_fast
-    codes, amax, mult = fast.quantize_blocks(
-        b.reshape(-1), block, el.name, lambda bits: _multiplier(bits, el, mode))
+    flat, name = b.reshape(-1), el.name
+
+    def multiplier(bits: np.ndarray) -> np.ndarray:
+        return _multiplier(bits, el, mode)
+
+    if name in numerics_fp8.FP8:  # FLOOR and TRN3 read only the exponent of amax
+        codes, amax, mult = numerics_fp8.quantize_blocks(
+            flat, block, name, multiplier, exponent_only=mode is not ScaleMode.RCEIL)
+    else:
+        codes, amax, mult = numerics_fast.quantize_blocks(flat, block, name, multiplier)
     scales = _scale_bytes(amax, mult)
     shape = b.shape[:-2] + (b.shape[-2] * block,)
     return MXTensor(codes.reshape(shape), scales.reshape(b.shape[:-1]), el, block, mode.value)

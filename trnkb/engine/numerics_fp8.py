@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trnkb.engine.numerics_fast import block_abs_max_bits
+from trnkb.engine.numerics_fast import block_abs_max_bits, block_max_exponent
 
 __all__ = ["CHUNK_ELEMENTS", "FP8", "FP8Cast", "cast_codes", "quantize_blocks"]
 
@@ -46,6 +46,7 @@ CHUNK_ELEMENTS = 1 << 17
 _ROW = 1 << 12  # length of the constant rows broadcast against a chunk
 
 _EXP = np.uint32(0x7F800000)
+_ABS = np.uint32(0x7FFFFFFF)
 _SIGN = np.uint8(0x80)
 
 
@@ -169,40 +170,93 @@ def cast_codes(x: np.ndarray, name: str) -> np.ndarray:
 
 
 def quantize_blocks(x: np.ndarray, block: int, name: str,
-                    multiplier: Callable[[np.ndarray], np.ndarray]
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    multiplier: Callable[[np.ndarray], np.ndarray],
+                    exponent_only: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Quantize float32 ``x`` (flat, whole blocks) to FP8 block by block, chunk by chunk.
 
     Same contract as :func:`trnkb.engine.numerics_fast.quantize_blocks`: the product
-    ``x * multiplier(amax_bits)`` per block (exact: a power of two) must stay below
-    2**(emax + 2), which every MX scale rule guarantees for finite blocks. Returns
+    ``x * multiplier(amax_bits)`` per block (exact: a power of two ``2**k``) must stay
+    below 2**(emax + 2), which every MX scale rule guarantees for finite blocks. Returns
     element codes (uint8), block maxima (uint32 bit patterns) and multipliers (float32).
+
+    ``exponent_only=True`` promises that ``multiplier`` reads only the exponent field
+    of the maxima (FLOOR and TRN3 do): they are then found on one byte per element
+    (:func:`~trnkb.engine.numerics_fast.block_max_exponent`) and returned with a zero
+    mantissa.
+
+    The scaling is never applied to the elements: with ``S = emin + 127 - k`` per
+    block, the magic number of an element with exponent field ``F`` is
+    ``2**(max(F, S) - 127 + 23 - mbits)`` (the unscaled twin of ``M``, so the FPU rounds
+    on the same grid) and its code ``2**mbits * (max(F, S) - S) + j`` with ``j`` the low
+    byte of ``|x| + M``: one float32 addition and byte arithmetic per element. A chunk
+    whose ``S`` or largest exponent field falls outside what a byte and a finite ``M``
+    hold (blocks below about 2**-100 or above 2**100) takes the scaled path instead.
     """
     f = FP8[name]
     nb = x.size // block
     per = max(1, CHUNK_ELEMENTS // block)
     buf = _Buffers(f, per * block)
-    a, b, _ = buf.u
-    fa, fb = a.view(np.float32), b.view(np.float32)
+    e8 = (np.empty(per * block, np.uint8), np.empty(per * block, np.uint8),
+          np.empty(per * block, np.uint8))
     bits = x.view(np.uint32)
     amax = np.empty(nb, np.uint32)
     mult = np.empty(nb, np.float32)
     codes = np.empty(x.size, np.uint8)
-    pre = np.empty(per, np.float32)
+    lim = 254 - (23 - f.mbits)  # the largest exponent field whose M is finite
     with np.errstate(invalid="ignore", over="ignore"):
         for i in range(0, nb, per):
             j = min(nb, i + per)
             lo, hi = i * block, j * block
             k = hi - lo
             np.signbit(x[lo:hi], out=buf.sign[:k])  # while the chunk is in cache
-            m = multiplier(block_abs_max_bits(bits[lo:hi], block, buf.u, amax[i:j]))
+            am = amax[i:j]
+            if exponent_only:
+                np.copyto(am, block_max_exponent(bits[lo:hi], block, e8))
+                am <<= np.uint32(23)
+                np.bitwise_and(bits[lo:hi], _ABS, out=buf.u[0][:k])
+            else:  # RCEIL: the whole maximum (an extra exponent pass costs more than
+                block_abs_max_bits(bits[lo:hi], block, buf.u, am)  # the encoding saves)
+            m = multiplier(am)
             mult[i:j] = m
-            mp = np.multiply(m, f.pre, out=pre[: j - i])  # exact: powers of two
-            s = fa[:k]  # |x|, left in the first buffer by block_abs_max_bits
-            np.multiply(s.reshape(j - i, block), mp[:, None], out=s.reshape(j - i, block))
-            _round_encode(f, s, fb[:k], buf, codes[lo:hi])
-            _add_sign(buf.sign[:k], codes[lo:hi])
+            out = codes[lo:hi]
+            low = _exponent_floor(f, am, m, lim) if exponent_only else None
+            if low is not None:
+                _encode_by_exponent(f, block, low, buf, e8, k, out)
+            else:
+                s = buf.u[0][:k].view(np.float32)
+                np.multiply(s.reshape(j - i, block), (m * f.pre)[:, None],
+                            out=s.reshape(j - i, block))
+                _round_encode(f, s, buf.u[1][:k].view(np.float32), buf, out)
+            _add_sign(buf.sign[:k], out)
     bad = amax >= _EXP
     if bad.any():
         codes.reshape(nb, block)[bad] = 0
     return codes, amax, mult
+
+
+def _exponent_floor(f: FP8Cast, amax: np.ndarray, mult: np.ndarray,
+                    lim: int) -> np.ndarray | None:
+    """``S = emin + 127 - k`` (uint8) per block, or nothing if a finite block does not fit."""
+    top = (amax >> np.uint32(23)).astype(np.int32)
+    low = np.int32(f.emin + 254) - (mult.view(np.uint32) >> np.uint32(23)).astype(np.int32)
+    fits = (top == 255) | ((low >= 1) & (low <= lim) & (top <= lim))
+    return low.astype(np.uint8) if fits.all() else None
+
+
+def _encode_by_exponent(f: FP8Cast, block: int, low: np.ndarray, buf: _Buffers,
+                        e8: tuple[np.ndarray, ...], k: int, out: np.ndarray) -> None:
+    """Magnitude codes of one chunk from |x| (``buf.u[0]``, uint32 bits) and the exponent
+    fields (``e8[0]``) of its elements, ``low`` (uint8) the field ``S`` per block."""
+    rep = np.repeat(low, block)
+    fc = np.maximum(e8[0][:k], rep, out=e8[0][:k])  # max(F, S)
+    g = np.add(fc, np.uint8(23 - f.mbits), out=e8[1][:k])  # exponent field of M
+    mi = buf.u[1][:k]
+    np.copyto(mi, g, casting="unsafe")
+    mi <<= np.uint32(23)
+    a = buf.u[0][:k]
+    np.add(a.view(np.float32), mi.view(np.float32), out=a.view(np.float32))
+    np.copyto(out, a, casting="unsafe")  # j: the low byte of |x| + M
+    d = np.subtract(fc, rep, out=e8[1][:k])
+    np.multiply(d, np.uint8(1 << f.mbits), out=d)
+    np.add(out, d, out=out)
+    _rows(np.minimum, out, buf.top)
