@@ -318,9 +318,9 @@ def quantize_mx(x: np.ndarray, fmt: str = "mxfp8", block: int = MX_BLOCK,
     def multiplier(bits: np.ndarray) -> np.ndarray:
         return _multiplier(bits, el, mode)
 
-    if name in numerics_fp8.FP8:  # FLOOR and TRN3 read only the exponent of amax
-        codes, amax, mult = numerics_fp8.quantize_blocks(
-            flat, block, name, multiplier, exponent_only=mode is not ScaleMode.RCEIL)
+    if name in numerics_fp8.FP8:  # FLOOR and TRN3: k = emax - floor(log2 amax)
+        emax = None if mode is ScaleMode.RCEIL else el.emax - (mode is ScaleMode.TRN3)
+        codes, amax, mult = numerics_fp8.quantize_blocks(flat, block, name, multiplier, emax)
     else:
         codes, amax, mult = numerics_fast.quantize_blocks(flat, block, name, multiplier)
     scales = _scale_bytes(amax, mult)

@@ -171,26 +171,28 @@ def cast_codes(x: np.ndarray, name: str) -> np.ndarray:
 
 def quantize_blocks(x: np.ndarray, block: int, name: str,
                     multiplier: Callable[[np.ndarray], np.ndarray],
-                    exponent_only: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    emax: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Quantize float32 ``x`` (flat, whole blocks) to FP8 block by block, chunk by chunk.
 
     Same contract as :func:`trnkb.engine.numerics_fast.quantize_blocks`: the product
     ``x * multiplier(amax_bits)`` per block (exact: a power of two ``2**k``) must stay
-    below 2**(emax + 2), which every MX scale rule guarantees for finite blocks. Returns
-    element codes (uint8), block maxima (uint32 bit patterns) and multipliers (float32).
+    below 2**(emax_elem + 2), which every MX scale rule guarantees for finite blocks.
+    Returns element codes (uint8), block maxima (uint32 bit patterns) and multipliers
+    (float32).
 
-    ``exponent_only=True`` promises that ``multiplier`` reads only the exponent field
-    of the maxima (FLOOR and TRN3 do): they are then found on one byte per element
-    (:func:`~trnkb.engine.numerics_fast.block_max_exponent`) and returned with a zero
-    mantissa.
+    ``emax`` promises ``k = emax - floor(log2 amax)`` wherever that lies in
+    [-127, 127] (FLOOR: ``emax_elem``; TRN3: ``emax_elem - 1``): ``k`` then follows from
+    the exponent field alone, found on one byte per element
+    (:func:`~trnkb.engine.numerics_fast.block_max_exponent`), the maxima come back with
+    a zero mantissa and ``multiplier`` runs once, on all of them, after the loop.
 
-    The scaling is never applied to the elements: with ``S = emin + 127 - k`` per
-    block, the magic number of an element with exponent field ``F`` is
-    ``2**(max(F, S) - 127 + 23 - mbits)`` (the unscaled twin of ``M``, so the FPU rounds
-    on the same grid) and its code ``2**mbits * (max(F, S) - S) + j`` with ``j`` the low
-    byte of ``|x| + M``: one float32 addition and byte arithmetic per element. A chunk
-    whose ``S`` or largest exponent field falls outside what a byte and a finite ``M``
-    hold (blocks below about 2**-100 or above 2**100) takes the scaled path instead.
+    With ``emax`` the scaling is never applied to the elements: with
+    ``S = emin + 127 - k`` per block, the magic number of an element with exponent field
+    ``F`` is ``2**(max(F, S) - 127 + 23 - mbits)`` (the unscaled twin of ``M``: the FPU
+    rounds on the same grid) and its code ``2**mbits * (max(F, S) - S) + j``, ``j`` the
+    low byte of ``|x| + M``. A chunk holding a finite block whose ``S`` or exponent field
+    does not fit a byte and a finite ``M`` (maxima below 2**-112 or from 2**107 on) takes
+    the scaled path instead, as RCEIL does.
     """
     f = FP8[name]
     nb = x.size // block
@@ -200,47 +202,50 @@ def quantize_blocks(x: np.ndarray, block: int, name: str,
           np.empty(per * block, np.uint8))
     bits = x.view(np.uint32)
     amax = np.empty(nb, np.uint32)
+    field = np.empty(nb, np.uint8)  # exponent field of each block's maximum
     mult = np.empty(nb, np.float32)
     codes = np.empty(x.size, np.uint8)
+    # S = F_max - (emax - emin) must lie in [1, lim], and F_max in [.., lim]
     lim = 254 - (23 - f.mbits)  # the largest exponent field whose M is finite
+    shift = 0 if emax is None else emax - f.emin
     with np.errstate(invalid="ignore", over="ignore"):
         for i in range(0, nb, per):
             j = min(nb, i + per)
             lo, hi = i * block, j * block
             k = hi - lo
             np.signbit(x[lo:hi], out=buf.sign[:k])  # while the chunk is in cache
-            am = amax[i:j]
-            if exponent_only:
-                np.copyto(am, block_max_exponent(bits[lo:hi], block, e8))
-                am <<= np.uint32(23)
+            out = codes[lo:hi]
+            if emax is not None:
+                fm = block_max_exponent(bits[lo:hi], block, e8, field[i:j])
                 np.bitwise_and(bits[lo:hi], _ABS, out=buf.u[0][:k])
-            else:  # RCEIL: the whole maximum (an extra exponent pass costs more than
-                block_abs_max_bits(bits[lo:hi], block, buf.u, am)  # the encoding saves)
+                top, bottom = int(fm.max()), int(fm.min())
+                if bottom > shift and (top <= lim or (top == 255 and _fits(fm, shift, lim))):
+                    _encode_by_exponent(f, block, fm - np.uint8(shift), buf, e8, k, out)
+                    _add_sign(buf.sign[:k], out)
+                    continue
+                am = fm.astype(np.uint32) << np.uint32(23)
+            else:  # RCEIL: the whole maximum
+                am = block_abs_max_bits(bits[lo:hi], block, buf.u, amax[i:j])
             m = multiplier(am)
             mult[i:j] = m
-            out = codes[lo:hi]
-            low = _exponent_floor(f, am, m, lim) if exponent_only else None
-            if low is not None:
-                _encode_by_exponent(f, block, low, buf, e8, k, out)
-            else:
-                s = buf.u[0][:k].view(np.float32)
-                np.multiply(s.reshape(j - i, block), (m * f.pre)[:, None],
-                            out=s.reshape(j - i, block))
-                _round_encode(f, s, buf.u[1][:k].view(np.float32), buf, out)
+            s = buf.u[0][:k].view(np.float32)
+            np.multiply(s.reshape(j - i, block), (m * f.pre)[:, None],
+                        out=s.reshape(j - i, block))
+            _round_encode(f, s, buf.u[1][:k].view(np.float32), buf, out)
             _add_sign(buf.sign[:k], out)
+    if emax is not None:  # every multiplier at once
+        np.left_shift(field, np.uint32(23), out=amax, dtype=np.uint32)
+        mult = multiplier(amax)
     bad = amax >= _EXP
     if bad.any():
         codes.reshape(nb, block)[bad] = 0
     return codes, amax, mult
 
 
-def _exponent_floor(f: FP8Cast, amax: np.ndarray, mult: np.ndarray,
-                    lim: int) -> np.ndarray | None:
-    """``S = emin + 127 - k`` (uint8) per block, or nothing if a finite block does not fit."""
-    top = (amax >> np.uint32(23)).astype(np.int32)
-    low = np.int32(f.emin + 254) - (mult.view(np.uint32) >> np.uint32(23)).astype(np.int32)
-    fits = (top == 255) | ((low >= 1) & (low <= lim) & (top <= lim))
-    return low.astype(np.uint8) if fits.all() else None
+def _fits(field: np.ndarray, shift: int, lim: int) -> bool:
+    """Whether every finite block (exponent field below 255) fits the exponent path."""
+    finite = field[field < 255]
+    return finite.size == 0 or (int(finite.min()) > shift and int(finite.max()) <= lim)
 
 
 def _encode_by_exponent(f: FP8Cast, block: int, low: np.ndarray, buf: _Buffers,
