@@ -223,8 +223,11 @@ def _multiplier(amax_bits: np.ndarray, el: ElementFormat, mode: ScaleMode) -> np
         # round the quotient up to a power of two P: any mantissa bit carries into the
         # exponent; a subnormal quotient <= 2**-127 rounds to 2**-127 (bits 0 here)
         p = (d + np.uint32(0x7FFFFF)) & _EXP
-        p = np.where(d <= 1 << 22, np.uint32(0), p)
-        return (np.uint32(254 << 23) - p).view(np.float32)
+        small = d <= np.uint32(1 << 22)
+        if small.any():
+            p[small] = 0
+        np.subtract(np.uint32(254 << 23), p, out=p)
+        return p.view(np.float32)
     emax = el.emax - (mode is ScaleMode.TRN3)
     # e = max(floor(log2 amax) - emax, -127), so 127 - e = min(254 + emax - exp, 254)
     field = amax_bits >> 23

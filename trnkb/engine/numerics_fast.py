@@ -27,6 +27,7 @@ __all__ = [
     "KEY_BITS",
     "block_abs_max_bits",
     "block_amax_bits",
+    "block_max",
     "block_max_exponent",
     "cast_codes",
     "cast_scaled_blocks",
@@ -92,7 +93,7 @@ def block_abs_max_bits(bits: np.ndarray, block: int, tmp: tuple[np.ndarray, ...]
     reports a NaN.
     """
     np.bitwise_and(bits, _ABS, out=tmp[0][: bits.size])
-    return _block_max(bits.size, block, tmp, out)
+    return block_max(bits.size, block, tmp, out)
 
 
 def block_max_exponent(bits: np.ndarray, block: int, tmp: tuple[np.ndarray, ...],
@@ -104,11 +105,11 @@ def block_max_exponent(bits: np.ndarray, block: int, tmp: tuple[np.ndarray, ...]
     quarter of the bytes of :func:`block_abs_max_bits`, for rules that need no more.
     """
     np.right_shift(bits, np.uint32(23), out=tmp[0][: bits.size], casting="unsafe")
-    return _block_max(bits.size, block, tmp, out)  # the uint8 cast drops the sign bit
+    return block_max(bits.size, block, tmp, out)  # the uint8 cast drops the sign bit
 
 
-def _block_max(n: int, block: int, tmp: tuple[np.ndarray, ...],
-               out: np.ndarray | None) -> np.ndarray:
+def block_max(n: int, block: int, tmp: tuple[np.ndarray, ...],
+              out: np.ndarray | None) -> np.ndarray:
     """Maximum per block of the first ``n`` values of ``tmp[0]`` (the others: scratch)."""
     a, b = tmp[0], tmp[1]
     spare = tmp[2] if len(tmp) > 2 else a

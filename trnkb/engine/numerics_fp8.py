@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trnkb.engine.numerics_fast import block_abs_max_bits, block_max_exponent
+from trnkb.engine.numerics_fast import block_abs_max_bits, block_max, block_max_exponent
 
 __all__ = ["CHUNK_ELEMENTS", "FP8", "FP8Cast", "cast_codes", "quantize_blocks"]
 
@@ -54,13 +54,15 @@ _SIGN = np.uint8(0x80)
 class FP8Cast:
     """Constants of the arithmetic cast to one FP8 format.
 
-    ``mbits`` mantissa bits, ``emin`` exponent of the smallest normal, ``max_code`` the
-    magnitude code of the largest finite value ``max_value``.
+    ``mbits`` mantissa bits, ``emin`` / ``emax`` exponents of the smallest normal and of
+    the largest power of two, ``max_code`` the magnitude code of the largest finite value
+    ``max_value``.
     """
 
     name: str
     mbits: int
     emin: int
+    emax: int
     max_code: int
     max_value: float
 
@@ -88,8 +90,8 @@ class FP8Cast:
 # 2**-6, largest 448 = code 0x7E; E5M2 bias 15, smallest normal 2**-14, largest 57344
 # = code 0x7B.
 FP8: dict[str, FP8Cast] = {
-    "e4m3": FP8Cast("e4m3", 3, -6, 0x7E, 448.0),
-    "e5m2": FP8Cast("e5m2", 2, -14, 0x7B, 57344.0),
+    "e4m3": FP8Cast("e4m3", 3, -6, 8, 0x7E, 448.0),
+    "e5m2": FP8Cast("e5m2", 2, -14, 15, 0x7B, 57344.0),
 }
 _FLOOR = np.uint32(128 << 23)  # the smallest magic number after the scaling by ``pre``
 
@@ -202,12 +204,12 @@ def quantize_blocks(x: np.ndarray, block: int, name: str,
           np.empty(per * block, np.uint8))
     bits = x.view(np.uint32)
     amax = np.empty(nb, np.uint32)
-    field = np.empty(nb, np.uint8)  # exponent field of each block's maximum
+    field = np.empty(nb, np.uint8)  # exponent field that sets each block's k
+    scaled = np.zeros(nb, np.bool_)  # blocks that took the scaled path
     mult = np.empty(nb, np.float32)
     codes = np.empty(x.size, np.uint8)
-    # S = F_max - (emax - emin) must lie in [1, lim], and F_max in [.., lim]
     lim = 254 - (23 - f.mbits)  # the largest exponent field whose M is finite
-    shift = 0 if emax is None else emax - f.emin
+    shift = (f.emax if emax is None else emax) - f.emin  # S = field - shift
     with np.errstate(invalid="ignore", over="ignore"):
         for i in range(0, nb, per):
             j = min(nb, i + per)
@@ -215,25 +217,28 @@ def quantize_blocks(x: np.ndarray, block: int, name: str,
             k = hi - lo
             np.signbit(x[lo:hi], out=buf.sign[:k])  # while the chunk is in cache
             out = codes[lo:hi]
-            if emax is not None:
-                fm = block_max_exponent(bits[lo:hi], block, e8, field[i:j])
-                np.bitwise_and(bits[lo:hi], _ABS, out=buf.u[0][:k])
-                top, bottom = int(fm.max()), int(fm.min())
-                if bottom > shift and (top <= lim or (top == 255 and _fits(fm, shift, lim))):
-                    _encode_by_exponent(f, block, fm - np.uint8(shift), buf, e8, k, out)
-                    _add_sign(buf.sign[:k], out)
-                    continue
-                am = fm.astype(np.uint32) << np.uint32(23)
-            else:  # RCEIL: the whole maximum
+            fm = block_max_exponent(bits[lo:hi], block, e8, field[i:j])
+            np.bitwise_and(bits[lo:hi], _ABS, out=buf.u[0][:k])
+            if emax is None:
+                fm = _rceil_field(bits[lo:hi], block, buf, e8, fm, field[i:j])
+            if fm is not None and _fits(fm, shift, lim):
+                _encode_by_exponent(f, block, fm - np.uint8(shift), buf, e8, k, out)
+            else:
                 am = block_abs_max_bits(bits[lo:hi], block, buf.u, amax[i:j])
-            m = multiplier(am)
-            mult[i:j] = m
-            s = buf.u[0][:k].view(np.float32)
-            np.multiply(s.reshape(j - i, block), (m * f.pre)[:, None],
-                        out=s.reshape(j - i, block))
-            _round_encode(f, s, buf.u[1][:k].view(np.float32), buf, out)
+                m = multiplier(am)
+                mult[i:j] = m
+                scaled[i:j] = True
+                s = buf.u[0][:k].view(np.float32)
+                np.multiply(s.reshape(j - i, block), (m * f.pre)[:, None],
+                            out=s.reshape(j - i, block))
+                _round_encode(f, s, buf.u[1][:k].view(np.float32), buf, out)
             _add_sign(buf.sign[:k], out)
-    if emax is not None:  # every multiplier at once
+    # every other multiplier at once, from a maximum 2**(field - 127): the same k
+    if scaled.any():
+        fast = ~scaled
+        amax[fast] = field[fast].astype(np.uint32) << np.uint32(23)
+        mult[fast] = multiplier(amax[fast])
+    else:
         np.left_shift(field, np.uint32(23), out=amax, dtype=np.uint32)
         mult = multiplier(amax)
     bad = amax >= _EXP
@@ -242,8 +247,32 @@ def quantize_blocks(x: np.ndarray, block: int, name: str,
     return codes, amax, mult
 
 
+def _rceil_field(bits: np.ndarray, block: int, buf: _Buffers, e8: tuple[np.ndarray, ...],
+                 field: np.ndarray, out: np.ndarray) -> np.ndarray | None:
+    """RCEIL's exponent field per block, ``F_max + [amax > 1.75 * 2**(F_max - 127)]``.
+
+    RCEIL rounds ``amax / max_elem`` up to a power of two; both FP8 formats have
+    ``max_elem = 1.75 * 2**emax``, so that power is ``2**(F - 127 - emax)`` with ``F`` as
+    returned: adding 0x1FFFFF to |x| carries into the exponent exactly when the mantissa
+    exceeds 1.75's (the float32 quotient never rounds across that power of two). Nothing
+    when the chunk holds a NaN or an Inf (``field`` has 255): the caller takes the
+    scaled path. ``field``: the plain maxima; |x| is in ``buf.u[0]``, kept; the result
+    goes to ``out``, which may be ``field``.
+    """
+    if int(field.max()) == 255:
+        return None
+    n = bits.size
+    t = buf.u[1][:n]
+    np.add(buf.u[0][:n], np.uint32(0x1FFFFF), out=t)
+    np.right_shift(t, np.uint32(23), out=e8[1][:n], casting="unsafe")
+    return block_max(n, block, (e8[1], e8[2]), out)
+
+
 def _fits(field: np.ndarray, shift: int, lim: int) -> bool:
     """Whether every finite block (exponent field below 255) fits the exponent path."""
+    top, bottom = int(field.max()), int(field.min())
+    if bottom > shift and top <= lim:
+        return True
     finite = field[field < 255]
     return finite.size == 0 or (int(finite.min()) > shift and int(finite.max()) <= lim)
 
