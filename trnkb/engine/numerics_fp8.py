@@ -217,9 +217,9 @@ def quantize_blocks(x: np.ndarray, block: int, name: str,
             k = hi - lo
             np.signbit(x[lo:hi], out=buf.sign[:k])  # while the chunk is in cache
             out = codes[lo:hi]
-            fm = block_max_exponent(bits[lo:hi], block, e8, field[i:j])
+            fm: np.ndarray | None = block_max_exponent(bits[lo:hi], block, e8, field[i:j])
             np.bitwise_and(bits[lo:hi], _ABS, out=buf.u[0][:k])
-            if emax is None:
+            if emax is None and fm is not None:
                 fm = _rceil_field(bits[lo:hi], block, buf, e8, fm, field[i:j])
             if fm is not None and _fits(fm, shift, lim):
                 _encode_by_exponent(f, block, fm - np.uint8(shift), buf, e8, k, out)
