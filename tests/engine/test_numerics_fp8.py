@@ -64,7 +64,7 @@ def expected_mx(x: np.ndarray, name: str, mode: str) -> tuple[np.ndarray, np.nda
     if mode == "rceil":  # e = ceil(log2(fp32(amax / max_elem)))
         d = (amax.astype(np.float32) / np.float32(MAX[name])).astype(np.float64)
         m, ex = np.frexp(d)
-        e = np.where(m == 0.5, ex - 1, ex)
+        e = np.where(d == 0, -127, np.where(m == 0.5, ex - 1, ex))  # 0: underflowed
     else:  # e = floor(log2(amax)) - emax (+1 for TRN3)
         _, ex = np.frexp(amax)
         e = ex - 1 - EMAX[name] + (mode == "trn3")
@@ -110,18 +110,21 @@ def test_mxfp8_fast_path_matches_frexp_and_ml_dtypes(name, mode, monkeypatch):
     monkeypatch.setattr(numerics_fp8, "_encode_by_exponent", count_enc)
     monkeypatch.setattr(numerics_fp8, "_round_encode", count_rnd)
     per = numerics_fp8.CHUNK_ELEMENTS // 32
-    x = mixed_data(1, 4 * per)
+    x = mixed_data(1, 5 * per)
+    x[5], x[6] = 0.0, -0.0  # chunk 0: all-zero blocks, which the byte path handles
     x[per + 3] = 2.0**110  # chunk 1 holds a block too large for the byte path
     x[2 * per + 4] = np.linspace(-1, 1, 32) * 2.0**-120  # chunk 2 one too small
     x[3 * per + 5, 6] = np.nan  # chunk 3 a NaN block (RCEIL: scaled path), and an Inf
     x[3 * per + 7, 0] = -np.inf
+    x[4 * per + 8] = np.linspace(-1, 1, 32) * 2.0**-135  # chunk 4: float32 subnormals
     q = quantize_mx(x, FMT[name], scale_mode=mode)
     scale, codes = expected_mx(x, name, mode)
     assert np.array_equal(q.scales.reshape(-1), scale)
     bad = np.flatnonzero(q.codes.reshape(-1) != codes)
     assert bad.size == 0, [(float(x.reshape(-1)[i]), int(q.codes.reshape(-1)[i]),
                             int(codes[i])) for i in bad[:5]]
-    assert calls["exponent"] >= 1 and calls["scaled"] >= 2  # both paths were exercised
+    fast = 2 if mode != "rceil" else 1  # chunks 0 and 3 (FLOOR, TRN3) or chunk 0 only
+    assert (calls["exponent"], calls["scaled"]) == (fast, 5 - fast)
 
 
 @pytest.mark.parametrize("name", ["e4m3", "e5m2"])

@@ -1,31 +1,32 @@
 """FP8 (E4M3, E5M2) casts by float32 arithmetic: the MXFP8 fast path, no lookup table.
 
-Rounding a magnitude ``a`` (float32, ``0 <= a < 2**(emax + 2)``) to an FP8 format with
-``mbits`` mantissa bits, round to nearest, ties to even, is one float32 addition::
+Rounding a magnitude ``a`` (float32) to an FP8 format with ``mbits`` mantissa bits,
+round to nearest, ties to even, is one float32 addition::
 
     E = max(floor(log2 a), emin)          emin: exponent of the smallest normal
-    M = 2**(E + 23 - mbits)               bits of a * 2**(23 - mbits), mantissa cleared,
-                                          raised to at least those of 2**(emin + 23 - mbits)
+    M = 2**(E + 23 - mbits)               the magic number
     t = a + M
 
 ``t`` lies in ``[M, 2 M)``, where float32 spacing is ``2**(E - mbits)``: the FP8 spacing
 at ``a``, normal or subnormal. The addition rounds the exact sum to nearest even there,
 and ``M`` is an even multiple of the spacing, so ``t = M + j * spacing`` with ``j`` the
-FP8 mantissa of ``a`` rounded to nearest even (with its leading bit: 8..16 for E4M3
-normals, 0..8 below): the only rounding is the FPU's, on the exact sum.
+FP8 mantissa of ``a`` rounded to nearest even, leading bit included (8..16 for E4M3
+normals, 0..8 below): the only rounding is the FPU's, on the exact sum. The FP8 code is
+then ``2**mbits * (E - emin) + j``; saturation is a minimum with the largest finite code
+and the sign bit comes from ``np.signbit``.
 
-Encoding: the FP8 code is ``2**mbits * (E - emin) + j`` (a subnormal has ``E = emin``
-and code ``j``; a normal code ``2**mbits * (E - emin + 1) + j - 2**mbits``). The bit
-pattern of ``t`` is ``F << 23 | j`` with ``F`` the biased exponent of ``M``; one uint32
-multiplication by ``1 + 2**(23 - mbits)`` adds ``j << (23 - mbits)`` to it, so bits
-``23 - mbits`` up hold ``2**mbits * F + j``. The inputs are first scaled by a power of
-two that puts the smallest ``F`` at 128, so the low byte of that field is the code
-itself (``2**mbits * 128`` is a multiple of 256). Saturation is a minimum with the
-largest finite code; the sign bit comes from ``np.signbit``.
+Two ways to get ``E`` and the code, both exact:
 
-The cast is six contiguous uint32/float32 passes and three uint8 ones, against the
-table path's four-pass key plus a gather as slow as eight passes;
-:func:`quantize_blocks` runs them on 64 K-element chunks, next to the block maxima.
+* exponent path (:func:`quantize_blocks`, MX blocks whose scale ``2**-k`` fits): ``E``
+  comes from the element's exponent byte ``F`` and the block's ``S = emin + 127 - k``
+  as ``max(F, S)``, so the scale never multiplies the elements (the magic number is
+  ``M * 2**-k``, the FPU rounds on the same grid), and the code is the low byte of
+  ``t`` plus ``2**mbits * (max(F, S) - S)``: one float32 addition and byte arithmetic;
+* scaled path (:func:`cast_codes`, and chunks with blocks below about 2**-112 or from
+  2**107 on): ``a`` is scaled first, ``M`` is the bit pattern of ``a * 2**(23 - mbits)``
+  with the mantissa cleared, raised to its smallest value, and one uint32 multiplication
+  by ``1 + 2**(23 - mbits)`` moves ``j`` next to the exponent field of ``t``, whose low
+  byte is then the code (the inputs are pre-scaled so that field starts at 128).
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ from trnkb.engine.numerics_fast import block_abs_max_bits, block_max, block_max_
 
 __all__ = ["CHUNK_ELEMENTS", "FP8", "FP8Cast", "cast_codes", "quantize_blocks"]
 
-# Elements per chunk. Measured on a 1 MiB-L2 core (bench/numerics_bench.py): 32 K 0.84x,
-# 64 K 0.95x, 128 K 1.0x, 256 K 0.62x the rate at 128 K (the per-call cost of ~25 NumPy
-# calls per chunk against three 4-byte scratch arrays leaving the L2 cache).
+# Elements per chunk. Measured on the development machine (1 MiB L2 per core): 64 K
+# 5-30% and 256 K 35-45% slower than 128 K (about 25 NumPy calls per chunk, each with a
+# fixed cost, against scratch arrays that leave the L2 cache).
 CHUNK_ELEMENTS = 1 << 17
 _ROW = 1 << 12  # length of the constant rows broadcast against a chunk
 
@@ -221,7 +222,7 @@ def quantize_blocks(x: np.ndarray, block: int, name: str,
             np.bitwise_and(bits[lo:hi], _ABS, out=buf.u[0][:k])
             if emax is None and fm is not None:
                 fm = _rceil_field(bits[lo:hi], block, buf, e8, fm, field[i:j])
-            if fm is not None and _fits(fm, shift, lim):
+            if fm is not None and _fits(fm, shift, lim, buf.u[0][:k], block):
                 _encode_by_exponent(f, block, fm - np.uint8(shift), buf, e8, k, out)
             else:
                 am = block_abs_max_bits(bits[lo:hi], block, buf.u, amax[i:j])
@@ -268,13 +269,21 @@ def _rceil_field(bits: np.ndarray, block: int, buf: _Buffers, e8: tuple[np.ndarr
     return block_max(n, block, (e8[1], e8[2]), out)
 
 
-def _fits(field: np.ndarray, shift: int, lim: int) -> bool:
-    """Whether every finite block (exponent field below 255) fits the exponent path."""
+def _fits(field: np.ndarray, shift: int, lim: int, a: np.ndarray, block: int) -> bool:
+    """Whether every block fits the exponent path: ``shift < field <= lim``.
+
+    Blocks with a NaN or an Inf (field 255) get zero codes later, and all-zero blocks
+    (field 0 and every bit of |x|, ``a``, zero) get code 0 from any ``S``: both fit.
+    Field 0 with a subnormal float32 inside does not.
+    """
     top, bottom = int(field.max()), int(field.min())
     if bottom > shift and top <= lim:
         return True
-    finite = field[field < 255]
-    return finite.size == 0 or (int(finite.min()) > shift and int(finite.max()) <= lim)
+    odd = field[(field > 0) & (field < 255)]
+    if odd.size and (int(odd.min()) <= shift or int(odd.max()) > lim):
+        return False
+    zero = field == 0
+    return not zero.any() or not a.reshape(-1, block)[zero].any()
 
 
 def _encode_by_exponent(f: FP8Cast, block: int, low: np.ndarray, buf: _Buffers,
