@@ -218,10 +218,12 @@ def quantize_blocks(x: np.ndarray, block: int, name: str,
             k = hi - lo
             np.signbit(x[lo:hi], out=buf.sign[:k])  # while the chunk is in cache
             out = codes[lo:hi]
-            fm: np.ndarray | None = block_max_exponent(bits[lo:hi], block, e8, field[i:j])
-            np.bitwise_and(bits[lo:hi], _ABS, out=buf.u[0][:k])
-            if emax is None and fm is not None:
-                fm = _rceil_field(bits[lo:hi], block, buf, e8, fm, field[i:j])
+            fm: np.ndarray | None
+            if emax is not None:
+                fm = block_max_exponent(bits[lo:hi], block, e8, field[i:j])
+                np.bitwise_and(bits[lo:hi], _ABS, out=buf.u[0][:k])
+            else:
+                fm = _rceil_field(bits[lo:hi], block, buf, e8, field[i:j])
             if fm is not None and _fits(fm, shift, lim, buf.u[0][:k], block):
                 _encode_by_exponent(f, block, fm - np.uint8(shift), buf, e8, k, out)
             else:
@@ -249,22 +251,23 @@ def quantize_blocks(x: np.ndarray, block: int, name: str,
 
 
 def _rceil_field(bits: np.ndarray, block: int, buf: _Buffers, e8: tuple[np.ndarray, ...],
-                 field: np.ndarray, out: np.ndarray) -> np.ndarray | None:
+                 out: np.ndarray) -> np.ndarray | None:
     """RCEIL's exponent field per block, ``F_max + [amax > 1.75 * 2**(F_max - 127)]``.
 
     RCEIL rounds ``amax / max_elem`` up to a power of two; both FP8 formats have
     ``max_elem = 1.75 * 2**emax``, so that power is ``2**(F - 127 - emax)`` with ``F`` as
-    returned: adding 0x1FFFFF to |x| carries into the exponent exactly when the mantissa
-    exceeds 1.75's (the float32 quotient never rounds across that power of two). Nothing
-    when the chunk holds a NaN or an Inf (``field`` has 255): the caller takes the
-    scaled path. ``field``: the plain maxima; |x| is in ``buf.u[0]``, kept; the result
-    goes to ``out``, which may be ``field``.
+    returned (into ``out``): adding 0x1FFFFF to |x| carries into the exponent exactly
+    when the mantissa exceeds 1.75's, and the float32 quotient never rounds across that
+    power of two. Leaves the exponent bytes in ``e8[0]`` and |x| in ``buf.u[0]``. Nothing
+    when the chunk holds a NaN or an Inf: the caller takes the scaled path.
     """
-    if int(field.max()) == 255:
-        return None
     n = bits.size
-    t = buf.u[1][:n]
-    np.add(buf.u[0][:n], np.uint32(0x1FFFFF), out=t)
+    np.right_shift(bits, np.uint32(23), out=e8[0][:n], casting="unsafe")
+    if int(e8[0][:n].max()) == 255:
+        return None
+    a, t = buf.u[0][:n], buf.u[1][:n]
+    np.bitwise_and(bits, _ABS, out=a)
+    np.add(a, np.uint32(0x1FFFFF), out=t)
     np.right_shift(t, np.uint32(23), out=e8[1][:n], casting="unsafe")
     return block_max(n, block, (e8[1], e8[2]), out)
 
