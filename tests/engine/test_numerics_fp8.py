@@ -56,9 +56,10 @@ def test_fp8_cast_matches_ml_dtypes_on_every_rounding_boundary(name):
     assert bad.size == 0, [(float(x[i]), int(got[i]), int(want[i])) for i in bad[:5]]
 
 
-def expected_mx(x: np.ndarray, name: str, mode: str) -> tuple[np.ndarray, np.ndarray]:
+def expected_mx(x: np.ndarray, name: str, mode: str,
+                block: int = 32) -> tuple[np.ndarray, np.ndarray]:
     """(scale bytes, codes) per the scale rules, computed with np.frexp and ml_dtypes."""
-    blocks = x.astype(np.float32).reshape(-1, 32)
+    blocks = x.astype(np.float32).reshape(-1, block)
     finite = np.isfinite(blocks).all(axis=1)
     amax = np.where(finite, np.abs(blocks).max(axis=1), 0).astype(np.float64)
     if mode == "rceil":  # e = ceil(log2(fp32(amax / max_elem)))
@@ -142,6 +143,16 @@ def test_mxfp8_fast_path_equals_the_table_path(name, mode):
     q = quantize_mx(x, FMT[name], scale_mode=mode)
     assert np.array_equal(q.codes.reshape(-1), codes)
     assert np.array_equal(q.scales.reshape(-1), numerics._scale_bytes(amax, mult))
+
+
+@pytest.mark.parametrize("block", [2, 8, 16, 48, 64])
+@pytest.mark.parametrize("mode", ["floor", "rceil"])
+def test_mxfp8_other_block_sizes(block, mode):
+    x = mixed_data(4, 96).reshape(-1, 3 * 64)[:, : (3 * 64 // block) * block]
+    q = quantize_mx(x, "mxfp8", block=block, scale_mode=mode)
+    scale, codes = expected_mx(x, "e4m3", mode, block)
+    assert np.array_equal(q.scales.reshape(-1), scale)
+    assert np.array_equal(q.codes.reshape(-1), codes)
 
 
 def test_block_max_exponent_is_the_frexp_exponent_of_the_block_maximum():
