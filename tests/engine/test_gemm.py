@@ -49,6 +49,9 @@ def _mx_delta(x, u, fmt_max, sub, emax):
     return d.reshape(xp.shape)[..., :k]
 
 
+# element format: (u relative, largest finite, smallest subnormal, emax) (OCP MX v1.0)
+MX_SPEC = {"mxfp8": (2.0**-4, 448.0, 2.0**-9, 8), "mxfp4": (2.0**-2, 6.0, 0.5, 2)}
+
 SHAPES = [(100, 200, 300), (256, 384, 640), (1, 4096, 4096), (64, 20000, 64)]
 
 
@@ -64,40 +67,57 @@ def test_any_shape_bf16_gemm_is_within_the_bf16_bound(trn3, shape):
     assert (np.abs(r.output - a @ b) <= bound).all()
 
 
+def _uniform(rng, *shapes):
+    """float32 arrays uniform on [-1, 1): drawn 5x faster than normal ones, and with
+    float32's full mantissa (BF16 and MX rounding have bits to drop)."""
+    out = []
+    for shape in shapes:
+        x = rng.random(shape, dtype=np.float32)
+        x *= 2
+        x -= 1
+        out.append(x)
+    return out
+
+
+def _upper_matmul(x, y):
+    """An upper bound on x @ y for non-negative x, y, from one float32 matmul.
+
+    Casting to float32 lowers an element by at most u32 relative, and a float32 sum of k
+    non-negative products is at least (1 - g) times the exact one, g = k u32 / (1 - k u32)
+    (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., section 3.1), so
+    fl(x32 @ y32) / ((1 - u32)**2 (1 - g)) >= x @ y.
+    """
+    k = x.shape[1]
+    g = k * U_FP32 / (1 - k * U_FP32)
+    out = x.astype(np.float32, copy=False) @ y.astype(np.float32, copy=False)
+    return out.astype(np.float64) / ((1 - U_FP32) ** 2 * (1 - g))
+
+
 def _slab_products(a, b, rows=8192):
     """AB in float64, an upper bound on P = |A| |B|, and mean_ij sum_k (a_ik b_kj)**2.
 
     Summed over slabs of ``rows`` of K, so no float64 copy of a whole operand is made.
-    AB's float64 sums are exact to k 2**-53 P (the bound adds it). P is summed in float32
-    within a slab and in float64 across slabs: a float32 sum of ``rows`` non-negative
-    products is at least (1 - g) times the exact one, g = rows u32 / (1 - rows u32)
-    (Higham, Accuracy and Stability of Numerical Algorithms, eq. 3.4), so dividing by
-    1 - g bounds P from above.
+    AB's float64 sums are exact to k 2**-53 P (the bound adds it); P is bounded per slab
+    by :func:`_upper_matmul`.
     """
     m, k = a.shape
     ab, p = np.zeros((m, b.shape[1])), np.zeros((m, b.shape[1]))
     sq = 0.0
     for k0 in range(0, k, rows):
         a32, b32 = a[:, k0:k0 + rows], b[k0:k0 + rows]
-        p += np.abs(a32) @ np.abs(b32)
+        p += _upper_matmul(np.abs(a32), np.abs(b32))
         a64, b64 = a32.astype(np.float64), b32.astype(np.float64)
         ab += a64 @ b64
         sq += float((a64 * a64).sum(axis=0) @ (b64 * b64).sum(axis=1))
-    g = rows * U_FP32 / (1 - rows * U_FP32)
-    return ab, p / (1 - g), sq / ab.size
+    return ab, p, sq / ab.size
 
 
 @pytest.mark.parametrize("shape", [(4097, 4096, 4096), (1024, 262144, 1024)])
 def test_section_2_big_shapes_execute_within_the_bf16_bound(trn3, shape):
     # issue 11 section 2 at full size: an M edge of one row over 4096^2, and a long K of
-    # 64 numeric chunks (1 GiB operands: float32 inputs, the reference by slabs of K;
-    # uniform inputs draw 5x faster than normal ones and have float32's full mantissa)
+    # 64 numeric chunks (1 GiB operands: float32 inputs, the reference by slabs of K)
     m, k, n = shape
-    rng = np.random.default_rng(k)
-    a, b = rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32)
-    for x in (a, b):
-        x *= 2
-        x -= 1  # uniform on [-1, 1)
+    a, b = _uniform(np.random.default_rng(k), (m, k), (k, n))
     out = gemm(trn3, m, k, n, a=a, b=b, reference=False).output
     assert out.shape == (m, n)
     ab, p, sq = _slab_products(a, b)
@@ -122,6 +142,21 @@ def test_section_2_big_shapes_execute_within_the_bf16_bound(trn3, shape):
     assert rms <= allowed
 
 
+def test_mxfp8_4097x4096x4096_executes_within_the_block_bound(trn3):
+    # the issue's M-edge shape in MXFP8: A and B quantized in blocks of 32 along K
+    m, k, n = 4097, 4096, 4096
+    a, b = _uniform(np.random.default_rng(11), (m, k), (k, n))
+    out = gemm(trn3, m, k, n, dtype="mxfp8", a=a, b=b, reference=False).output
+    da = _mx_delta(a, *MX_SPEC["mxfp8"])
+    db = _mx_delta(b.T, *MX_SPEC["mxfp8"]).T
+    ab, p, _ = _slab_products(a, b)
+    # the module's bound: input terms |A| dB + dA (|B| + dB), and (|A| + dA)(|B| + dB) =
+    # P + those terms (the non-negative products bounded from float32 matmuls)
+    inputs = _upper_matmul(np.abs(a), db) + _upper_matmul(da, np.abs(b) + db)
+    bound = _bound_from(k, ab, inputs, p + inputs) + k * 2.0**-53 * (p + inputs)
+    assert (np.abs(out - ab) <= bound).all()
+
+
 @pytest.mark.parametrize("shape", [(100, 200, 300), (1, 1000, 700)])
 def test_any_shape_fp8_gemm_is_within_the_e4m3_bound(trn2, shape):
     m, k, n = shape
@@ -137,13 +172,12 @@ def test_any_shape_fp8_gemm_is_within_the_e4m3_bound(trn2, shape):
 @pytest.mark.parametrize("dtype,weights", [("mxfp8", None), ("mxfp4", None), ("mxfp8", "mxfp4")])
 @pytest.mark.parametrize("shape", [(100, 200, 300), (256, 1000, 130)])
 def test_any_shape_mx_gemm_is_within_the_block_bound(trn3, dtype, weights, shape):
-    spec = {"mxfp8": (2.0**-4, 448.0, 2.0**-9, 8), "mxfp4": (2.0**-2, 6.0, 0.5, 2)}
     m, k, n = shape
     rng = np.random.default_rng(2)
     a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
     r = gemm(trn3, m, k, n, dtype=dtype, weight_dtype=weights, a=a, b=b)
-    da = _mx_delta(a, *spec[dtype])
-    db = _mx_delta(b.T, *spec[weights or dtype]).T
+    da = _mx_delta(a, *MX_SPEC[dtype])
+    db = _mx_delta(b.T, *MX_SPEC[weights or dtype]).T
     assert (np.abs(r.output - a @ b) <= _bound(a, b, da, db)).all()
 
 
