@@ -71,7 +71,8 @@ def mx_values(q: MXTensor) -> NDArray[np.float32]:
     f = np.ldexp(np.float32(1.0), s - 127).astype(np.float32)
     f = np.where(s == 255, np.float32(np.nan), f)
     blocks = vals.reshape(*q.scales.shape, q.block)
-    out: NDArray[np.float32] = (blocks * f[..., None]).reshape(q.codes.shape)
+    np.multiply(blocks, f[..., None], out=blocks)  # in place: vals is a fresh gather
+    out: NDArray[np.float32] = vals
     return out
 
 
