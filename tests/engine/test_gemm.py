@@ -10,6 +10,8 @@ of |C'| <= |AB| + the input terms.
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -161,6 +163,22 @@ def test_mxfp8_4097x4096x4096_executes_within_the_block_bound(trn3):
     inputs = _upper_matmul(np.abs(a), db) + _upper_matmul(da, np.abs(b) + db)
     bound = _bound_from(k, ab, inputs, p + inputs) + k * 2.0**-53 * (p + inputs)
     assert (np.abs(out - ab) <= bound).all()
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp8", "mxfp8"])
+def test_executing_holds_no_whole_copy_of_an_operand(trn3, dtype):
+    # the operands are rounded or quantized a slab of K at a time: numpy's allocations
+    # (traced by tracemalloc) stay below half of one float32 operand, which any whole
+    # copy (float64, float32, even BF16) would reach; the float64 reference included
+    m, k, n = 64, 131072, 64
+    a, b = _uniform(np.random.default_rng(4), (m, k), (k, n))
+    tracemalloc.start()
+    try:
+        gemm(trn3, m, k, n, dtype=dtype, a=a, b=b)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < a.nbytes / 2
 
 
 @pytest.mark.parametrize("shape", [(100, 200, 300), (1, 1000, 700)])
