@@ -10,6 +10,8 @@ of |C'| <= |AB| + the input terms.
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -23,12 +25,16 @@ U_BF16 = 2.0**-8
 U_FP32 = 2.0**-24
 
 
+def _bound_from(k, ab, inputs, prod):
+    """The elementwise bound from AB, the input terms |A| dB + dA |B| + dA dB and
+    (|A| + dA)(|B| + dB)."""
+    acc = k * U_FP32 * prod
+    return inputs + acc + U_BF16 * (np.abs(ab) + inputs + acc)
+
+
 def _bound(a, b, da, db):
     aq, bq = np.abs(a) + da, np.abs(b) + db
-    k = a.shape[1]
-    inputs = np.abs(a) @ db + da @ np.abs(b) + da @ db
-    acc = k * U_FP32 * (aq @ bq)
-    return inputs + acc + U_BF16 * (np.abs(a @ b) + inputs + acc)
+    return _bound_from(a.shape[1], a @ b, np.abs(a) @ db + da @ np.abs(b) + da @ db, aq @ bq)
 
 
 def _mx_delta(x, u, fmt_max, sub, emax):
@@ -45,12 +51,15 @@ def _mx_delta(x, u, fmt_max, sub, emax):
     return d.reshape(xp.shape)[..., :k]
 
 
-SHAPES = [(100, 200, 300), (256, 384, 640), (1, 4096, 4096), (4097, 256, 640), (64, 20000, 64)]
+# element format: (u relative, largest finite, smallest subnormal, emax) (OCP MX v1.0)
+MX_SPEC = {"mxfp8": (2.0**-4, 448.0, 2.0**-9, 8), "mxfp4": (2.0**-2, 6.0, 0.5, 2)}
+
+SHAPES = [(100, 200, 300), (256, 384, 640), (1, 4096, 4096), (64, 20000, 64)]
 
 
 @pytest.mark.parametrize("shape", SHAPES)
 def test_any_shape_bf16_gemm_is_within_the_bf16_bound(trn3, shape):
-    # (4097, 256, 640): the M edge of 4097x4096x4096; (64, 20000, 64): a long, ragged K
+    # (64, 20000, 64): a long K that is not a whole number of K steps or numeric chunks
     m, k, n = shape
     rng = np.random.default_rng(sum(shape))
     a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
@@ -58,6 +67,118 @@ def test_any_shape_bf16_gemm_is_within_the_bf16_bound(trn3, shape):
     assert r.output.shape == (m, n)
     bound = _bound(a, b, U_BF16 * np.abs(a), U_BF16 * np.abs(b))
     assert (np.abs(r.output - a @ b) <= bound).all()
+
+
+def _uniform(rng, *shapes):
+    """float32 arrays uniform on [-1, 1): drawn 5x faster than normal ones, and with
+    float32's full mantissa (BF16 and MX rounding have bits to drop)."""
+    out = []
+    for shape in shapes:
+        x = rng.random(shape, dtype=np.float32)
+        x *= 2
+        x -= 1
+        out.append(x)
+    return out
+
+
+def _upper_matmul(x, y):
+    """An upper bound on x @ y for non-negative x, y, from one float32 matmul.
+
+    Casting to float32 lowers an element by at most u32 relative, and a float32 sum of k
+    non-negative products is at least (1 - g) times the exact one, g = k u32 / (1 - k u32)
+    (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., section 3.1), so
+    fl(x32 @ y32) / ((1 - u32)**2 (1 - g)) >= x @ y.
+    """
+    k = x.shape[1]
+    g = k * U_FP32 / (1 - k * U_FP32)
+    out = x.astype(np.float32, copy=False) @ y.astype(np.float32, copy=False)
+    return out.astype(np.float64) / ((1 - U_FP32) ** 2 * (1 - g))
+
+
+def _slab_products(a, b, rows=8192):
+    """AB in float64, an upper bound on P = |A| |B|, and mean_ij sum_k (a_ik b_kj)**2.
+
+    Summed over slabs of ``rows`` of K, so no float64 copy of a whole operand is made.
+    AB's float64 sums are exact to k 2**-53 P (the bound adds it). P_ij <= |a_i| |b_j|
+    (Cauchy-Schwarz; 4/3 of P for uniform data, at no matmul's cost), the float64 norms
+    raised by k 2**-52 for their own rounding.
+    """
+    m, k = a.shape
+    ab = np.zeros((m, b.shape[1]))
+    rows_a, cols_b = np.zeros(m), np.zeros(b.shape[1])
+    sq = 0.0
+    for k0 in range(0, k, rows):
+        a64, b64 = a[:, k0:k0 + rows].astype(np.float64), b[k0:k0 + rows].astype(np.float64)
+        ab += a64 @ b64
+        a64 *= a64
+        b64 *= b64
+        rows_a += a64.sum(axis=1)
+        cols_b += b64.sum(axis=0)
+        sq += float(a64.sum(axis=0) @ b64.sum(axis=1))
+    p = np.sqrt(np.outer(rows_a, cols_b)) * (1 + k * 2.0**-52)
+    return ab, p, sq / ab.size
+
+
+@pytest.mark.parametrize("shape", [(4097, 4096, 4096), (1024, 262144, 1024)])
+def test_section_2_big_shapes_execute_within_the_bf16_bound(trn3, shape):
+    # issue 11 section 2 at full size: an M edge of one row over 4096^2, and a long K of
+    # 64 numeric chunks (1 GiB operands: float32 inputs, the reference by slabs of K)
+    m, k, n = shape
+    a, b = _uniform(np.random.default_rng(k), (m, k), (k, n))
+    out = gemm(trn3, m, k, n, a=a, b=b, reference=False).output
+    assert out.shape == (m, n)
+    ab, p, sq = _slab_products(a, b)
+    err = np.abs(out - ab)
+    # the module's bound with dA = u|A|, dB = u|B| (BF16 rounding of float32 inputs is
+    # at most u relative): the input terms are (2u + u**2) P, (|A| + dA)(|B| + dB) is
+    # (1 + u)**2 P
+    bound = _bound_from(k, ab, (2 * U_BF16 + U_BF16**2) * p, (1 + U_BF16) ** 2 * p)
+    assert (err <= bound + k * 2.0**-53 * p).all()
+    # at long K that worst case is loose (K u32 = 1.6% of P at K = 2**18: a C of zeros
+    # would meet it), so the RMS is checked too. Assumption: rounding errors of different
+    # products are independent with mean zero (RNE on continuous data), so the input
+    # terms' RMS is at most (2u + u**2) sqrt(mean sum_k (a b)**2); BF16 output rounding
+    # adds at most u RMS(AB + that), fp32 accumulation about sqrt(K) u32 RMS(P). One
+    # dropped 4096-row chunk of the 64 would leave an RMS of sqrt(4096 / 9) = 21 (products
+    # of two uniform [-1, 1) values have variance 1/9), four times the allowance of ~5.
+    rms = float(np.sqrt(np.mean(err * err)))
+    inputs = (2 * U_BF16 + U_BF16**2) * np.sqrt(sq)
+    ab_rms = float(np.sqrt(np.mean(ab * ab)))
+    p_rms = float(np.sqrt(np.mean(p * p)))
+    allowed = inputs + U_BF16 * (ab_rms + inputs) + np.sqrt(k) * U_FP32 * p_rms
+    assert rms <= allowed
+
+
+def test_mxfp8_4097x4096x4096_executes_within_the_block_bound(trn3):
+    # the issue's M-edge shape in MXFP8: A and B quantized in blocks of 32 along K
+    m, k, n = 4097, 4096, 4096
+    a, b = _uniform(np.random.default_rng(11), (m, k), (k, n))
+    out = gemm(trn3, m, k, n, dtype="mxfp8", a=a, b=b, reference=False).output
+    da = _mx_delta(a, *MX_SPEC["mxfp8"])
+    db = _mx_delta(b.T, *MX_SPEC["mxfp8"]).T
+    ab = a.astype(np.float64) @ b.astype(np.float64)
+    # the module's bound: input terms |A| dB + dA (|B| + dB), and (|A| + dA)(|B| + dB) =
+    # P + those terms (the non-negative products bounded from float32 matmuls)
+    p = _upper_matmul(np.abs(a), np.abs(b))
+    inputs = _upper_matmul(np.abs(a), db) + _upper_matmul(da, np.abs(b) + db)
+    bound = _bound_from(k, ab, inputs, p + inputs) + k * 2.0**-53 * (p + inputs)
+    assert (np.abs(out - ab) <= bound).all()
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp8", "mxfp8"])
+def test_executing_holds_no_whole_copy_of_an_operand(trn3, dtype):
+    # the operands are rounded or quantized a slab of K at a time: numpy's allocations
+    # (traced by tracemalloc) stay below half of one float32 operand, which any whole
+    # copy (float64, float32, even BF16) would reach; the float64 reference included
+    m, k, n = 64, 131072, 64
+    a, b = _uniform(np.random.default_rng(4), (m, k), (k, n))
+    tracemalloc.start()
+    try:
+        gemm(trn3, m, k, n, dtype=dtype, a=a, b=b)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < a.nbytes / 2
 
 
 @pytest.mark.parametrize("shape", [(100, 200, 300), (1, 1000, 700)])
@@ -75,13 +196,12 @@ def test_any_shape_fp8_gemm_is_within_the_e4m3_bound(trn2, shape):
 @pytest.mark.parametrize("dtype,weights", [("mxfp8", None), ("mxfp4", None), ("mxfp8", "mxfp4")])
 @pytest.mark.parametrize("shape", [(100, 200, 300), (256, 1000, 130)])
 def test_any_shape_mx_gemm_is_within_the_block_bound(trn3, dtype, weights, shape):
-    spec = {"mxfp8": (2.0**-4, 448.0, 2.0**-9, 8), "mxfp4": (2.0**-2, 6.0, 0.5, 2)}
     m, k, n = shape
     rng = np.random.default_rng(2)
     a, b = rng.standard_normal((m, k)), rng.standard_normal((k, n))
     r = gemm(trn3, m, k, n, dtype=dtype, weight_dtype=weights, a=a, b=b)
-    da = _mx_delta(a, *spec[dtype])
-    db = _mx_delta(b.T, *spec[weights or dtype]).T
+    da = _mx_delta(a, *MX_SPEC[dtype])
+    db = _mx_delta(b.T, *MX_SPEC[weights or dtype]).T
     assert (np.abs(r.output - a @ b) <= _bound(a, b, da, db)).all()
 
 

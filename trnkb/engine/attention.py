@@ -160,10 +160,11 @@ def reference_attention(q: NDArray[Any], k: NDArray[Any], v: NDArray[Any],
     aligned; a query with no visible key gives 0.
     """
     q, k, v = (np.asarray(x, np.float64) for x in (q, k, v))
-    rep = q.shape[0] // k.shape[0]
-    k, v = np.repeat(k, rep, axis=0), np.repeat(v, rep, axis=0)
-    s = q @ k.transpose(0, 2, 1) / np.sqrt(q.shape[-1])
-    sq, sk = s.shape[-2:]
+    heads, sq, d = q.shape
+    hk, sk = k.shape[:2]
+    # the query heads of a KV head as one axis that broadcasts over it: no repeated K/V
+    qg = q.reshape(hk, heads // hk, sq, d)
+    s = qg @ k[:, None].transpose(0, 1, 3, 2) / np.sqrt(d)
     if causal:
         keep = np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq)
         s = np.where(keep, s, -np.inf)
@@ -171,8 +172,9 @@ def reference_attention(q: NDArray[Any], k: NDArray[Any], v: NDArray[Any],
     m = np.where(np.isfinite(m), m, 0.0)
     p = np.exp(s - m)
     den = p.sum(axis=-1, keepdims=True)
-    out: NDArray[np.float64] = np.divide(
-        p @ v, den, out=np.zeros_like(q @ np.zeros((q.shape[-1], v.shape[-1]))), where=den > 0)
+    pv = p @ v[:, None]
+    out: NDArray[np.float64] = np.divide(pv, den, out=np.zeros_like(pv), where=den > 0).reshape(
+        heads, sq, v.shape[-1])
     return out
 
 

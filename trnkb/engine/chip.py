@@ -32,9 +32,9 @@ from trnkb.engine.attention import (
 from trnkb.engine.gemm import (
     GemmPlan,
     Operand,
-    gemm_inputs,
     gemm_notes,
     gemm_numerics,
+    gemm_operands,
     gemm_program,
     plan_gemm,
 )
@@ -122,10 +122,7 @@ def chip_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
         tls.append(tl)
         plans.append(plan)
         progs.append(gemm_program(tl, plan))
-    a64 = b64 = aq = bq = None
-    scale = 1.0
-    if execute:
-        a64, b64, aq, bq, scale = gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed)
+    ops = gemm_operands(m, k, n, dtype, weight_dtype, a, b, seed) if execute else None
     _run(tls, progs)
     res = _merge(core, tls, "gemm", dtype, 2.0 * m * n * k, hbm,
                  {"m": m, "k": k, "n": n, "cores": cores, "split": split,
@@ -133,11 +130,10 @@ def chip_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
     res.notes.append(f"sharded over {len(tls)} cores along {split} ({step} per core); "
                      + gemm_notes(core, plans[0], dtype)[0])
     res.notes += gemm_notes(core, plans[0], dtype)[1:]
-    if execute:
-        assert aq is not None and bq is not None and a64 is not None and b64 is not None
-        out = gemm_numerics(aq, bq, plans[0].k_step, scale)
+    if ops is not None:
+        out = gemm_numerics(ops, plans[0].k_step)
         res.output = out
-        res.error = error_stats(a64 @ b64, out)
+        res.error = error_stats(ops.reference(), out)
     return res
 
 

@@ -35,9 +35,10 @@ from trnkb.engine.gemm_reference import (
     MX_BLOCK,
     MX_DTYPES,
     NUMERIC_CHUNK,
+    GemmOperands,
     Operand,
-    gemm_inputs,
     gemm_numerics,
+    gemm_operands,
     mx_values,
 )
 from trnkb.engine.model import NeuronCore
@@ -53,13 +54,14 @@ __all__ = [
     "NUMERIC_CHUNK",
     "Operand",
     "TUNE_STEPS",
+    "GemmOperands",
     "GemmPlan",
     "Progress",
     "fp8_note",
     "gemm",
-    "gemm_inputs",
     "gemm_notes",
     "gemm_numerics",
+    "gemm_operands",
     "gemm_program",
     "mx_values",
     "plan_gemm",
@@ -82,31 +84,30 @@ def gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16", execute:
         (``quantize_mx``, Trainium3). Default False: both operands arrive in the MX format,
         as BF16 operands arrive in BF16 for the BF16 GEMM.
     orientation : ``auto``, ``normal`` or ``swapped`` (C^T = B^T A^T).
-    a, b : inputs (default standard normal with ``seed``), or MXTensor (see :func:`gemm_inputs`).
+    a, b : inputs (default standard normal with ``seed``), or MXTensor (see :func:`gemm_operands`).
     reference : with ``execute``, also compute the float64 product and the error against
         it (``result.error``); False skips that check (it costs more than the GEMM).
+        Operands are rounded or quantized one slab of K at a time (:class:`GemmOperands`):
+        memory beyond the inputs is the output and one slab of each operand.
 
     FLOPs = 2 m n k. Peak = the FLOPs calculator's 2 x rows x cols x pack x clock.
     """
     plan = plan_gemm(core, m, k, n, dtype, weight_dtype, quantize_activations, orientation)
-    a64 = b64 = aq = bq = None
-    scale = 1.0
+    ops = None
     if execute:
-        a64, b64, aq, bq, scale = gemm_inputs(m, k, n, dtype, weight_dtype, a, b, seed,
-                                              fast=not reference,
-                                              on_chip_quantize=bool(plan.quantize))
+        ops = gemm_operands(m, k, n, dtype, weight_dtype, a, b, seed, fast=not reference,
+                            on_chip_quantize=bool(plan.quantize))
     tl = Timeline(core, execute=False)
-    for _ in gemm_program(tl, plan, scale, progress):
+    for _ in gemm_program(tl, plan, ops.scale if ops is not None else 1.0, progress):
         pass
     res = tl.result("gemm", dtype, 2.0 * m * n * k,
                     params={"m": m, "k": k, "n": n, "weight_dtype": weight_dtype})
     res.notes += gemm_notes(core, plan, dtype)
-    if execute:
-        assert aq is not None and bq is not None and a64 is not None and b64 is not None
-        out = gemm_numerics(aq, bq, plan.k_step, scale)
+    if ops is not None:
+        out = gemm_numerics(ops, plan.k_step)
         res.output = out
         if reference:
-            res.error = error_stats(a64 @ b64, out)
+            res.error = error_stats(ops.reference(), out)
     return res
 
 
