@@ -16,9 +16,20 @@ Memory per chip (bytes; ZeRO paper for the states, Korthikanti et al. for activa
   4d, FFN input 2d + gate/up/activation outputs 3 x 2f, masks d; ``f`` = FFN width times
   the experts a token uses); ``selective`` keeps the matmul inputs only, ``10*d + 2*f``;
   ``full`` keeps the layer input, ``2*d`` x checkpoints per layer, plus one layer's full set
-  while it is recomputed. Tokens in flight on the first pipeline stage: ``min(pp, n_micro)``
-  microbatches (1F1B). fp32 logits of one microbatch on the last stage: ``4 x vocab`` per
+  while it is recomputed. Tokens in flight on the first pipeline stage
+  (:func:`first_stage_in_flight`): ``min(pp, n_micro)`` microbatches of the stage's layers
+  with 1F1B; with the interleaved schedule (``vpp`` > 1) ``pp + (pp - 1) / vpp`` (at most
+  ``n_micro``), i.e. ``L x (1 + (pp - 1) / (pp x vpp))`` layers' worth, Korthikanti et al.
+  2022 section 4.2.3. fp32 logits of one microbatch on the last stage: ``4 x vocab`` per
   token / tp.
+
+Interleaved 1F1B (Narayanan et al. 2021, section 2.2.2): each chip holds ``vpp`` chunks of
+``ceil(L / (pp x vpp))`` layers; Megatron-LM asserts that the number of microbatches is a
+multiple of ``pp`` with this schedule (its README and ``schedules.py``), and :meth:`Plan.problems`
+applies that rule (Meta's Llama 3 schedule, section 3.3.2, relaxes it; we do not model that).
+Megatron also wants the layers divisible into ``pp x vpp`` chunks; Llama 3 ran 126 layers
+with uneven first and last stages, so we only require ``pp x vpp <= L`` and round each chunk
+up (as ``pp`` alone already is).
 """
 
 from __future__ import annotations
@@ -30,8 +41,8 @@ from typing import Any
 
 from trnkb.workload.models import Model
 
-__all__ = ["MEMORY_RECIPES", "RECOMPUTE", "Plan", "memory_per_chip", "min_chips",
-           "training_state_bytes"]
+__all__ = ["MEMORY_RECIPES", "RECOMPUTE", "Plan", "first_stage_in_flight", "memory_per_chip",
+           "min_chips", "stage_layers", "training_state_bytes"]
 
 # bytes per parameter: (weights, gradients, optimizer states, basis)
 MEMORY_RECIPES = {
@@ -110,6 +121,13 @@ class Plan:
             out.append("zero must be 0, 1, 2 or 3")
         if self.pp * self.vpp > model.layers:
             out.append(f"pp x vpp = {self.pp * self.vpp} exceeds the {model.layers} layers")
+        if self.vpp > 1:
+            n_micro = sequences / (self.dp * self.microbatch)
+            if self.pp < 2:
+                out.append(f"vpp={self.vpp} needs pipeline parallelism (pp > 1)")
+            elif n_micro < self.pp or abs(n_micro / self.pp - round(n_micro / self.pp)) > 1e-9:
+                out.append(f"the interleaved schedule (vpp={self.vpp}) needs the microbatches "
+                           f"per step ({n_micro:g}) to be a multiple of pp={self.pp} (Megatron-LM)")
         if model.attention_heads % self.tp:
             out.append(f"tp={self.tp} does not divide {model.attention_heads} attention heads")
         if self.ep > 1 and (not model.moe or model.experts % self.ep
@@ -136,6 +154,28 @@ def activation_bytes_per_token_layer(model: Model, recompute: str, checkpoints: 
     return 2.0 * d * checkpoints
 
 
+def stage_layers(model: Model, plan: Plan) -> int:
+    """Layers on one chip: ``ceil(L / pp)``, or ``vpp`` chunks of ``ceil(L / (pp x vpp))``."""
+    if plan.vpp <= 1:
+        return math.ceil(model.layers / plan.pp)
+    return plan.vpp * math.ceil(model.layers / (plan.pp * plan.vpp))
+
+
+def first_stage_in_flight(plan: Plan, n_micro: float) -> float:
+    """Microbatches of a whole stage whose activations the first stage holds at its peak.
+
+    1F1B: ``min(pp, n_micro)``. Interleaved (``vpp`` > 1): Megatron-LM's schedule runs
+    ``2 (pp - 1) + (vpp - 1) pp`` warm-up chunk forwards on the first stage and holds one
+    more, ``pp x vpp + pp - 1`` chunks of ``1 / vpp`` of a stage = ``pp + (pp - 1) / vpp``
+    stage-microbatches, i.e. the factor ``1 + (pp - 1) / (pp x vpp)`` over 1F1B of
+    Korthikanti et al. 2022 (section 4.2.3); the warm-up never exceeds all ``n_micro``.
+    """
+    n = max(n_micro, 1)
+    if plan.vpp <= 1:
+        return min(plan.pp, n)
+    return min(plan.pp + (plan.pp - 1) / plan.vpp, n)
+
+
 def memory_per_chip(model: Model, plan: Plan, recipe: str, seq_len: int,
                     n_micro: float) -> dict[str, float]:
     """Bytes per chip by part (``total`` included); see the module docstring."""
@@ -154,8 +194,8 @@ def memory_per_chip(model: Model, plan: Plan, recipe: str, seq_len: int,
         return (dense_shard / data + expert_shard / expert_data) * bytes_per_param
 
     tokens_mb = plan.microbatch * seq_len / plan.cp
-    layers = math.ceil(model.layers / plan.pp)
-    in_flight = min(plan.pp, max(n_micro, 1))
+    layers = stage_layers(model, plan)
+    in_flight = first_stage_in_flight(plan, n_micro)
     per = activation_bytes_per_token_layer(model, plan.recompute, plan.checkpoints_per_layer)
     act = per * layers * tokens_mb * in_flight / plan.tp
     if plan.recompute == "full":

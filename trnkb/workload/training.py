@@ -11,14 +11,20 @@ Step time (seconds) is composed, per chip, of named parts:
   20-30%); bubbles and exposed communication come on top, so the achieved MFU the result
   reports is lower.
 * ``bubble``: ``(pp - 1) / (n_micro x vpp)`` of the compute (1F1B schedule, interleaved over
-  ``vpp`` virtual stages per chip).
+  ``vpp`` virtual stages per chip: Narayanan et al. 2021, section 2.2.2, and the Llama 3
+  paper, section 3.3.2, give ``(pp - 1) / (vpp x n_micro)``).
 * communication, each over :class:`~trnkb.workload.collectives.Network`: data-parallel
   gradient reduction (all-reduce without ZeRO, reduce-scatter with it) and weight all-gathers
   (after the optimizer step; per microbatch forward and backward under ZeRO-3); tensor
   parallel, 4 all-reduces per layer per microbatch (6 with full recomputation) of the
   microbatch activations; expert parallel, 4 all-to-alls per MoE layer per microbatch of
   the routed tokens; context parallel, the ring exchange of KV (3 all-gathers per layer per
-  microbatch); pipeline sends. Each has an *overlap* assumption: the fraction hidden under
+  microbatch); pipeline sends (``pp_bytes`` per chip per step: one microbatch's activations,
+  ``microbatch x seq / cp x d_model x 2`` bytes / tp with sequence parallelism, forward and
+  its gradient backward, per microbatch and per chunk boundary, so ``2 x n_micro x vpp``
+  sends: the interleaved schedule multiplies the communication by ``vpp``, Narayanan et al.
+  2021 section 2.2.2; each over the scale-out fabric when the stages sit in different
+  domains, else over a pair of scale-up neighbours). Each has an *overlap* assumption: the fraction hidden under
   compute (``dp_overlap`` 0.5-1.0, ``tp_overlap`` 0-0.5, ``ep_overlap`` 0-0.6,
   ``cp_overlap`` 0.5-1.0, ``pp_overlap`` 0-0.5); what is hidden cannot exceed the compute.
 
@@ -33,7 +39,14 @@ import math
 from typing import TYPE_CHECKING
 
 from trnkb.workload.models import Model
-from trnkb.workload.plan import MEMORY_RECIPES, Plan, memory_per_chip, min_chips
+from trnkb.workload.plan import (
+    MEMORY_RECIPES,
+    Plan,
+    first_stage_in_flight,
+    memory_per_chip,
+    min_chips,
+    stage_layers,
+)
 from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.system import System
 
@@ -88,7 +101,7 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
 
     Returns seconds for ``compute``, ``bubble``, ``<part>_comm`` (raw) and
     ``<part>_exposed``, ``step_time``; bytes ``memory`` and its parts; ``fits`` (1.0/0.0);
-    ``hbm_traffic`` bytes; ``flops_per_step``; with ``budget`` tokens also ``days``.
+    ``hbm_traffic`` and ``pp_bytes`` (pipeline sends per chip) bytes; ``flops_per_step``; with ``budget`` tokens also ``days``.
     """
     chips = plan.chips
     sequences = batch_tokens / seq_len
@@ -105,7 +118,7 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     w, g, o, _ = MEMORY_RECIPES[recipe]
     local_w = mem["weights"] if plan.zero < 3 else mem["weights"] * plan.dp * plan.cp
     traffic = 3 * n_micro * local_w + 2 * (mem["weights"] + mem["gradients"] + mem["optimizer"]) \
-        + 2 * mem["activations"] * max(n_micro / min(plan.pp, max(n_micro, 1)), 1)
+        + 2 * mem["activations"] * max(n_micro / first_stage_in_flight(plan, n_micro), 1)
     compute = max(compute, traffic / v["hbm_bandwidth"])
     bubble = compute * (plan.pp - 1) / (max(n_micro, 1) * plan.vpp)
 
@@ -131,7 +144,7 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
                        + net.time("all-gather", expert_local * weight_bytes,
                                   max(data // plan.ep, 1), plan.tp * plan.ep, **kw))
     tokens_mb = plan.microbatch * seq_len / plan.cp
-    layers = math.ceil(model.layers / plan.pp)
+    layers = stage_layers(model, plan)
     act = tokens_mb * model.d_model * 2.0
     n_tp = 6 if plan.recompute == "full" else 4
     t_tp = n_micro * layers * n_tp * net.time("all-reduce", act, plan.tp, 1, **kw)
@@ -144,10 +157,12 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
                                            plan.tp, **kw) \
         if plan.cp > 1 else 0.0
     crosses = plan.tp * plan.cp * plan.dp >= net.domain
-    t_pp = (2 * n_micro * net.p2p(act / plan.tp, crosses, v["collective_efficiency"])
+    pp_bytes = 2 * n_micro * plan.vpp * act / plan.tp if plan.pp > 1 else 0.0
+    pp_scale = kw["scaleout_scale"] if crosses else kw["scaleup_scale"]
+    t_pp = (net.p2p(pp_bytes, crosses, v["collective_efficiency"]) / pp_scale
             if plan.pp > 1 else 0.0)
     comm = {"dp": t_dp, "tp": t_tp, "ep": t_ep, "cp": t_cp, "pp": t_pp}
-    out = {"compute": compute, "bubble": bubble, "hbm_traffic": traffic,
+    out = {"compute": compute, "bubble": bubble, "hbm_traffic": traffic, "pp_bytes": pp_bytes,
            "flops_per_step": flops_step,
            "flops_per_token": f_tok, "microbatches": n_micro}
     step = compute + bubble
