@@ -5,8 +5,9 @@ the layer count), cp (up to 8) and ep (dividing the experts and dp x cp), ZeRO s
 and 3 (0 and 2 with ``all_zero``), the three recomputation levels, microbatches of 1, 2
 and 4 sequences and, when pp > 1, the interleaved schedule with ``vpp`` of 1, 2, 4 and 8
 virtual stages per chip (:data:`VPPS`; only where :meth:`Plan.problems` allows: ``pp x vpp``
-within the layers and the microbatches a multiple of pp); dp fills the chips. Each candidate is evaluated at the central inputs only
-(ranges come from :func:`~trnkb.workload.training.train` on the chosen plan).
+within the layers and the microbatches a multiple of pp); dp fills the chips. Each candidate
+is evaluated at the central inputs only (ranges come from
+:func:`~trnkb.workload.training.train` on the chosen plan).
 """
 
 from __future__ import annotations

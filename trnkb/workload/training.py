@@ -24,9 +24,10 @@ Step time (seconds) is composed, per chip, of named parts:
   its gradient backward, per microbatch and per chunk boundary, so ``2 x n_micro x vpp``
   sends: the interleaved schedule multiplies the communication by ``vpp``, Narayanan et al.
   2021 section 2.2.2; each over the scale-out fabric when the stages sit in different
-  domains, else over a pair of scale-up neighbours). Each has an *overlap* assumption: the fraction hidden under
-  compute (``dp_overlap`` 0.5-1.0, ``tp_overlap`` 0-0.5, ``ep_overlap`` 0-0.6,
-  ``cp_overlap`` 0.5-1.0, ``pp_overlap`` 0-0.5); what is hidden cannot exceed the compute.
+  domains, else over a pair of scale-up neighbours). Each has an *overlap* assumption: the
+  fraction hidden under compute (``dp_overlap`` 0.5-1.0, ``tp_overlap`` 0-0.5,
+  ``ep_overlap`` 0-0.6, ``cp_overlap`` 0.5-1.0, ``pp_overlap`` 0-0.5); what is hidden cannot
+  exceed the compute.
 
 HBM traffic per step: the local weights read three times per microbatch (forward, two
 backward matmuls), weights, gradients and optimizer state read and written once, saved
@@ -101,7 +102,8 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
 
     Returns seconds for ``compute``, ``bubble``, ``<part>_comm`` (raw) and
     ``<part>_exposed``, ``step_time``; bytes ``memory`` and its parts; ``fits`` (1.0/0.0);
-    ``hbm_traffic`` and ``pp_bytes`` (pipeline sends per chip) bytes; ``flops_per_step``; with ``budget`` tokens also ``days``.
+    ``hbm_traffic`` and ``pp_bytes`` (pipeline sends per chip) bytes; ``flops_per_step``;
+    with ``budget`` tokens also ``days``.
     """
     chips = plan.chips
     sequences = batch_tokens / seq_len
