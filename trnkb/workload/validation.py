@@ -80,10 +80,10 @@ def _deepseek(kb: KnowledgeBase) -> Ranged:
 
 def _llama405(kb: KnowledgeBase) -> Ranged:
     s = fromkb.system(kb, "hgx-h100-8")
-    m = fromkb.model(kb, "llama-3-1-405b")
-    plan = best_vpp(m, s, Plan.parse("tp=8,pp=16,zero=1", 16384), 15.6e12, "bf16",
+    model = fromkb.model(kb, "llama-3-1-405b")
+    plan = best_vpp(model, s, Plan.parse("tp=8,pp=16,zero=1", 16384), 15.6e12, "bf16",
                     seq_len=8192, batch_tokens=16 * 2**20)
-    r = train(m, s, 16384, plan, 15.6e12, "bf16", seq_len=8192, batch_tokens=16 * 2**20)
+    r = train(model, s, 16384, plan, 15.6e12, "bf16", seq_len=8192, batch_tokens=16 * 2**20)
     m = r["achieved_mfu"]
     peak = s.peak["bf16"].mid / 1e12
     return Ranged("tflops_per_chip", "TFLOP/s", m.mid * peak, m.lo * peak, m.hi * peak)
