@@ -223,11 +223,12 @@ def quantize_mx(x: np.ndarray, fmt: str = "mxfp8", block: int = MX_BLOCK,
     def multiplier(bits: np.ndarray) -> np.ndarray:
         return _multiplier(bits, el, mode)
 
-    if name in numerics_fp8.FP8:  # FLOOR and TRN3: k = emax - floor(log2 amax)
-        emax = None if mode is ScaleMode.RCEIL else el.emax - (mode is ScaleMode.TRN3)
-        codes, amax, mult = numerics_fp8.quantize_blocks(flat, block, name, multiplier, emax)
+    if name in numerics_fp8.FP8:  # the compiled kernel computes the scale bytes itself
+        emax = el.emax - (mode is ScaleMode.TRN3)
+        codes, scales = numerics_fp8.quantize_blocks(flat, block, name,
+                                                     mode is ScaleMode.RCEIL, emax)
     else:
         codes, amax, mult = numerics_fast.quantize_blocks(flat, block, name, multiplier)
-    scales = _scale_bytes(amax, mult)
+        scales = _scale_bytes(amax, mult)
     shape = b.shape[:-2] + (b.shape[-2] * block,)
     return MXTensor(codes.reshape(shape), scales.reshape(b.shape[:-1]), el, block, mode.value)
