@@ -138,14 +138,3 @@ def test_mxfp8_other_block_sizes(block, mode):
     scale, codes = expected_mx(x, "e4m3", mode, block)
     assert np.array_equal(q.scales.reshape(-1), scale)
     assert np.array_equal(q.codes.reshape(-1), codes)
-
-
-def test_block_max_exponent_is_the_frexp_exponent_of_the_block_maximum():
-    x = mixed_data(3, 64)
-    x[5, 7], x[9, 0] = np.nan, np.inf
-    tmp = tuple(np.empty(x.size, np.uint8) for _ in range(3))
-    got = numerics_fast.block_max_exponent(x.reshape(-1).view(np.uint32), 32, tmp)
-    amax = np.abs(x.astype(np.float64)).max(axis=1)
-    _, ex = np.frexp(amax)
-    want = np.where(np.isfinite(amax), np.where(amax > 0, ex - 1 + 127, 0), 255)
-    assert got.tolist() == want.tolist()

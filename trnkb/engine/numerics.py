@@ -17,9 +17,9 @@ non-finite value; torchao differs here, see docs/number-formats.md).
 NVFP4 (NVIDIA): E2M1 elements in blocks of 16 with an E4M3 block scale and optionally a
 float32 tensor scale, in :mod:`trnkb.engine.numerics_nvfp4`. Element formats and casts
 are in :mod:`trnkb.engine.numerics_formats`; every public name of both is importable
-from here too. Speed: MXFP8 takes the arithmetic path of
-:mod:`trnkb.engine.numerics_fp8`, the other formats the lookup tables of
-:mod:`trnkb.engine.numerics_fast`.
+from here too. Speed: MXFP8 runs the compiled kernel of
+:mod:`trnkb.engine.numerics_fp8` (numba, imported on first use), the other formats the
+lookup tables of :mod:`trnkb.engine.numerics_fast`.
 """
 
 from __future__ import annotations

@@ -18,19 +18,21 @@ Per block of ``block`` float32 values (bit patterns ``u``, sign cleared):
   moves into the next binade), saturated at the largest finite code, with the sign bit.
 
 A float32 subnormal is ``sig = m`` at ``F = 1`` (no leading bit), exact when ``S >= 1``
-(it then lands in the FP8 subnormal range); blocks with ``S < 1`` (maxima below about
-2**-119 for E4M3, 2**-112 for E5M2) normalise subnormals first, in a scalar loop. The
+(it then lands in the FP8 subnormal range); blocks with ``S < 1`` (FLOOR maxima below
+2**-112 for E4M3, 2**-97 for E5M2) normalise subnormals first, in a scalar loop. The
 element loop of the other blocks has no branch (minimum, maximum, selects) so LLVM
-vectorises it. numba is imported on the first call only (``import trnkb`` stays light);
-the compiled kernel is cached on disk (``cache=True``: beside this file, or numba's user
-cache directory when the package directory is read-only).
+vectorises it. The kernel is :mod:`trnkb.engine.numerics_fp8_kernel`, imported (with
+numba) on the first call only, so ``import trnkb`` stays light; numba caches the compiled
+code on disk beside it, or in its user cache directory (``~/.cache/numba``,
+``NUMBA_CACHE_DIR``) when the package directory is read-only, and compiles it in every
+process when neither is writable.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -66,7 +68,7 @@ FP8: dict[str, FP8Cast] = {
 
 
 @functools.cache
-def _kernel() -> Callable[..., None]:
+def _kernel() -> Any:
     """The compiled block kernel (:mod:`trnkb.engine.numerics_fp8_kernel`; imports numba)."""
     from trnkb.engine.numerics_fp8_kernel import kernel
 

@@ -40,7 +40,7 @@ def _code_py(f: int, sig: int, s0: int, big: int, mbits: int) -> int:
     half = (np.uint32(1) << np.uint32(s - 1)) - np.uint32(1)
     r = (np.uint32(sig) + half + ((np.uint32(sig) >> np.uint32(s)) & np.uint32(1))) \
         >> np.uint32(s)
-    return (max(f, big) - big) * (1 << mbits) + np.int32(r)
+    return (max(f, big) - big) * (1 << mbits) + int(r)
 
 
 def _kernel_py(bits: Any, nb: int, block: int, mode: int, emax: int, emin: int,
@@ -63,13 +63,12 @@ def _kernel_py(bits: Any, nb: int, block: int, mode: int, emax: int, emin: int,
                 codes[base + i] = 0
             continue
         if mode == MODE_FLOOR:
-            b = max(np.int32(amax >> np.uint32(23)) - emax, 0)
+            b = max(int(amax >> np.uint32(23)) - emax, 0)
         elif mode == MODE_RCEIL:
             one_u[0] = amax
             one[0] = np.float32(np.float64(one[0]) / max_elem)  # exact: see docs
             d = one_u[0]
-            b = np.int32(((d + np.uint32(0x7FFFFF)) & np.uint32(0x7F800000))
-                         >> np.uint32(23))
+            b = int(((d + np.uint32(0x7FFFFF)) & np.uint32(0x7F800000)) >> np.uint32(23))
             if d <= np.uint32(1 << 22):
                 b = 0
         else:
@@ -80,7 +79,7 @@ def _kernel_py(bits: Any, nb: int, block: int, mode: int, emax: int, emin: int,
             for i in range(block):
                 u = bits[base + i]
                 a = u & np.uint32(0x7FFFFFFF)
-                f = np.int32(a >> np.uint32(23))
+                f = int(a >> np.uint32(23))
                 sig = (a & np.uint32(0x7FFFFF)) | (np.uint32(f > 0) << np.uint32(23))
                 c = min(_code(max(f, 1), sig, s0, big, mbits), max_code)
                 codes[base + i] = np.uint8(c) | np.uint8((u >> np.uint32(24))
@@ -89,7 +88,7 @@ def _kernel_py(bits: Any, nb: int, block: int, mode: int, emax: int, emin: int,
             for i in range(block):
                 u = bits[base + i]
                 a = u & np.uint32(0x7FFFFFFF)
-                f = np.int32(a >> np.uint32(23))
+                f = int(a >> np.uint32(23))
                 sig = a & np.uint32(0x7FFFFF)
                 if f > 0:
                     sig |= np.uint32(1 << 23)
