@@ -7,7 +7,8 @@ weight matrix that does not), and, when torch and torchao are importable, torcha
 alternately. Time is this process's CPU time (``time.process_time``), best of several
 runs: both sides run on one thread, and CPU time is far steadier than wall time on a
 machine shared with other jobs. Not pass/fail: the issue's target is a ratio >= 1 for
-every format. MXFP8 runs the arithmetic path of ``trnkb.engine.numerics_fp8``, the other
+every format. MXFP8 runs the compiled numba kernel of ``trnkb.engine.numerics_fp8``
+(compiled, or loaded from numba's cache, in the warm-up run, never timed), the other
 formats the lookup tables of ``trnkb.engine.numerics_fast``; TRN3 rows have no torchao
 counterpart.
 """

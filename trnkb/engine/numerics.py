@@ -17,9 +17,9 @@ non-finite value; torchao differs here, see docs/number-formats.md).
 NVFP4 (NVIDIA): E2M1 elements in blocks of 16 with an E4M3 block scale and optionally a
 float32 tensor scale, in :mod:`trnkb.engine.numerics_nvfp4`. Element formats and casts
 are in :mod:`trnkb.engine.numerics_formats`; every public name of both is importable
-from here too. Speed: MXFP8 takes the arithmetic path of
-:mod:`trnkb.engine.numerics_fp8`, the other formats the lookup tables of
-:mod:`trnkb.engine.numerics_fast`.
+from here too. Speed: MXFP8 runs the compiled kernel of
+:mod:`trnkb.engine.numerics_fp8` (numba, imported on first use), the other formats the
+lookup tables of :mod:`trnkb.engine.numerics_fast`.
 """
 
 from __future__ import annotations
@@ -223,11 +223,12 @@ def quantize_mx(x: np.ndarray, fmt: str = "mxfp8", block: int = MX_BLOCK,
     def multiplier(bits: np.ndarray) -> np.ndarray:
         return _multiplier(bits, el, mode)
 
-    if name in numerics_fp8.FP8:  # FLOOR and TRN3: k = emax - floor(log2 amax)
-        emax = None if mode is ScaleMode.RCEIL else el.emax - (mode is ScaleMode.TRN3)
-        codes, amax, mult = numerics_fp8.quantize_blocks(flat, block, name, multiplier, emax)
+    if name in numerics_fp8.FP8:  # the compiled kernel computes the scale bytes itself
+        emax = el.emax - (mode is ScaleMode.TRN3)
+        codes, scales = numerics_fp8.quantize_blocks(flat, block, name,
+                                                     mode is ScaleMode.RCEIL, emax)
     else:
         codes, amax, mult = numerics_fast.quantize_blocks(flat, block, name, multiplier)
-    scales = _scale_bytes(amax, mult)
+        scales = _scale_bytes(amax, mult)
     shape = b.shape[:-2] + (b.shape[-2] * block,)
     return MXTensor(codes.reshape(shape), scales.reshape(b.shape[:-1]), el, block, mode.value)

@@ -28,7 +28,6 @@ __all__ = [
     "block_abs_max_bits",
     "block_amax_bits",
     "block_max",
-    "block_max_exponent",
     "cast_codes",
     "cast_scaled_blocks",
     "cast_table",
@@ -87,38 +86,24 @@ def block_abs_max_bits(bits: np.ndarray, block: int, tmp: tuple[np.ndarray, ...]
                        out: np.ndarray | None = None) -> np.ndarray:
     """Bit pattern of max |x| per block of ``block`` float32 values (flat uint32 input).
 
-    ``tmp`` holds two or three uint32 buffers of at least ``bits.size`` elements; the
-    first receives the bit patterns of |x|, which survive the call when a third buffer
-    is given. NaN bit patterns exceed +Inf's (0x7F800000), so a block holding a NaN
+    ``tmp`` holds two uint32 scratch buffers of at least ``bits.size`` elements (both
+    overwritten). NaN bit patterns exceed +Inf's (0x7F800000), so a block holding a NaN
     reports a NaN.
     """
     np.bitwise_and(bits, _ABS, out=tmp[0][: bits.size])
     return block_max(bits.size, block, tmp, out)
 
 
-def block_max_exponent(bits: np.ndarray, block: int, tmp: tuple[np.ndarray, ...],
-                       out: np.ndarray | None = None) -> np.ndarray:
-    """Largest biased exponent field (uint8) per block of float32 bit patterns (uint32).
-
-    ``floor(log2(max |x|)) + 127`` for a block with a normal maximum; 255 when the block
-    holds a NaN or an Inf. ``tmp``: two or three uint8 buffers of ``bits.size``. A
-    quarter of the bytes of :func:`block_abs_max_bits`, for rules that need no more.
-    """
-    np.right_shift(bits, np.uint32(23), out=tmp[0][: bits.size], casting="unsafe")
-    return block_max(bits.size, block, tmp, out)  # the uint8 cast drops the sign bit
-
-
 def block_max(n: int, block: int, tmp: tuple[np.ndarray, ...],
               out: np.ndarray | None) -> np.ndarray:
-    """Maximum per block of the first ``n`` values of ``tmp[0]`` (the others: scratch)."""
+    """Maximum per block of the first ``n`` values of ``tmp[0]`` (``tmp[1]``: scratch)."""
     a, b = tmp[0], tmp[1]
-    spare = tmp[2] if len(tmp) > 2 else a
     if block & (block - 1):
         return a[:n].reshape(-1, block).max(axis=1, out=out)
     src, dst, used, step = a, b, 0, block // 2
     while step >= 4:  # contiguous passes while they halve a lot of work
         np.maximum(src[: n - used - step], src[step: n - used], out=dst[: n - used - step])
-        src, dst, used, step = dst, (spare if src is a else src), used + step, step // 2
+        src, dst, used, step = dst, src, used + step, step // 2
     if out is None:
         out = np.empty(n // block, a.dtype)
     np.maximum(src[: n - used: block], src[1: n - used: block], out=out)
