@@ -154,6 +154,14 @@ def test_rows_of_the_hbm_table_for_a_chip_have_unit_headers(kb):
         tables.rows(kb, "hbm", chip="no-such-chip")
 
 
+def test_rows_with_sources_name_the_source_of_each_shown_value(kb):
+    df = tables.rows(kb, "hbm", chip="trainium3", columns=["bandwidth"], sources=True)
+    assert list(df.columns) == ["id", "bandwidth (TB/s)", "sources"]
+    expected = kb.provenance("trainium3-hbm", "bandwidth")["source"]
+    assert df.loc[0, "sources"] == expected
+    assert "sources" not in tables.rows(kb, "hbm", chip="trainium3").columns
+
+
 def test_sources_of_and_cited_name_the_vendor_source(kb):
     src = tables.sources_of(kb, ["trainium3"], ["hbm_bandwidth"])
     assert src == [kb.provenance("trainium3", "hbm_bandwidth")["source"]]
