@@ -334,3 +334,29 @@ def test_download_links_resolve(browser):
     for h in hrefs:
         assert Path(h.removeprefix("file://")).is_file(), h
     assert not problems(browser.open(next(h for h in hrefs if h.endswith("datapackage.json"))))
+
+
+def test_phone_width_keeps_tables_and_charts_legible(browser):
+    # At 420 px, source ids broken letter by letter made each landing-table row ~200 px
+    # tall and the headline chart shrank to 6 px labels; tables and charts now scroll.
+    out = built_site()
+    browser.call("Emulation.setDeviceMetricsOverride", session=True, width=420, height=900,
+                 deviceScaleFactor=1, mobile=True)
+    try:
+        assert not problems(browser.open((out / "index.html").as_uri()))
+        rows = browser.eval("""[...document.querySelectorAll('article table.trnkb-table')][0]
+            ? [...[...document.querySelectorAll('article table.trnkb-table')][0]
+                .querySelectorAll('tbody tr')].map(r => r.getBoundingClientRect().height) : []""")
+        assert rows and max(rows) < 110, rows  # three lines of text at most
+        chart = browser.eval("""(() => { const i = [...document.images]
+              .find(i => i.src.endsWith('headline-fp8.svg'));
+            return i && [i.getBoundingClientRect().width, i.naturalWidth]; })()""")
+        assert chart and chart[0] >= 0.99 * chart[1], chart  # drawn size, not shrunk
+        page = browser.eval("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert page[0] <= page[1] + 1, page  # the page itself does not scroll sideways
+        browser.open((out / "sources.html").as_uri())
+        first = browser.eval("""document.querySelector('table.trnkb-sources tbody tr')
+            .getBoundingClientRect().height""")
+        assert first < 110, first
+    finally:
+        browser.call("Emulation.clearDeviceMetricsOverride", session=True)

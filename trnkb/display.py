@@ -9,10 +9,10 @@ Rules, applied per column from its name and dtype:
   that is infinite or undefined is shown as missing, never ``inf%``;
 - a missing value is an em dash whose tooltip says no source gives it;
 - no index column; ids are replaced by display names where a KB is given (the id stays
-  in the tooltip), except the ``id`` column of a table that has its own ``name`` column; every source id links to its entry on the sources page;
+  in the tooltip), except the ``id`` column of a table that has its own ``name`` column;
+  every source id links to its entry on the sources page;
 - a table wider than :data:`MAX_COLUMNS` is split into parts of even width that repeat
-  the key column,
-  and one longer than ``max_rows`` is collapsed behind its summary (``<details>``).
+  the key column, and one longer than ``max_rows`` is collapsed behind its summary (``<details>``).
 
 Notebooks get this automatically: :func:`trnkb.nbsetup.setup` registers :func:`table` as
 the HTML formatter of every DataFrame.
