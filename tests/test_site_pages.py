@@ -1,0 +1,26 @@
+"""Generated pages read as an analyst writes numbers. Expected strings are written by hand."""
+
+import re
+
+from trnkb.kb import load
+from trnkb.site.pages import claims_page, readable
+
+
+def test_claim_values_lose_the_exponent_and_gain_separators_but_no_digits():
+    # the claims page showed "8.58993e+11 B/s" and "11132.6 GB"
+    assert readable("8.58993e+11 B/s") == "858.993 GB/s"
+    assert readable("4.59e+14 FLOP/s") == "459 TFLOP/s"
+    assert readable("11132.6 GB") == "11,132.6 GB"
+    assert readable("3119.93 GiB/s") == "3,119.93 GiB/s"  # a binary unit is kept
+    assert readable("1.93764") == "1.93764"
+    assert readable("0 1/s to 10031.3 1/s") == "0 1/s to 10,031.3 1/s"
+    assert readable('"TSMC N3P"') == '"TSMC N3P"'
+
+
+def test_claims_page_says_what_each_comparison_asks_in_words():
+    text = claims_page(load())
+    # no claimed or computed cell in exponent form (statements may quote a tool verbatim)
+    assert not re.search(r"<td>-?[0-9.]+e[+-][0-9]+( [^<]*)?</td>", text)
+    for symbol in ("(==)", "(~)", "(<)", "(>)"):
+        assert symbol not in text, symbol
+    assert "must be equal" in text and "must agree within" in text
