@@ -3,7 +3,7 @@
 import re
 
 from trnkb.kb import load
-from trnkb.site.pages import claims_page, readable
+from trnkb.site.pages import claims_page, conflicts_page, readable
 
 
 def test_claim_values_lose_the_exponent_and_gain_separators_but_no_digits():
@@ -24,3 +24,12 @@ def test_claims_page_says_what_each_comparison_asks_in_words():
     for symbol in ("(==)", "(~)", "(<)", "(>)"):
         assert symbol not in text, symbol
     assert "must be equal" in text and "must agree within" in text
+
+
+def test_conflicting_values_are_written_with_separators():
+    # the conflicts page showed "2517 TFLOP/s" and "1899.9560928 TB"
+    text = conflicts_page(load())
+    cells = re.findall(r"<td>(-?[0-9][0-9.]*) ([^<]+)</td>", text)
+    assert cells
+    long = [f"{n} {u}" for n, u in cells if re.match(r"^[0-9]{4,}", n)]
+    assert long == [], long[:5]  # 4+ integer digits always carry a thousands separator

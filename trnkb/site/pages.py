@@ -147,6 +147,7 @@ def conflicts_page(kb: KnowledgeBase) -> str:
     if c.empty:
         return head + "No conflicts in the current knowledge base.\n"
     c = c.sort_values("relative_difference", ascending=False, na_position="last", kind="stable")
+    c = c.assign(**{col: c[col].map(readable) for col in ("preferred", "other") if col in c})
     out = [head]
     for kind, sub in c.groupby("type", sort=False):
         sub = sub.drop(columns=["type", "table"]).reset_index(drop=True)
