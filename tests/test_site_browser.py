@@ -360,3 +360,20 @@ def test_phone_width_keeps_tables_and_charts_legible(browser):
         assert first < 110, first
     finally:
         browser.call("Emulation.clearDeviceMetricsOverride", session=True)
+
+
+def test_explorer_numeric_columns_align_their_dashes_with_their_numbers(browser):
+    # a missing value sat at the left edge of a right-aligned column of numbers
+    out = built_site()
+    assert not problems(browser.open((out / "explorer.html").as_uri()))
+    aligns = browser.eval("""(() => {
+      const out = {};
+      for (const f of ['dense_bf16', 'dense_fp8', 'tdp']) {
+        const tds = [...document.querySelectorAll('#ex-table td[data-field=' + f + ']')];
+        out[f] = [...new Set(tds.map(td => getComputedStyle(td).textAlign))];
+        out[f + ':missing'] = tds.some(td => td.classList.contains('ex-missing'));
+      }
+      return out; })()""")
+    for f in ("dense_bf16", "dense_fp8", "tdp"):
+        assert aligns[f + ":missing"], f  # the column has a dash to align
+        assert aligns[f] == ["right"], (f, aligns[f])
