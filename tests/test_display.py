@@ -22,6 +22,7 @@ def test_unit_suffix_is_a_whole_word_not_the_end_of_a_word():
     # notebook 01's rack table showed "host cp (µs/rack)": the "us" of "cpus" read as µs
     assert display.header("host_cpus_per_rack") == "host CPUs per rack"
     assert display.header("nics_per_tray") == "NICs per tray"
+    assert display.header("tokens_per_usd") == "tokens per USD"  # was "toke (ns/usd)"
     assert display.header("cost_USD_per_hour") == "cost (USD/hour)"
     assert display.header("W_per_chip") == "power (W/chip)"  # not "cost"
 
