@@ -129,3 +129,20 @@ def test_labels_of_crowded_points_do_not_overlap():
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
             assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+
+
+def test_verdicts_are_green_red_and_grey_whatever_their_order():
+    # notebook 11 drew "supported" in red and "contradicted" in blue (Vega's palette)
+    df = pd.DataFrame({"tool": ["x", "x", "x"], "n": [3.0, 2.0, 1.0],
+                       "verdict": ["contradicted", "unverifiable", "supported"]})
+    chart = charts.grouped_bars(df, "tool", "n", "verdict", value_title="Constants (count)",
+                                title="t", sources=["s"],
+                                groups=["contradicted", "unverifiable", "supported"])
+    svg = vlc.vegalite_to_svg(chart.to_json())
+    spec = chart.to_dict()["encoding"]["color"]["scale"]
+    assert dict(zip(spec["domain"], spec["range"], strict=True)) == {
+        "contradicted": "#c62828", "unverifiable": "#9e9e9e", "supported": "#2e7d32"}
+    assert "#2e7d32" in svg and "#c62828" in svg
+    other = charts.grouped_bars(df.assign(verdict=["a", "b", "c"]), "tool", "n", "verdict",
+                                value_title="v", title="t", sources=["s"])
+    assert "scale" not in other.to_dict()["encoding"]["color"]  # other groups: Vega's palette

@@ -19,13 +19,13 @@ from typing import Any, Literal, SupportsFloat, TypeVar, cast
 import altair as alt
 import pandas as pd
 
-__all__ = ["MEDIUM_COLORS", "VENDOR_COLORS", "bars", "caption", "graph", "grouped_bars", "lines",
-           "metric", "place_labels", "roofline", "roofs", "scatter", "strip", "timeline",
+__all__ = ["MEDIUM_COLORS", "VENDOR_COLORS", "VERDICT_COLORS", "bars", "caption", "graph",
+           "grouped_bars", "lines", "metric", "place_labels", "roofline", "roofs", "scatter", "strip", "timeline",
            "vendor_color"]
 
 WIDTH = 480
 # One colour per vendor on every chart of the site (a column named ``vendor`` is always
-# drawn with this map); other categories use Vega's default palette.
+# drawn with this map); claim verdicts use VERDICT_COLORS; other categories Vega's palette.
 VENDOR_COLORS = {"AWS": "#e8890c", "NVIDIA": "#5a9e1a", "AMD": "#c8102e", "Google": "#3b73d9",
                  "Intel": "#0068b5", "Microsoft": "#7f7f7f", "Meta": "#6e48c9", "Test": "#999999"}
 
@@ -36,11 +36,22 @@ MEDIUM_COLORS = {"pcb": "#2ca02c", "backplane": "#ff7f0e", "aec": "#1f77b4", "to
                  "nvlink": "#5a9e1a", "cable": "#1f77b4", "optics": "#d62728"}
 
 
-def _medium_scale(media: pd.Series) -> Any:  # alt.Scale or alt.Undefined
-    present = sorted(set(map(str, media)))
-    if not present or not set(present) <= set(MEDIUM_COLORS):
+# Claim verdicts: supported green, contradicted red, unverifiable grey (never red for "ok").
+VERDICT_COLORS = {"supported": "#2e7d32", "contradicted": "#c62828", "unverifiable": "#9e9e9e"}
+
+
+def _named_scale(values: Iterable[object], colors: dict[str, str],
+                 order: list[str] | None = None) -> Any:  # alt.Scale or alt.Undefined
+    """A colour scale from ``colors`` when every value has a colour there, else Vega's."""
+    present = sorted(set(map(str, values)))
+    if not present or not set(present) <= set(colors):
         return alt.Undefined
-    return alt.Scale(domain=present, range=[MEDIUM_COLORS[m] for m in present])
+    domain = [g for g in order if g in present] if order else present
+    return alt.Scale(domain=domain, range=[colors[m] for m in domain])
+
+
+def _medium_scale(media: pd.Series) -> Any:  # alt.Scale or alt.Undefined
+    return _named_scale(media, MEDIUM_COLORS)
 
 
 def vendor_color(vendors: Iterable[str], title: str | None = None) -> alt.Color:
@@ -57,7 +68,8 @@ def vendor_color(vendors: Iterable[str], title: str | None = None) -> alt.Color:
 def _color(df: pd.DataFrame, column: str, **kw: Any) -> alt.Color:
     if column == "vendor":
         return vendor_color(df["vendor"].dropna(), kw.get("title"))
-    return alt.Color(f"{column}:N", **kw)
+    return alt.Color(f"{column}:N", scale=_named_scale(df[column].dropna(), VERDICT_COLORS),
+                     **kw)
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -164,7 +176,7 @@ def grouped_bars(df: pd.DataFrame, category: str, value: str, group: str, *,
         y=alt.Y(f"{category}:N", title=None, sort=sort),
         yOffset=alt.YOffset(f"{group}:N", sort=groups),
         x=alt.X(f"{value}:Q", title=value_title, scale=scale, stack=None),
-        color=alt.Color(f"{group}:N", title=None, sort=groups),
+        color=_color(df, group, title=None, sort=groups),
     )
     return _titled(chart, title, caption(sources, note))
 
