@@ -20,8 +20,8 @@ import altair as alt
 import pandas as pd
 
 __all__ = ["MEDIUM_COLORS", "VENDOR_COLORS", "VERDICT_COLORS", "bars", "caption", "graph",
-           "grouped_bars", "lines", "metric", "place_labels", "roofline", "roofs", "scatter", "strip", "timeline",
-           "vendor_color"]
+           "grouped_bars", "lines", "metric", "place_labels", "roofline", "roofs", "scatter",
+           "strip", "timeline", "vendor_color"]
 
 WIDTH = 480
 # One colour per vendor on every chart of the site (a column named ``vendor`` is always
