@@ -3,7 +3,7 @@
 import re
 
 from trnkb.kb import load
-from trnkb.site.pages import claims_page, conflicts_page, readable
+from trnkb.site.pages import claims_page, conflicts_page, data_dictionary, readable
 
 
 def test_claim_values_lose_the_exponent_and_gain_separators_but_no_digits():
@@ -33,3 +33,11 @@ def test_conflicting_values_are_written_with_separators():
     assert cells
     long = [f"{n} {u}" for n, u in cells if re.match(r"^[0-9]{4,}", n)]
     assert long == [], long[:5]  # 4+ integer digits always carry a thousands separator
+
+
+def test_data_dictionary_ranges_have_no_exponent_and_years_stay_years():
+    # the dictionary showed "0.1 to 1e+06 MiB" and would show "2,010" for a year
+    text = data_dictionary()
+    assert not re.search(r"\de[+-]\d", text)
+    assert "<td>0.1 to 1,000,000 MiB</td>" in text  # schema: sram, 0.1 to 1e6 MiB
+    assert "<td>2010 to 2035</td>" in text  # schema: year, 2010 to 2035

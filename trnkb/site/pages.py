@@ -56,9 +56,11 @@ def _field_rows(table: Table) -> pd.DataFrame:
     for f, pattern in ([(f, f.name) for f in table.fields]
                        + [(f, f"{f.name}*") for f in table.prefix_fields]):
         if f.kind == "quantity":
-            rng = f"{f.lo:g} to {f.hi:g} {f.unit}"
+            rng = f"{format_number(f.lo)} to {format_number(f.hi)} {f.unit}"
+        elif f.kind == "count" and f.lo is not None and f.name.endswith("year"):
+            rng = f"{f.lo:g} to {f.hi:g}"  # years stay years (2010, not 2,010)
         elif f.kind == "count" and f.lo is not None:
-            rng = f"{f.lo:g} to {f.hi:g}"
+            rng = f"{format_number(f.lo)} to {format_number(f.hi)}"
         elif f.choices:
             rng = ", ".join(f.choices)
         else:
