@@ -358,6 +358,11 @@ def test_phone_width_keeps_tables_and_charts_legible(browser):
         first = browser.eval("""document.querySelector('table.trnkb-sources tbody tr')
             .getBoundingClientRect().height""")
         assert first < 110, first
+        # text columns keep a readable width (8rem) and the table scrolls instead
+        browser.open((out / "claims.html").as_uri())
+        narrow = browser.eval("""Math.min(...[...document.querySelectorAll(
+            'table.trnkb-table td:not(.num)')].map(td => td.getBoundingClientRect().width))""")
+        assert narrow >= 127, narrow
     finally:
         browser.call("Emulation.clearDeviceMetricsOverride", session=True)
 
