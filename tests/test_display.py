@@ -66,6 +66,12 @@ def test_wide_tables_split_and_long_tables_collapse():
     assert h.startswith('<div class="trnkb-tables"><details') and "30 rows" in h
 
 
+def test_a_dash_in_a_column_of_numbers_is_aligned_with_them():
+    h = display.table(pd.DataFrame({"tdp (W)": [1000.0, None], "status": ["x", None]})).html
+    assert h.count(f'<td class="num">{display.MISSING}</td>') == 1  # tdp's, not status's
+    assert f"<td>{display.MISSING}</td>" in h
+
+
 def test_wide_table_parts_have_even_widths():
     # notebook 02: key + 8 chips at 8 columns per part showed 7 chips, then 1 alone
     wide = pd.DataFrame({"field": list("abcde"), **{f"chip{i}": [i] * 5 for i in range(8)}})

@@ -294,6 +294,8 @@ def _columns_html(
         return f'<th scope="col">{"name" if named else html.escape(header(c))}</th>'
 
     head = "".join(label(c) for c in cols)
+    numeric = {c: any(isinstance(x, (int, float)) and not isinstance(x, bool)
+                      and not _is_missing(x) for x in df[c]) for c in cols}
     body = []
     for _, row in df[cols].iterrows():
         cells = []
@@ -308,7 +310,8 @@ def _columns_html(
                 cells.append(f'<td title="{html.escape(v)}">{html.escape(kb_names[v])}</td>')
             else:
                 is_pct = c in pct or (bool(_PERCENT.search(c.lower())) and "(" not in c)
-                is_num = (
+                # a dash in a column of numbers is aligned with the numbers
+                is_num = (numeric[c] and _is_missing(v)) or (
                     isinstance(v, (int, float)) and not isinstance(v, bool) and not _is_missing(v)
                 )
                 text = fmt_cell(v, percent=is_pct, year=_is_year(c, df[c]), sig=sig)
