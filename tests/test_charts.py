@@ -146,3 +146,14 @@ def test_verdicts_are_green_red_and_grey_whatever_their_order():
     other = charts.grouped_bars(df.assign(verdict=["a", "b", "c"]), "tool", "n", "verdict",
                                 value_title="v", title="t", sources=["s"])
     assert "scale" not in other.to_dict()["encoding"]["color"]  # other groups: Vega's palette
+
+
+def test_a_missing_colour_group_is_named_not_null():
+    # notebook 03's HBM chart had a legend entry "null" for chips whose HBM generation
+    # no source gives
+    df = pd.DataFrame({"chip": ["A", "B"], "gb": [1.0, 2.0], "generation": ["HBM3E", None]})
+    chart = charts.bars(df, "chip", "gb", value_title="HBM capacity (GB)", title="t",
+                        sources=["s"], color="generation")
+    svg = vlc.vegalite_to_svg(chart.to_json())
+    assert ">null<" not in svg and f">{charts.NOT_STATED}<" in svg
+    assert df["generation"].isna().sum() == 1  # the caller's frame is left as it was

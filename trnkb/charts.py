@@ -19,57 +19,23 @@ from typing import Any, Literal, SupportsFloat, TypeVar, cast
 import altair as alt
 import pandas as pd
 
-__all__ = ["MEDIUM_COLORS", "VENDOR_COLORS", "VERDICT_COLORS", "bars", "caption", "graph",
+from trnkb.palette import (
+    MEDIUM_COLORS,
+    NOT_STATED,
+    VENDOR_COLORS,
+    VERDICT_COLORS,
+    _color,
+    _medium_scale,
+    _stated,
+    vendor_color,
+)
+
+__all__ = ["MEDIUM_COLORS", "NOT_STATED", "VENDOR_COLORS", "VERDICT_COLORS", "bars", "caption",
+           "graph",
            "grouped_bars", "lines", "metric", "place_labels", "roofline", "roofs", "scatter",
            "strip", "timeline", "vendor_color"]
 
 WIDTH = 480
-# One colour per vendor on every chart of the site (a column named ``vendor`` is always
-# drawn with this map); claim verdicts use VERDICT_COLORS; other categories Vega's palette.
-VENDOR_COLORS = {"AWS": "#e8890c", "NVIDIA": "#5a9e1a", "AMD": "#c8102e", "Google": "#3b73d9",
-                 "Intel": "#0068b5", "Microsoft": "#7f7f7f", "Meta": "#6e48c9", "Test": "#999999"}
-
-
-# Link media in topology drawings (copper on the board, backplane, cables, torus links).
-MEDIUM_COLORS = {"pcb": "#2ca02c", "backplane": "#ff7f0e", "aec": "#1f77b4", "torus": "#9467bd",
-                 "torus (wrap-around)": "#c5b0d5", "aec (wrap-around)": "#aec7e8",
-                 "nvlink": "#5a9e1a", "cable": "#1f77b4", "optics": "#d62728"}
-
-
-# Claim verdicts: supported green, contradicted red, unverifiable grey (never red for "ok").
-VERDICT_COLORS = {"supported": "#2e7d32", "contradicted": "#c62828", "unverifiable": "#9e9e9e"}
-
-
-def _named_scale(values: Iterable[object], colors: dict[str, str],
-                 order: list[str] | None = None) -> Any:  # alt.Scale or alt.Undefined
-    """A colour scale from ``colors`` when every value has a colour there, else Vega's."""
-    present = sorted(set(map(str, values)))
-    if not present or not set(present) <= set(colors):
-        return alt.Undefined
-    domain = [g for g in order if g in present] if order else present
-    return alt.Scale(domain=domain, range=[colors[m] for m in domain])
-
-
-def _medium_scale(media: pd.Series) -> Any:  # alt.Scale or alt.Undefined
-    return _named_scale(media, MEDIUM_COLORS)
-
-
-def vendor_color(vendors: Iterable[str], title: str | None = None) -> alt.Color:
-    """The colour encoding of a ``vendor`` column: each vendor in ``vendors`` gets its
-    colour from :data:`VENDOR_COLORS` (grey for a vendor not in the map)."""
-    present = list(dict.fromkeys(str(v) for v in vendors))
-    domain = ([v for v in VENDOR_COLORS if v in present]
-              + [v for v in present if v not in VENDOR_COLORS])
-    return alt.Color("vendor:N", title=title,
-                     scale=alt.Scale(domain=domain,
-                                     range=[VENDOR_COLORS.get(v, "#888888") for v in domain]))
-
-
-def _color(df: pd.DataFrame, column: str, **kw: Any) -> alt.Color:
-    if column == "vendor":
-        return vendor_color(df["vendor"].dropna(), kw.get("title"))
-    return alt.Color(f"{column}:N", scale=_named_scale(df[column].dropna(), VERDICT_COLORS),
-                     **kw)
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -149,6 +115,7 @@ def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title
         Source ids behind the values, shown in the caption.
     """
     _check(df, category, value, *([color] if color else []))
+    df = _stated(df, color)
     enc: dict[str, Any] = {
         "y": alt.Y(f"{category}:N", title=None, sort=sort),
         "x": alt.X(f"{value}:Q", title=value_title),
@@ -171,6 +138,7 @@ def grouped_bars(df: pd.DataFrame, category: str, value: str, group: str, *,
     categories and ``groups`` the groups (default: alphabetical).
     """
     _check(df, category, value, group)
+    df = _stated(df, group)
     scale = _log_scale(df[value]) if log else alt.Undefined
     chart: alt.Chart = alt.Chart(df).mark_bar().encode(
         y=alt.Y(f"{category}:N", title=None, sort=sort),
@@ -252,6 +220,7 @@ def scatter(df: pd.DataFrame, x: str, y: str, label: str, *, x_title: str, y_tit
     (:func:`place_labels`).
     """
     _check(df, x, y, label, *([color] if color else []))
+    df = _stated(df, color)
     labels = df.groupby([x, y], as_index=False, sort=False).agg({label: _joined})
     spots = place_labels(labels, x, y, label, log=log)
     labels = pd.concat([labels, spots], axis=1)
