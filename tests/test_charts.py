@@ -157,3 +157,17 @@ def test_a_missing_colour_group_is_named_not_null():
     svg = vlc.vegalite_to_svg(chart.to_json())
     assert ">null<" not in svg and f">{charts.NOT_STATED}<" in svg
     assert df["generation"].isna().sum() == 1  # the caller's frame is left as it was
+
+
+def test_long_category_labels_are_not_cut_to_the_same_text():
+    # notebook 04: two fabrics differing only at the end of their names read the same
+    a = "Trainium3 NL72x2 Switched, Gen1 backup switch trays (trn3-nl72x2-switched-pex90144-x4)"
+    df = pd.DataFrame({"fabric": [a, a.replace("x4)", "x8)")], "n": [1.0, 2.0],
+                       "hops": ["1", "2"]})
+    for chart in (charts.bars(df, "fabric", "n", value_title="v", title="t", sources=["s"]),
+                  charts.grouped_bars(df, "fabric", "n", "hops", value_title="v", title="t",
+                                      sources=["s"])):
+        svg = vlc.vegalite_to_svg(chart.to_json())
+        labels = re.findall(r">(Trainium3 NL72x2[^<]*)<", svg)
+        assert len(set(labels)) == 2, labels
+    assert ">hops<" in svg  # the grouped chart's legend says what its colours are

@@ -36,6 +36,9 @@ __all__ = ["MEDIUM_COLORS", "NOT_STATED", "VENDOR_COLORS", "VERDICT_COLORS", "ba
            "strip", "timeline", "vendor_color"]
 
 WIDTH = 480
+# Category labels up to 520 px: at Vega's 180 px, two fabrics named alike and told apart
+# by the id at the end of their label (trnkb.display.labels) were cut to the same text.
+_LABELS = alt.Axis(labelLimit=520)
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -117,7 +120,7 @@ def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title
     _check(df, category, value, *([color] if color else []))
     df = _stated(df, color)
     enc: dict[str, Any] = {
-        "y": alt.Y(f"{category}:N", title=None, sort=sort),
+        "y": alt.Y(f"{category}:N", title=None, sort=sort, axis=_LABELS),
         "x": alt.X(f"{value}:Q", title=value_title),
     }
     if color:
@@ -135,16 +138,17 @@ def grouped_bars(df: pd.DataFrame, category: str, value: str, group: str, *,
     """Bars of ``value`` per ``category``, one bar per ``group`` inside each category.
 
     Typical use: FLOP/s (category = chip) by precision (group). ``sort`` orders the
-    categories and ``groups`` the groups (default: alphabetical).
+    categories and ``groups`` the groups (default: alphabetical); the legend is titled
+    with the group column's name (``hops``, ``precision``).
     """
     _check(df, category, value, group)
     df = _stated(df, group)
     scale = _log_scale(df[value]) if log else alt.Undefined
     chart: alt.Chart = alt.Chart(df).mark_bar().encode(
-        y=alt.Y(f"{category}:N", title=None, sort=sort),
+        y=alt.Y(f"{category}:N", title=None, sort=sort, axis=_LABELS),
         yOffset=alt.YOffset(f"{group}:N", sort=groups),
         x=alt.X(f"{value}:Q", title=value_title, scale=scale, stack=None),
-        color=_color(df, group, title=None, sort=groups),
+        color=_color(df, group, title=group.replace("_", " "), sort=groups),
     )
     return _titled(chart, title, caption(sources, note))
 
