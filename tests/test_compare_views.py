@@ -177,3 +177,14 @@ def test_conflicts_view_filters_by_table_and_keeps_both_sources(kb):
     r = df[(df["id"] == "b200") & (df["field"] == "hbm_capacity")].iloc[0]
     assert {r["preferred"], r["other"]} == {"180 GB", "192 GB"}
     assert r["relative_difference"] == pytest.approx(12 / 192, rel=1e-3)
+
+
+def test_assumptions_table_writes_units_and_says_which_inputs_are_sourced(kb):
+    # notebook 06 printed the raw dict: {'chip_power': <Quantity(1.4, 'kilowatt')>, ...}
+    df = power.assumptions_table({"capex": "30000 USD", "cost_of_capital": 0.1,
+                                  "chip_power": Q_(1400, "W"), "pue": Q_(1.2, "")},
+                                 sources={"chip_power": "verda-gb300-blog"})
+    assert list(df["input"]) == ["capex", "cost of capital", "chip power", "PUE"]
+    assert list(df["value"]) == ["30,000 USD", "10%", "1,400 W", "1.2"]
+    assert list(df["basis"]) == ["assumption", "assumption", "knowledge base", "assumption"]
+    assert df["source"].tolist()[2] == "verda-gb300-blog" and df["source"].isna().sum() == 3
