@@ -171,3 +171,13 @@ def test_long_category_labels_are_not_cut_to_the_same_text():
         labels = re.findall(r">(Trainium3 NL72x2[^<]*)<", svg)
         assert len(set(labels)) == 2, labels
     assert ">hops<" in svg  # the grouped chart's legend says what its colours are
+
+
+def test_a_chart_of_several_fields_names_them_as_analysts_write_them():
+    # notebook 02's legend read dense_bf16, dense_fp8 under the title "field"
+    long = pd.DataFrame({"id": ["a", "a"], "field": ["dense_bf16", "dense_mxfp8"],
+                         "unit": ["TFLOP/s", "TFLOP/s"], "magnitude": [1.0, 2.0],
+                         "source": ["s", "s"]})
+    svg = vlc.vegalite_to_svg(charts.metric(long, ["dense_bf16", "dense_mxfp8"],
+                                            title="t", label="Dense peak").to_json())
+    assert ">dense BF16<" in svg and ">dense MXFP8<" in svg and ">dense_bf16<" not in svg

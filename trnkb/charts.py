@@ -345,9 +345,20 @@ def metric(long: pd.DataFrame, fields: str | list[str], *, title: str, label: st
     if len(fields) == 1:
         return bars(data, name, "magnitude", value_title=axis, title=title, sources=sub["source"],
                     note=note, sort=order, color="vendor" if "vendor" in data else None)
-    return grouped_bars(data, name, "magnitude", "field", value_title=axis, title=title,
+    shown = {f: _field_label(f) for f in fields}  # the legend reads "dense BF16"
+    data = data.assign(figure=data["field"].map(shown))
+    return grouped_bars(data, name, "magnitude", "figure", value_title=axis, title=title,
                         sources=sub["source"], note=note, log=log, sort=order,
-                        groups=[f for f in fields if f in set(sub["field"])])
+                        groups=[shown[f] for f in fields if f in set(sub["field"])])
+
+
+_FORMAT = re.compile(r"^(bf|fp|mxfp|nvfp|int|tf)\d+$")
+
+
+def _field_label(field: str) -> str:
+    """``dense_bf16`` -> ``dense BF16``, ``hbm_capacity`` -> ``HBM capacity``."""
+    return " ".join(w.upper() if _FORMAT.match(w) or w in ("hbm", "tdp") else w
+                    for w in field.split("_"))
 
 
 def graph(nodes: pd.DataFrame, edges: pd.DataFrame, *, title: str, sources: Iterable[str],
