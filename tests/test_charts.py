@@ -181,3 +181,14 @@ def test_a_chart_of_several_fields_names_them_as_analysts_write_them():
     svg = vlc.vegalite_to_svg(charts.metric(long, ["dense_bf16", "dense_mxfp8"],
                                             title="t", label="Dense peak").to_json())
     assert ">dense BF16<" in svg and ">dense MXFP8<" in svg and ">dense_bf16<" not in svg
+
+
+def test_the_longest_bar_label_stays_clear_of_the_legend():
+    # notebook 02: "1,200" (Trainium3 scale-up bandwidth) was drawn under the legend
+    df = pd.DataFrame({"chip": ["A", "B", "C"], "bw": [1200.0, 900.0, 600.0],
+                       "vendor": ["AWS", "NVIDIA", "Google"]})
+    svg = vlc.vegalite_to_svg(charts.bars(df, "chip", "bw", value_title="v (GB/s)", title="t",
+                                          sources=["s"], color="vendor").to_json())
+    label_x = float(re.search(r'translate\(([0-9.]+),[0-9.]+\)"[^>]*>1,200<', svg).group(1))
+    legend_x = float(re.search(r'role-legend".*?translate\(([0-9.]+),', svg, re.S).group(1))
+    assert label_x + 5 * 6 < legend_x  # five characters of about 6 px

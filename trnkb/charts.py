@@ -121,7 +121,7 @@ def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title
     df = _stated(df, color)
     enc: dict[str, Any] = {
         "y": alt.Y(f"{category}:N", title=None, sort=sort, axis=_LABELS),
-        "x": alt.X(f"{value}:Q", title=value_title),
+        "x": alt.X(f"{value}:Q", title=value_title, scale=_room_for_labels(df[value])),
     }
     if color:
         enc["color"] = _color(df, color)
@@ -129,6 +129,15 @@ def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title
     text = alt.Chart(df).mark_text(align="left", dx=3, fontSize=10).encode(
         y=enc["y"], x=enc["x"], text=alt.Text(f"{value}:Q", format=",.4~r"))
     return _titled(_layer(chart, text), title, caption(sources, note))
+
+
+def _room_for_labels(values: pd.Series) -> Any:  # alt.Scale or alt.Undefined
+    """An x scale 15% past the longest bar, so its value label stays clear of the legend
+    (a bar ending on a round number, e.g. 1,200 GB/s, put "1,200" under the legend)."""
+    v = pd.to_numeric(values, errors="coerce").dropna()
+    if v.empty or (v < 0).any() or v.max() == 0:
+        return alt.Undefined
+    return alt.Scale(domain=[0, float(v.max()) * 1.15], nice=True)
 
 
 def grouped_bars(df: pd.DataFrame, category: str, value: str, group: str, *,
