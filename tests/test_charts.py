@@ -129,3 +129,66 @@ def test_labels_of_crowded_points_do_not_overlap():
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
             assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+
+
+def test_verdicts_are_green_red_and_grey_whatever_their_order():
+    # notebook 11 drew "supported" in red and "contradicted" in blue (Vega's palette)
+    df = pd.DataFrame({"tool": ["x", "x", "x"], "n": [3.0, 2.0, 1.0],
+                       "verdict": ["contradicted", "unverifiable", "supported"]})
+    chart = charts.grouped_bars(df, "tool", "n", "verdict", value_title="Constants (count)",
+                                title="t", sources=["s"],
+                                groups=["contradicted", "unverifiable", "supported"])
+    svg = vlc.vegalite_to_svg(chart.to_json())
+    spec = chart.to_dict()["encoding"]["color"]["scale"]
+    assert dict(zip(spec["domain"], spec["range"], strict=True)) == {
+        "contradicted": "#c62828", "unverifiable": "#9e9e9e", "supported": "#2e7d32"}
+    assert "#2e7d32" in svg and "#c62828" in svg
+    other = charts.grouped_bars(df.assign(verdict=["a", "b", "c"]), "tool", "n", "verdict",
+                                value_title="v", title="t", sources=["s"])
+    assert "scale" not in other.to_dict()["encoding"]["color"]  # other groups: Vega's palette
+
+
+def test_a_missing_colour_group_is_named_not_null():
+    # notebook 03's HBM chart had a legend entry "null" for chips whose HBM generation
+    # no source gives
+    df = pd.DataFrame({"chip": ["A", "B"], "gb": [1.0, 2.0], "generation": ["HBM3E", None]})
+    chart = charts.bars(df, "chip", "gb", value_title="HBM capacity (GB)", title="t",
+                        sources=["s"], color="generation")
+    svg = vlc.vegalite_to_svg(chart.to_json())
+    assert ">null<" not in svg and f">{charts.NOT_STATED}<" in svg
+    assert df["generation"].isna().sum() == 1  # the caller's frame is left as it was
+
+
+def test_long_category_labels_are_not_cut_to_the_same_text():
+    # notebook 04: two fabrics differing only at the end of their names read the same
+    a = "Trainium3 NL72x2 Switched, Gen1 backup switch trays (trn3-nl72x2-switched-pex90144-x4)"
+    df = pd.DataFrame({"fabric": [a, a.replace("x4)", "x8)")], "n": [1.0, 2.0],
+                       "hops": ["1", "2"]})
+    for chart in (charts.bars(df, "fabric", "n", value_title="v", title="t", sources=["s"]),
+                  charts.grouped_bars(df, "fabric", "n", "hops", value_title="v", title="t",
+                                      sources=["s"])):
+        svg = vlc.vegalite_to_svg(chart.to_json())
+        labels = re.findall(r">(Trainium3 NL72x2[^<]*)<", svg)
+        assert len(set(labels)) == 2, labels
+    assert ">hops<" in svg  # the grouped chart's legend says what its colours are
+
+
+def test_a_chart_of_several_fields_names_them_as_analysts_write_them():
+    # notebook 02's legend read dense_bf16, dense_fp8 under the title "field"
+    long = pd.DataFrame({"id": ["a", "a"], "field": ["dense_bf16", "dense_mxfp8"],
+                         "unit": ["TFLOP/s", "TFLOP/s"], "magnitude": [1.0, 2.0],
+                         "source": ["s", "s"]})
+    svg = vlc.vegalite_to_svg(charts.metric(long, ["dense_bf16", "dense_mxfp8"],
+                                            title="t", label="Dense peak").to_json())
+    assert ">dense BF16<" in svg and ">dense MXFP8<" in svg and ">dense_bf16<" not in svg
+
+
+def test_the_longest_bar_label_stays_clear_of_the_legend():
+    # notebook 02: "1,200" (Trainium3 scale-up bandwidth) was drawn under the legend
+    df = pd.DataFrame({"chip": ["A", "B", "C"], "bw": [1200.0, 900.0, 600.0],
+                       "vendor": ["AWS", "NVIDIA", "Google"]})
+    svg = vlc.vegalite_to_svg(charts.bars(df, "chip", "bw", value_title="v (GB/s)", title="t",
+                                          sources=["s"], color="vendor").to_json())
+    label_x = float(re.search(r'translate\(([0-9.]+),[0-9.]+\)"[^>]*>1,200<', svg).group(1))
+    legend_x = float(re.search(r'role-legend".*?translate\(([0-9.]+),', svg, re.S).group(1))
+    assert label_x + 5 * 6 < legend_x  # five characters of about 6 px

@@ -154,6 +154,14 @@ def test_rows_of_the_hbm_table_for_a_chip_have_unit_headers(kb):
         tables.rows(kb, "hbm", chip="no-such-chip")
 
 
+def test_rows_with_sources_name_the_source_of_each_shown_value(kb):
+    df = tables.rows(kb, "hbm", chip="trainium3", columns=["bandwidth"], sources=True)
+    assert list(df.columns) == ["id", "bandwidth (TB/s)", "sources"]
+    expected = kb.provenance("trainium3-hbm", "bandwidth")["source"]
+    assert df.loc[0, "sources"] == expected
+    assert "sources" not in tables.rows(kb, "hbm", chip="trainium3").columns
+
+
 def test_sources_of_and_cited_name_the_vendor_source(kb):
     src = tables.sources_of(kb, ["trainium3"], ["hbm_bandwidth"])
     assert src == [kb.provenance("trainium3", "hbm_bandwidth")["source"]]
@@ -169,3 +177,14 @@ def test_conflicts_view_filters_by_table_and_keeps_both_sources(kb):
     r = df[(df["id"] == "b200") & (df["field"] == "hbm_capacity")].iloc[0]
     assert {r["preferred"], r["other"]} == {"180 GB", "192 GB"}
     assert r["relative_difference"] == pytest.approx(12 / 192, rel=1e-3)
+
+
+def test_assumptions_table_writes_units_and_says_which_inputs_are_sourced(kb):
+    # notebook 06 printed the raw dict: {'chip_power': <Quantity(1.4, 'kilowatt')>, ...}
+    df = power.assumptions_table({"capex": "30000 USD", "cost_of_capital": 0.1,
+                                  "chip_power": Q_(1400, "W"), "pue": Q_(1.2, "")},
+                                 sources={"chip_power": "verda-gb300-blog"})
+    assert list(df["input"]) == ["capex", "cost of capital", "chip power", "PUE"]
+    assert list(df["value"]) == ["30,000 USD", "10%", "1,400 W", "1.2"]
+    assert list(df["basis"]) == ["assumption", "assumption", "knowledge base", "assumption"]
+    assert df["source"].tolist()[2] == "verda-gb300-blog" and df["source"].isna().sum() == 3

@@ -18,6 +18,15 @@ def test_headers_carry_units_and_analysts_words():
     assert display.header("generation") == "generation"  # "ratio" inside a word is not a ratio
 
 
+def test_unit_suffix_is_a_whole_word_not_the_end_of_a_word():
+    # notebook 01's rack table showed "host cp (µs/rack)": the "us" of "cpus" read as µs
+    assert display.header("host_cpus_per_rack") == "host CPUs per rack"
+    assert display.header("nics_per_tray") == "NICs per tray"
+    assert display.header("tokens_per_usd") == "tokens per USD"  # was "toke (ns/usd)"
+    assert display.header("cost_USD_per_hour") == "cost (USD/hour)"
+    assert display.header("W_per_chip") == "power (W/chip)"  # not "cost"
+
+
 def test_cells_numbers_percent_years_missing():
     assert display.fmt_cell(2517.0) == "2,517"
     assert display.fmt_cell(0.0625, percent=True) == "6.25%"
@@ -55,6 +64,33 @@ def test_wide_tables_split_and_long_tables_collapse():
     h = display.table(wide, max_columns=5).html
     assert h.count("<table") == 3  # 11 columns after the key, 4 per part
     assert h.startswith('<div class="trnkb-tables"><details') and "30 rows" in h
+
+
+def test_a_dash_in_a_column_of_numbers_is_aligned_with_them():
+    h = display.table(pd.DataFrame({"tdp (W)": [1000.0, None], "status": ["x", None]})).html
+    assert h.count(f'<td class="num">{display.MISSING}</td>') == 1  # tdp's, not status's
+    assert f"<td>{display.MISSING}</td>" in h
+
+
+def test_wide_table_parts_have_even_widths():
+    # notebook 02: key + 8 chips at 8 columns per part showed 7 chips, then 1 alone
+    wide = pd.DataFrame({"field": list("abcde"), **{f"chip{i}": [i] * 5 for i in range(8)}})
+    h = display.table(wide).html
+    assert h.count("<table") == 2
+    parts = h.split("<table")[1:]
+    assert [p.split("</thead>")[0].count("<th scope") for p in parts] == [5, 5]  # key + 4 chips
+
+
+def test_id_column_stays_an_id_when_the_table_has_a_name_column():
+    import trnkb
+
+    kb = trnkb.load()
+    both = pd.DataFrame({"id": ["b200"], "name": ["NVIDIA B200 (HGX)"]})
+    h = display.table(both, kb=kb).html
+    assert h.count('<th scope="col">name</th>') == 1  # not two "name" columns
+    assert '<th scope="col">id</th>' in h and "<td>b200</td>" in h
+    only_id = display.table(pd.DataFrame({"id": ["b200"]}), kb=kb).html
+    assert '<th scope="col">name</th>' in only_id and ">NVIDIA B200<" in only_id
 
 
 def test_short_names_drop_the_parenthetical():

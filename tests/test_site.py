@@ -101,3 +101,16 @@ def site_kb_source_ids() -> list[str]:
     from trnkb.kb import load
     from trnkb.site.pages import all_sources
     return list(all_sources(load())["id"])
+
+
+def test_every_chart_image_is_shown_at_its_drawn_size_in_a_scrolling_box(out):
+    # a chart shrunk to a phone's width has unreadable labels; the box scrolls instead
+    charts = unwrapped = 0
+    for page in out.rglob("*.html"):
+        text = page.read_text()
+        for m in re.finditer(r'<img alt="Chart:[^"]*" src="[^"]+\.svg" />', text):
+            charts += 1
+            unwrapped += not text[: m.start()].endswith('<span class="trnkb-chart">')
+    assert charts >= 10 and unwrapped == 0
+    css = (out / "_static" / "trnkb.css").read_text()
+    assert ".trnkb-chart { display: block; max-width: 100%; overflow-x: auto; }" in css

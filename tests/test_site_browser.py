@@ -334,3 +334,51 @@ def test_download_links_resolve(browser):
     for h in hrefs:
         assert Path(h.removeprefix("file://")).is_file(), h
     assert not problems(browser.open(next(h for h in hrefs if h.endswith("datapackage.json"))))
+
+
+def test_phone_width_keeps_tables_and_charts_legible(browser):
+    # At 420 px, source ids broken letter by letter made each landing-table row ~260 px
+    # tall and the headline chart shrank to 6 px labels; tables and charts now scroll.
+    out = built_site()
+    browser.call("Emulation.setDeviceMetricsOverride", session=True, width=420, height=900,
+                 deviceScaleFactor=1, mobile=True)
+    try:
+        assert not problems(browser.open((out / "index.html").as_uri()))
+        rows = browser.eval("""[...document.querySelectorAll('article table.trnkb-table')][0]
+            ? [...[...document.querySelectorAll('article table.trnkb-table')][0]
+                .querySelectorAll('tbody tr')].map(r => r.getBoundingClientRect().height) : []""")
+        assert rows and max(rows) < 150, rows  # five lines at most (broken ids: ~260 px)
+        chart = browser.eval("""(() => { const i = [...document.images]
+              .find(i => i.src.endsWith('headline-fp8.svg'));
+            return i && [i.getBoundingClientRect().width, i.naturalWidth]; })()""")
+        assert chart and chart[0] >= 0.99 * chart[1], chart  # drawn size, not shrunk
+        page = browser.eval("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert page[0] <= page[1] + 1, page  # the page itself does not scroll sideways
+        browser.open((out / "sources.html").as_uri())
+        first = browser.eval("""document.querySelector('table.trnkb-sources tbody tr')
+            .getBoundingClientRect().height""")
+        assert first < 110, first
+        # text columns keep a readable width (8rem) and the table scrolls instead
+        browser.open((out / "claims.html").as_uri())
+        narrow = browser.eval("""Math.min(...[...document.querySelectorAll(
+            'table.trnkb-table td:not(.num)')].map(td => td.getBoundingClientRect().width))""")
+        assert narrow >= 127, narrow
+    finally:
+        browser.call("Emulation.clearDeviceMetricsOverride", session=True)
+
+
+def test_explorer_numeric_columns_align_their_dashes_with_their_numbers(browser):
+    # a missing value sat at the left edge of a right-aligned column of numbers
+    out = built_site()
+    assert not problems(browser.open((out / "explorer.html").as_uri()))
+    aligns = browser.eval("""(() => {
+      const out = {};
+      for (const f of ['dense_bf16', 'dense_fp8', 'tdp']) {
+        const tds = [...document.querySelectorAll('#ex-table td[data-field=' + f + ']')];
+        out[f] = [...new Set(tds.map(td => getComputedStyle(td).textAlign))];
+        out[f + ':missing'] = tds.some(td => td.classList.contains('ex-missing'));
+      }
+      return out; })()""")
+    for f in ("dense_bf16", "dense_fp8", "tdp"):
+        assert aligns[f + ":missing"], f  # the column has a dash to align
+        assert aligns[f] == ["right"], (f, aligns[f])

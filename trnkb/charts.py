@@ -19,45 +19,26 @@ from typing import Any, Literal, SupportsFloat, TypeVar, cast
 import altair as alt
 import pandas as pd
 
-__all__ = ["MEDIUM_COLORS", "VENDOR_COLORS", "bars", "caption", "graph", "grouped_bars", "lines",
-           "metric", "place_labels", "roofline", "roofs", "scatter", "strip", "timeline",
-           "vendor_color"]
+from trnkb.palette import (
+    MEDIUM_COLORS,
+    NOT_STATED,
+    VENDOR_COLORS,
+    VERDICT_COLORS,
+    _color,
+    _medium_scale,
+    _stated,
+    vendor_color,
+)
+
+__all__ = ["MEDIUM_COLORS", "NOT_STATED", "VENDOR_COLORS", "VERDICT_COLORS", "bars", "caption",
+           "graph",
+           "grouped_bars", "lines", "metric", "place_labels", "roofline", "roofs", "scatter",
+           "strip", "timeline", "vendor_color"]
 
 WIDTH = 480
-# One colour per vendor on every chart of the site (a column named ``vendor`` is always
-# drawn with this map); other categories use Vega's default palette.
-VENDOR_COLORS = {"AWS": "#e8890c", "NVIDIA": "#5a9e1a", "AMD": "#c8102e", "Google": "#3b73d9",
-                 "Intel": "#0068b5", "Microsoft": "#7f7f7f", "Meta": "#6e48c9", "Test": "#999999"}
-
-
-# Link media in topology drawings (copper on the board, backplane, cables, torus links).
-MEDIUM_COLORS = {"pcb": "#2ca02c", "backplane": "#ff7f0e", "aec": "#1f77b4", "torus": "#9467bd",
-                 "torus (wrap-around)": "#c5b0d5", "aec (wrap-around)": "#aec7e8",
-                 "nvlink": "#5a9e1a", "cable": "#1f77b4", "optics": "#d62728"}
-
-
-def _medium_scale(media: pd.Series) -> Any:  # alt.Scale or alt.Undefined
-    present = sorted(set(map(str, media)))
-    if not present or not set(present) <= set(MEDIUM_COLORS):
-        return alt.Undefined
-    return alt.Scale(domain=present, range=[MEDIUM_COLORS[m] for m in present])
-
-
-def vendor_color(vendors: Iterable[str], title: str | None = None) -> alt.Color:
-    """The colour encoding of a ``vendor`` column: each vendor in ``vendors`` gets its
-    colour from :data:`VENDOR_COLORS` (grey for a vendor not in the map)."""
-    present = list(dict.fromkeys(str(v) for v in vendors))
-    domain = ([v for v in VENDOR_COLORS if v in present]
-              + [v for v in present if v not in VENDOR_COLORS])
-    return alt.Color("vendor:N", title=title,
-                     scale=alt.Scale(domain=domain,
-                                     range=[VENDOR_COLORS.get(v, "#888888") for v in domain]))
-
-
-def _color(df: pd.DataFrame, column: str, **kw: Any) -> alt.Color:
-    if column == "vendor":
-        return vendor_color(df["vendor"].dropna(), kw.get("title"))
-    return alt.Color(f"{column}:N", **kw)
+# Category labels up to 520 px: at Vega's 180 px, two fabrics named alike and told apart
+# by the id at the end of their label (trnkb.display.labels) were cut to the same text.
+_LABELS = alt.Axis(labelLimit=520)
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -137,9 +118,10 @@ def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title
         Source ids behind the values, shown in the caption.
     """
     _check(df, category, value, *([color] if color else []))
+    df = _stated(df, color)
     enc: dict[str, Any] = {
-        "y": alt.Y(f"{category}:N", title=None, sort=sort),
-        "x": alt.X(f"{value}:Q", title=value_title),
+        "y": alt.Y(f"{category}:N", title=None, sort=sort, axis=_LABELS),
+        "x": alt.X(f"{value}:Q", title=value_title, scale=_room_for_labels(df[value])),
     }
     if color:
         enc["color"] = _color(df, color)
@@ -149,6 +131,15 @@ def bars(df: pd.DataFrame, category: str, value: str, *, value_title: str, title
     return _titled(_layer(chart, text), title, caption(sources, note))
 
 
+def _room_for_labels(values: pd.Series) -> Any:  # alt.Scale or alt.Undefined
+    """An x scale 15% past the longest bar, so its value label stays clear of the legend
+    (a bar ending on a round number, e.g. 1,200 GB/s, put "1,200" under the legend)."""
+    v = pd.to_numeric(values, errors="coerce").dropna()
+    if v.empty or (v < 0).any() or v.max() == 0:
+        return alt.Undefined
+    return alt.Scale(domain=[0, float(v.max()) * 1.15], nice=True)
+
+
 def grouped_bars(df: pd.DataFrame, category: str, value: str, group: str, *,
                  value_title: str, title: str, sources: Iterable[str], note: str = "",
                  log: bool = False, sort: list[str] | None = None,
@@ -156,15 +147,17 @@ def grouped_bars(df: pd.DataFrame, category: str, value: str, group: str, *,
     """Bars of ``value`` per ``category``, one bar per ``group`` inside each category.
 
     Typical use: FLOP/s (category = chip) by precision (group). ``sort`` orders the
-    categories and ``groups`` the groups (default: alphabetical).
+    categories and ``groups`` the groups (default: alphabetical); the legend is titled
+    with the group column's name (``hops``, ``precision``).
     """
     _check(df, category, value, group)
+    df = _stated(df, group)
     scale = _log_scale(df[value]) if log else alt.Undefined
     chart: alt.Chart = alt.Chart(df).mark_bar().encode(
-        y=alt.Y(f"{category}:N", title=None, sort=sort),
+        y=alt.Y(f"{category}:N", title=None, sort=sort, axis=_LABELS),
         yOffset=alt.YOffset(f"{group}:N", sort=groups),
         x=alt.X(f"{value}:Q", title=value_title, scale=scale, stack=None),
-        color=alt.Color(f"{group}:N", title=None, sort=groups),
+        color=_color(df, group, title=group.replace("_", " "), sort=groups),
     )
     return _titled(chart, title, caption(sources, note))
 
@@ -240,6 +233,7 @@ def scatter(df: pd.DataFrame, x: str, y: str, label: str, *, x_title: str, y_tit
     (:func:`place_labels`).
     """
     _check(df, x, y, label, *([color] if color else []))
+    df = _stated(df, color)
     labels = df.groupby([x, y], as_index=False, sort=False).agg({label: _joined})
     spots = place_labels(labels, x, y, label, log=log)
     labels = pd.concat([labels, spots], axis=1)
@@ -360,9 +354,20 @@ def metric(long: pd.DataFrame, fields: str | list[str], *, title: str, label: st
     if len(fields) == 1:
         return bars(data, name, "magnitude", value_title=axis, title=title, sources=sub["source"],
                     note=note, sort=order, color="vendor" if "vendor" in data else None)
-    return grouped_bars(data, name, "magnitude", "field", value_title=axis, title=title,
+    shown = {f: _field_label(f) for f in fields}  # the legend reads "dense BF16"
+    data = data.assign(figure=data["field"].map(shown))
+    return grouped_bars(data, name, "magnitude", "figure", value_title=axis, title=title,
                         sources=sub["source"], note=note, log=log, sort=order,
-                        groups=[f for f in fields if f in set(sub["field"])])
+                        groups=[shown[f] for f in fields if f in set(sub["field"])])
+
+
+_FORMAT = re.compile(r"^(bf|fp|mxfp|nvfp|int|tf)\d+$")
+
+
+def _field_label(field: str) -> str:
+    """``dense_bf16`` -> ``dense BF16``, ``hbm_capacity`` -> ``HBM capacity``."""
+    return " ".join(w.upper() if _FORMAT.match(w) or w in ("hbm", "tdp") else w
+                    for w in field.split("_"))
 
 
 def graph(nodes: pd.DataFrame, edges: pd.DataFrame, *, title: str, sources: Iterable[str],

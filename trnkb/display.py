@@ -9,9 +9,10 @@ Rules, applied per column from its name and dtype:
   that is infinite or undefined is shown as missing, never ``inf%``;
 - a missing value is an em dash whose tooltip says no source gives it;
 - no index column; ids are replaced by display names where a KB is given (the id stays
-  in the tooltip); every source id links to its entry on the sources page;
-- a table wider than :data:`MAX_COLUMNS` is split into parts that repeat the key column,
-  and one longer than ``max_rows`` is collapsed behind its summary (``<details>``).
+  in the tooltip), except the ``id`` column of a table that has its own ``name`` column;
+  every source id links to its entry on the sources page;
+- a table wider than :data:`MAX_COLUMNS` is split into parts of even width that repeat
+  the key column, and one longer than ``max_rows`` is collapsed behind its summary (``<details>``).
 
 Notebooks get this automatically: :func:`trnkb.nbsetup.setup` registers :func:`table` as
 the HTML formatter of every DataFrame.
@@ -81,6 +82,8 @@ _SUFFIX_UNITS = {
     "MHz": "MHz",
     "mm2": "mm²",
 }
+# What a bare ``UNIT_per_THING`` column measures (``USD_per_hour`` -> ``cost (USD/hour)``).
+_QUANTITY_OF = {"USD": "cost", "W": "power", "kW": "power", "MW": "power"}
 # Words shown as analysts write them in headers.
 _WORDS = {
     "hbm": "HBM",
@@ -91,6 +94,12 @@ _WORDS = {
     "tors": "ToRs",
     "lnc": "LNC",
     "nic": "NIC",
+    "nics": "NICs",
+    "cpu": "CPU",
+    "cpus": "CPUs",
+    "gpu": "GPU",
+    "gpus": "GPUs",
+    "flops": "FLOP/s",
     "bf16": "BF16",
     "fp8": "FP8",
     "fp4": "FP4",
@@ -128,9 +137,10 @@ def header(column: object) -> str:
     text = str(column)
     m = re.match(r"^(.*?)\s*[(\[]([^()\[\]]+)[)\]]$", text)
     name, unit = (m.group(1), m.group(2)) if m else (text, "")
-    per = re.match(r"^(.*?)_?(" + "|".join(_SUFFIX_UNITS) + r")_per_([A-Za-z]+)$", name)
+    # The unit is a whole word: ``host_cpus_per_rack`` is a count, not microseconds per rack.
+    per = re.match(r"^(?:(.*?)_)?(" + "|".join(_SUFFIX_UNITS) + r")_per_([A-Za-z]+)$", name)
     if not unit and per:
-        name = per.group(1) or "cost"
+        name = per.group(1) or _QUANTITY_OF.get(per.group(2), "value")
         unit = f"{_SUFFIX_UNITS[per.group(2)]}/{_SUFFIX_UNITS.get(per.group(3), per.group(3))}"
     elif not unit and not re.search(r"_per_[A-Za-z0-9]+$", name):
         for suffix, u in _SUFFIX_UNITS.items():
@@ -272,14 +282,20 @@ def _columns_html(
     sig: int,
 ) -> str:
     pct = set(percent)
+    # An id column is shown as display names, unless the table has its own name column
+    # (two "name" columns of the same text would hide the id a reader needs for the code).
+    id_as_name = "name" not in df.columns
 
     def label(c: str) -> str:  # an id column shown as names is headed "name"
         if c in kb_names:
             return f'<th scope="col" title="{html.escape(c)}">{html.escape(kb_names[c])}</th>'
-        named = c == "id" and kb_names and any(v in kb_names for v in df[c].dropna())
+        named = (c == "id" and id_as_name and kb_names
+                 and any(v in kb_names for v in df[c].dropna()))
         return f'<th scope="col">{"name" if named else html.escape(header(c))}</th>'
 
     head = "".join(label(c) for c in cols)
+    numeric = {c: any(isinstance(x, (int, float)) and not isinstance(x, bool)
+                      and not _is_missing(x) for x in df[c]) for c in cols}
     body = []
     for _, row in df[cols].iterrows():
         cells = []
@@ -289,11 +305,13 @@ def _columns_html(
                 cells.append(f'<th scope="row">{html.escape(header(v))}</th>')
             elif _SOURCE_COL.search(c.lower()):
                 cells.append(f"<td>{source_links(v, sources_page)}</td>")
-            elif c.lower() in _ID_COLS and isinstance(v, str) and v in kb_names:
+            elif (c.lower() in _ID_COLS and isinstance(v, str) and v in kb_names
+                  and (c != "id" or id_as_name)):
                 cells.append(f'<td title="{html.escape(v)}">{html.escape(kb_names[v])}</td>')
             else:
                 is_pct = c in pct or (bool(_PERCENT.search(c.lower())) and "(" not in c)
-                is_num = (
+                # a dash in a column of numbers is aligned with the numbers
+                is_num = (numeric[c] and _is_missing(v)) or (
                     isinstance(v, (int, float)) and not isinstance(v, bool) and not _is_missing(v)
                 )
                 text = fmt_cell(v, percent=is_pct, year=_is_year(c, df[c]), sig=sig)
@@ -342,7 +360,9 @@ def table(
     groups = [cols]
     if len(cols) > max_columns:
         key, rest = cols[0], cols[1:]
-        step = max_columns - 1
+        # parts of even width: 8 chips in at most 7 columns are 4 + 4, not 7 + 1
+        n_parts = math.ceil(len(rest) / (max_columns - 1))
+        step = math.ceil(len(rest) / n_parts)
         groups = [[key] + rest[i : i + step] for i in range(0, len(rest), step)]
     parts = [_columns_html(df, g, kb_names, sources_page, percent, sig) for g in groups]
     body = "".join(f'<div class="trnkb-table-wrap">{p}</div>' for p in parts)

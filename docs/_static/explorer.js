@@ -108,10 +108,17 @@
         (u ? " (" + esc(u) + ")" : "") + arrow(c.field) + "</th>";
     });
     head += "</tr></thead>";
+    // a column with any number in it is right-aligned throughout, its dashes included
+    var numeric = {};
+    cols.forEach(function (c) {
+      numeric[c.field] = view.rows.some(function (r) {
+        return r.cells[c.field] && r.cells[c.field].v !== null; });
+    });
     var body = rows.map(function (r) {
       var tds = cols.map(function (c) {
         var cell = r.cells[c.field];
-        var cls = cell ? (cell.v !== null ? "num" : "") : "ex-missing";
+        var cls = (cell ? (cell.v !== null ? "num" : "") : "ex-missing") +
+          (numeric[c.field] && !(cell && cell.v !== null) ? (cell ? "num" : " num") : "");
         var badge = cell && cell.c ? ' <span class="ex-conflict" title="sources disagree">\u26a0</span>' : "";
         if (cell && cell.q) badge = ' <span class="ex-qualifier">(' + esc(cell.q) + ")</span>" + badge;
         return '<td class="' + cls + '" data-row="' + esc(r.id) + '" data-field="' + c.field +

@@ -45,7 +45,7 @@ from trnkb.compare.network import (
     port_speeds,
     tor_fabrics,
 )
-from trnkb.compare.power import campus_power, chips_per_mw, tco_sweep
+from trnkb.compare.power import assumptions_table, campus_power, chips_per_mw, tco_sweep
 from trnkb.compare.tables import (
     cited,
     conflicts,
@@ -58,7 +58,8 @@ from trnkb.compare.tables import (
 )
 
 __all__ = [
-    "CHIP_FIELDS", "HEADLINE", "LANE_MEDIA", "PRECISIONS", "accelerators", "campus_power",
+    "CHIP_FIELDS", "HEADLINE", "LANE_MEDIA", "PRECISIONS", "accelerators", "assumptions_table",
+    "campus_power",
     "caveats",
     "chip_values", "chips_per_mw", "cited", "claims_view", "code_points", "columns",
     "comparison", "conflicts", "engine_busy", "fabric_sweep", "flops_per_watt", "fmt",

@@ -9,9 +9,12 @@ import pandas as pd
 
 from trnkb.calc import power, tco
 from trnkb.compare.chips import accelerators
+from trnkb.compare.tables import fmt
+from trnkb.display import header
 from trnkb.kb import KnowledgeBase
+from trnkb.units import Q_
 
-__all__ = ["PUE_FIELD", "chips_per_mw", "campus_power", "tco_sweep"]
+__all__ = ["PUE_FIELD", "assumptions_table", "chips_per_mw", "campus_power", "tco_sweep"]
 
 PUE_FIELD = "pue_peak"  # design-day PUE: the sources give it for every archetype
 
@@ -84,3 +87,23 @@ def tco_sweep(assumptions: dict[str, Any], over: str, values: Iterable[Any]) -> 
                     "capital_USD_per_year": float(r.output("capital_per_year").magnitude),
                     "energy_USD_per_year": float(r.output("energy_per_year").magnitude)})
     return pd.DataFrame(out)
+
+
+def assumptions_table(assumptions: dict[str, Any],
+                      sources: dict[str, str] | None = None) -> pd.DataFrame:
+    """The inputs of a cost model as a table a reader can check: ``input``, ``value``
+    (with its unit: ``30,000 USD``, ``1.4 kW``, ``10%`` for a bare fraction), ``basis``
+    (``knowledge base`` for the inputs named in ``sources``, else ``assumption``) and
+    ``source`` (their source ids; missing for an assumption)."""
+    sources = sources or {}
+    rows = []
+    for name, v in assumptions.items():
+        q = Q_(v) if isinstance(v, str) else v
+        if isinstance(q, (int, float)) and not isinstance(q, bool) and 0 < q < 1:
+            text = f"{fmt(Q_(100 * q, ''))}%"
+        else:
+            text = fmt(q)
+        rows.append({"input": header(name).removesuffix(" (%)"), "value": text,
+                     "basis": "knowledge base" if name in sources else "assumption",
+                     "source": sources.get(name)})
+    return pd.DataFrame(rows)

@@ -61,12 +61,13 @@ def magnitudes(df: pd.DataFrame, units: dict[str, str] | None = None) -> pd.Data
 
 def rows(kb: KnowledgeBase, table: str, chip: str | None = None,
          columns: Sequence[str] | None = None, units: dict[str, str] | None = None,
-         ids: Sequence[str] | None = None) -> pd.DataFrame:
+         ids: Sequence[str] | None = None, sources: bool = False) -> pd.DataFrame:
     """Rows of a wide table as plain magnitudes with ``column (unit)`` headers.
 
     ``chip`` keeps only rows whose ``chip`` field names it (HBM, packages, racks, lane
     budgets); ``ids`` keeps those rows, in that order; ``columns`` picks and orders
-    columns (``id`` is always first).
+    columns (``id`` is always first). ``sources`` adds a last ``sources`` column: the
+    sources behind the preferred values shown in each row (``a + b``).
     """
     df = kb.table(table)
     if ids is not None:
@@ -76,7 +77,11 @@ def rows(kb: KnowledgeBase, table: str, chip: str | None = None,
         df = df[df["chip"] == chip] if "chip" in df else df.iloc[0:0]
     if columns is not None:
         df = df[["id"] + [c for c in columns if c in df.columns and c != "id"]]
-    return magnitudes(df, units).reset_index(drop=True)
+    out = magnitudes(df, units).reset_index(drop=True)
+    if sources:
+        shown = [c for c in df.columns if c != "id"]
+        out["sources"] = [" + ".join(sources_of(kb, [i], shown)) or None for i in df["id"]]
+    return out
 
 
 def sources_of(kb: KnowledgeBase, ids: Iterable[str],

@@ -17,8 +17,9 @@ import trnkb
 from trnkb import charts, compare, display
 from trnkb import markdown as md
 from trnkb.kb import KnowledgeBase
+from trnkb.units import format_number
 
-__all__ = ["HEADLINE_FIELDS", "MARKER", "comparisons", "headline_table", "landing"]
+__all__ = ["HEADLINE_FIELDS", "MARKER", "comparisons", "headline_table", "landing", "standings"]
 
 MARKER = "<!-- trnkb:headline -->"
 # The figures analysts quote when they compare accelerators.
@@ -77,6 +78,37 @@ def _caveats(kb: KnowledgeBase) -> list[str]:
     return ["What the FP8 figures rest on:\n"] + [f"- {md.escape(n)}" for n in notes] + [""]
 
 
+def standings(kb: KnowledgeBase, chip: str = "trainium3") -> str:
+    """One sentence: where ``chip`` ranks among the headline chips on each headline field
+    (rank 1 = highest, among the chips whose sources give that figure)."""
+    long = compare.chip_values(kb, compare.HEADLINE, HEADLINE_FIELDS)
+    names = display.names(kb)
+    parts, missing = [], []
+    for field in HEADLINE_FIELDS:
+        label = display.header(field)
+        if not (long["field"] == field).any():
+            continue
+        s = compare.standing(long, field, chip)
+        if s["rank"] is None:
+            missing.append(label)
+            continue
+        part = (f"{label} {format_number(s['value'])} {s['unit']} "
+                f"(rank {s['rank']} of {s['count']}")
+        sub = long[long["field"] == field]
+        top = sub[sub["magnitude"] == s["top_value"]]
+        if chip not in set(top["id"]):  # every chip tied at the top is named
+            who = [names.get(i, i) + (f" ({q})" if q else "")
+                   for i, q in zip(top["id"], top["qualifier"], strict=True)]
+            who_text = ", ".join(who[:-1]) + " and " + who[-1] if len(who) > 1 else who[0]
+            part += f"; highest {who_text} at {format_number(s['top_value'])}"
+        parts.append(part + ")")
+    text = f"{names.get(chip, chip)} against the {len(compare.HEADLINE)} headline chips: "
+    text += "; ".join(parts) + "."
+    if missing:
+        text += " No source gives its " + " or ".join(missing) + "."
+    return text
+
+
 def landing(kb: KnowledgeBase, notebooks: list[Path], src: Path) -> str:
     """Markdown for the landing page's marker; writes the headline chart into ``src``."""
     long = compare.chip_values(kb, compare.HEADLINE, ["dense_fp8"])
@@ -88,17 +120,11 @@ def landing(kb: KnowledgeBase, notebooks: list[Path], src: Path) -> str:
         title += " (* the source does not say dense or sparse)"
     chart = charts.metric(marked, "dense_fp8", label="Dense FP8 peak", title=title)
     chart.save(str(src / "headline-fp8.svg"), format="svg")
-    trn3 = compare.standing(long, "dense_fp8", "trainium3")
     names = display.names(kb)
-    lines = [f"**Version {trnkb.__version__}.** "
-             f"Trainium3's dense FP8 peak ranks {trn3['rank']} of {trn3['count']} headline chips "
-             f"(highest: {names.get(trn3['top'], trn3['top'])}"
-             + (", whose source does not say dense or sparse"
-                if (long.loc[long["id"] == trn3["top"], "qualifier"] != "").any() else "")
-             + ").\n",
-             "![Bar chart: dense FP8 peak per chip in TFLOP/s for Trainium3, Trainium2, NVIDIA "
-             "B200, GB200, GB300, AMD MI355X, MI455X and Google TPU7x, coloured by vendor]"
-             "(headline-fp8.svg)\n",
+    lines = [f"**Version {trnkb.__version__}.** " + md.escape(standings(kb)) + "\n",
+             "![Bar chart: dense FP8 peak per chip in TFLOP/s for "
+             + md.escape(", ".join(names.get(i, i) for i in compare.HEADLINE))
+             + ", coloured by vendor](headline-fp8.svg)\n",
              display.table(headline_table(kb), kb=kb, sources_page="sources.html",
                            max_columns=8).html.replace("\n", " ") + "\n",
              *_caveats(kb),

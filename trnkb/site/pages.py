@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import html
 import pkgutil
+import re
 from typing import Any
 
 import pandas as pd
+import pint
 
 import trnkb
 from trnkb import claims, display
@@ -19,6 +21,7 @@ from trnkb import markdown as md
 from trnkb.kb import KnowledgeBase
 from trnkb.schema import TABLES, Table
 from trnkb.site.seeds import SEEDS
+from trnkb.units import Q_, format_number, format_quantity
 
 __all__ = ["all_sources", "api_page", "bibliography", "claims_page", "conflicts_page",
            "data_dictionary", "source_anchor"]
@@ -53,9 +56,11 @@ def _field_rows(table: Table) -> pd.DataFrame:
     for f, pattern in ([(f, f.name) for f in table.fields]
                        + [(f, f"{f.name}*") for f in table.prefix_fields]):
         if f.kind == "quantity":
-            rng = f"{f.lo:g} to {f.hi:g} {f.unit}"
+            rng = f"{format_number(f.lo)} to {format_number(f.hi)} {f.unit}"
+        elif f.kind == "count" and f.lo is not None and f.name.endswith("year"):
+            rng = f"{f.lo:g} to {f.hi:g}"  # years stay years (2010, not 2,010)
         elif f.kind == "count" and f.lo is not None:
-            rng = f"{f.lo:g} to {f.hi:g}"
+            rng = f"{format_number(f.lo)} to {format_number(f.hi)}"
         elif f.choices:
             rng = ", ".join(f.choices)
         else:
@@ -144,6 +149,7 @@ def conflicts_page(kb: KnowledgeBase) -> str:
     if c.empty:
         return head + "No conflicts in the current knowledge base.\n"
     c = c.sort_values("relative_difference", ascending=False, na_position="last", kind="stable")
+    c = c.assign(**{col: c[col].map(readable) for col in ("preferred", "other") if col in c})
     out = [head]
     for kind, sub in c.groupby("type", sort=False):
         sub = sub.drop(columns=["type", "table"]).reset_index(drop=True)
@@ -153,14 +159,61 @@ def conflicts_page(kb: KnowledgeBase) -> str:
     return "\n".join(out)
 
 
+# What each comparison of a claim asks, in words (``specs/claims.yaml`` ``compare``).
+_COMPARE_WORDS = {
+    "==": "must be equal",
+    "~": "must agree within {tolerance}",
+    "<": "must be below",
+    ">": "must be above",
+    "<=": "must be at most",
+    ">=": "must be at least",
+    "between": "must lie between the bounds",
+    "in range": "must lie in the range",
+    "is": "must read the same",
+    "contains": "must contain the text",
+    "lacks": "must not contain the text",
+}
+_NUMBER = re.compile(r"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)(?: (\S+))?")
+
+
+def readable(value: object) -> str:
+    """A claimed or computed value as people write it: thousands separators, and a base
+    unit in exponent form given its prefix (``8.58993e+11 B/s`` -> ``858.993 GB/s``);
+    up to 6 significant digits, so no digit the claim turns on is lost. Text is kept."""
+    text = str(value)
+    out = []
+    for part in text.split(" to "):
+        m = _NUMBER.fullmatch(part.strip())
+        if m is None:
+            return text
+        number, unit = float(m.group(1)), m.group(2)
+        if unit and "e" in m.group(1).lower():
+            try:
+                out.append(format_quantity(Q_(number, unit).to_compact(), sig=6))
+                continue
+            except (pint.errors.PintError, ValueError, TypeError):
+                pass
+        out.append(format_number(number, sig=6) + (f" {unit}" if unit else ""))
+    return " to ".join(out)
+
+
+def _compare_words(row: Any) -> str:
+    words = _COMPARE_WORDS.get(str(row.compare), str(row.compare))
+    tol = getattr(row, "tolerance", None)
+    tolerance = (f"{format_number(100 * float(tol), sig=3)}%"
+                 if isinstance(tol, (int, float)) and tol == tol else "its tolerance")
+    return words.format(tolerance=tolerance)
+
+
 def _why(row: Any) -> str:
     if isinstance(row.reason, str) and row.reason.strip():
         return row.reason
     if row.verdict == "supported":
-        return (f"the knowledge base gives {row.computed}, within the claim's tolerance "
-                f"({row.compare})")
+        return (f"the knowledge base gives {readable(row.computed)}, as the claim "
+                f"{readable(row.claimed)} ({_compare_words(row)})")
     if row.verdict == "contradicted":
-        return f"the knowledge base gives {row.computed}, not {row.claimed} ({row.compare})"
+        return (f"the knowledge base gives {readable(row.computed)}, not "
+                f"{readable(row.claimed)} ({_compare_words(row)})")
     return "no computed value to compare"
 
 
@@ -179,6 +232,7 @@ def claims_page(kb: KnowledgeBase) -> str:
            "`claimed` is what the source says, `computed` what the knowledge base gives, "
            "`why` the reason for the verdict. The notebook "
            "[09 claims audit](notebooks/09-claims-audit.ipynb) shows them by source.\n"]
+    df = df.assign(claimed=df["claimed"].map(readable), computed=df["computed"].map(readable))
     cols = ["statement", "source", "claimed", "computed", "relative_difference", "why", "id"]
     for verdict in order:
         sub = df[df["verdict"] == verdict][cols].reset_index(drop=True)

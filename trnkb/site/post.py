@@ -6,7 +6,8 @@
   or ``,``) and no link yet links each id to its anchor on the sources page; a seed file
   name links to the source that cites it;
 - a chart image gets alt text from its own title and caption, and a linked
-  ``Sources:`` line under it (the caption inside the SVG cannot carry links);
+  ``Sources:`` line under it (the caption inside the SVG cannot carry links); it is shown
+  at its drawn size in a box that scrolls sideways on a narrow screen;
 - in highlighted code and API signatures, Python's null keyword is joined to the token
   before it (an equals sign or a bar), so a lone null in a page always means a data cell to fix.
 
@@ -139,7 +140,10 @@ def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter
         srcs = _chart_sources(caption)
         linked = link("; ".join(srcs)) if srcs else None
         note = (f'<p class="trnkb-chart-sources">Sources: {linked}</p>' if linked else "")
-        return f'<img alt="{alt}" src="{m.group(2)}" />{note}'
+        # at its drawn size in a scrolling box: on a phone a shrunk chart's 11 px labels
+        # would come out at 6 px (a span, since the image may sit inside a paragraph)
+        return (f'<span class="trnkb-chart"><img alt="{alt}" src="{m.group(2)}" /></span>'
+                f"{note}")
     return _IMG.sub(image, text)
 
 

@@ -1,0 +1,49 @@
+"""The landing page's first screen: where Trainium3 stands on every headline figure.
+
+Expected ranks are counted here from the knowledge base's own values (``kb.value``), not
+from :func:`trnkb.compare.standing`, which the page uses.
+"""
+
+import re
+
+from trnkb.compare import HEADLINE
+from trnkb.kb import load
+from trnkb.site import landing
+from trnkb.units import format_number
+
+
+def _values(kb, field, unit):
+    out = {}
+    for c in HEADLINE:
+        try:
+            out[c] = kb.value(c, field).to(unit).magnitude
+        except KeyError:  # no source gives it
+            pass
+    return out
+
+
+def test_standings_rank_trainium3_on_each_headline_figure_with_its_unit():
+    kb = load()
+    text = landing.standings(kb)
+    assert text.startswith("AWS Trainium3 against the 8 headline chips: ")
+    for field, unit in (("dense_fp8", "TFLOP/s"), ("hbm_bandwidth", "TB/s")):
+        given = _values(kb, field, unit)
+        mine = given["trainium3"]
+        rank = 1 + sum(v > mine for v in given.values())
+        label = field.replace("_", " ").replace("fp8", "FP8").replace("hbm", "HBM")
+        expected = f"{label} {format_number(mine)} {unit} (rank {rank} of {len(given)}"
+        assert expected in text, (expected, text)
+
+
+def test_standings_name_every_chip_tied_at_the_top_and_say_what_no_source_gives():
+    kb = load()
+    text = landing.standings(kb)
+    bf16 = re.search(r"dense BF16 [^;]+; highest ([^)]+) at", text)
+    assert bf16 is not None, text
+    values = _values(kb, "dense_bf16", "TFLOPS")
+    tied = [c for c, v in values.items() if v == max(values.values())]
+    names = kb.table("chips").set_index("id")["name"]
+    for c in tied:
+        assert str(names[c]).split(" (")[0] in bf16.group(1)
+    if "trainium3" not in _values(kb, "tdp", "W"):
+        assert text.endswith("No source gives its TDP.")

@@ -1,0 +1,43 @@
+"""Generated pages read as an analyst writes numbers. Expected strings are written by hand."""
+
+import re
+
+from trnkb.kb import load
+from trnkb.site.pages import claims_page, conflicts_page, data_dictionary, readable
+
+
+def test_claim_values_lose_the_exponent_and_gain_separators_but_no_digits():
+    # the claims page showed "8.58993e+11 B/s" and "11132.6 GB"
+    assert readable("8.58993e+11 B/s") == "858.993 GB/s"
+    assert readable("4.59e+14 FLOP/s") == "459 TFLOP/s"
+    assert readable("11132.6 GB") == "11,132.6 GB"
+    assert readable("3119.93 GiB/s") == "3,119.93 GiB/s"  # a binary unit is kept
+    assert readable("1.93764") == "1.93764"
+    assert readable("0 1/s to 10031.3 1/s") == "0 1/s to 10,031.3 1/s"
+    assert readable('"TSMC N3P"') == '"TSMC N3P"'
+
+
+def test_claims_page_says_what_each_comparison_asks_in_words():
+    text = claims_page(load())
+    # no claimed or computed cell in exponent form (statements may quote a tool verbatim)
+    assert not re.search(r"<td>-?[0-9.]+e[+-][0-9]+( [^<]*)?</td>", text)
+    for symbol in ("(==)", "(~)", "(<)", "(>)"):
+        assert symbol not in text, symbol
+    assert "must be equal" in text and "must agree within" in text
+
+
+def test_conflicting_values_are_written_with_separators():
+    # the conflicts page showed "2517 TFLOP/s" and "1899.9560928 TB"
+    text = conflicts_page(load())
+    cells = re.findall(r"<td>(-?[0-9][0-9.]*) ([^<]+)</td>", text)
+    assert cells
+    long = [f"{n} {u}" for n, u in cells if re.match(r"^[0-9]{4,}", n)]
+    assert long == [], long[:5]  # 4+ integer digits always carry a thousands separator
+
+
+def test_data_dictionary_ranges_have_no_exponent_and_years_stay_years():
+    # the dictionary showed "0.1 to 1e+06 MiB" and would show "2,010" for a year
+    text = data_dictionary()
+    assert not re.search(r"\de[+-]\d", text)
+    assert "<td>0.1 to 1,000,000 MiB</td>" in text  # schema: sram, 0.1 to 1e6 MiB
+    assert "<td>2010 to 2035</td>" in text  # schema: year, 2010 to 2035
