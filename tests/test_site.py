@@ -121,3 +121,10 @@ def test_source_ids_named_in_a_notebooks_prose_link_to_the_sources_page(out):
     para = text[text.index("What the FP8 ranking rests on"):]
     para = para[: para.index("</p>")]
     assert 'href="../sources.html#src-aws-neuron-trainium3"' in para
+
+
+def test_api_page_has_no_link_to_a_made_up_url_scheme(out):
+    # a docstring's bare file:line became <a href="file:line">, a link that goes nowhere
+    text = (out / "api.html").read_text()
+    assert 'href="file:line"' not in text
+    assert "file:line" in text  # the text itself stays

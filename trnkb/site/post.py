@@ -44,6 +44,10 @@ _SIG_NONE = re.compile(r'(?:<span class="w"> </span>|<span class="pre">\|</span>
 # docutils links a markup slip in a docstring to an error note that the theme leaves out
 _PROBLEM = re.compile(r'<a href="#id\d+">(<span class="problematic" id="id\d+">.*?</span>)</a>')
 _TYPE_NONE = re.compile(r"<em>([^<]*)</em><em>None</em>")
+# docutils turns a docstring's ``file:line`` written without backquotes into a link to the
+# made-up URL scheme "file:line"; it is text
+_FAKE_URL = re.compile(r'<a class="reference external" href="(?!https?:|mailto:|ftp:|#)'
+                       r'[a-z][a-z0-9+.-]*:[^"/]*">([^<]*)</a>')
 _SPLIT = re.compile(r"(\s*[+;,]\s*)")
 
 
@@ -164,6 +168,7 @@ def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter
                              + "None</span>", text)
         text = _PROBLEM.sub(lambda m: m.group(1), text)
         text = _TYPE_NONE.sub(lambda m: f"<em>{m.group(1)}None</em>", text)
+        text = _FAKE_URL.sub(lambda m: m.group(1), text)
 
     def image(m: re.Match[str]) -> str:
         title, caption = _svg_caption((path.parent / html.unescape(m.group(2))).resolve())
