@@ -114,3 +114,17 @@ def test_every_chart_image_is_shown_at_its_drawn_size_in_a_scrolling_box(out):
     assert charts >= 10 and unwrapped == 0
     css = (out / "_static" / "trnkb.css").read_text()
     assert ".trnkb-chart { display: block; max-width: 100%; overflow-x: auto; }" in css
+
+
+def test_source_ids_named_in_a_notebooks_prose_link_to_the_sources_page(out):
+    text = (out / "notebooks" / "02-chips-compared.html").read_text()
+    para = text[text.index("What the FP8 ranking rests on"):]
+    para = para[: para.index("</p>")]
+    assert 'href="../sources.html#src-aws-neuron-trainium3"' in para
+
+
+def test_api_page_has_no_link_to_a_made_up_url_scheme(out):
+    # a docstring's bare file:line became <a href="file:line">, a link that goes nowhere
+    text = (out / "api.html").read_text()
+    assert 'href="file:line"' not in text
+    assert "file:line" in text  # the text itself stays

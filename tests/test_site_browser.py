@@ -382,3 +382,27 @@ def test_explorer_numeric_columns_align_their_dashes_with_their_numbers(browser)
     for f in ("dense_bf16", "dense_fp8", "tdp"):
         assert aligns[f + ":missing"], f  # the column has a dash to align
         assert aligns[f] == ["right"], (f, aligns[f])
+
+
+CONTRAST_JS = """
+((sel) => {
+  const lum = c => { const v = c.match(/[0-9.]+/g).slice(0, 3).map(Number).map(x => x / 255)
+      .map(x => x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4));
+    return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+  const el = document.querySelector(sel), st = getComputedStyle(el);
+  const a = lum(st.color), b = lum(st.backgroundColor);
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+})
+"""
+
+
+def test_explorer_provenance_panel_is_readable_in_the_dark_theme(browser):
+    # the panel kept a fixed light background under the theme's light dark-mode text
+    out = built_site()
+    assert not problems(browser.open((out / "explorer.html").as_uri()))
+    browser.eval("document.documentElement.dataset.theme = 'dark'")
+    browser.eval(
+        "document.querySelector('#ex-table td[data-field=dense_fp8]:not(.ex-missing)').click()"
+    )
+    ratio = browser.eval(f"{CONTRAST_JS}('#ex-detail')")
+    assert ratio >= 4.5, ratio  # WCAG AA for body text

@@ -41,3 +41,19 @@ def test_data_dictionary_ranges_have_no_exponent_and_years_stay_years():
     assert not re.search(r"\de[+-]\d", text)
     assert "<td>0.1 to 1,000,000 MiB</td>" in text  # schema: sram, 0.1 to 1e6 MiB
     assert "<td>2010 to 2035</td>" in text  # schema: year, 2010 to 2035
+
+
+def test_source_ids_in_running_text_are_linked_but_not_inside_links_or_code():
+    # notebook 02's "What the FP8 ranking rests on" named aws-neuron-trainium3 as plain text
+    from collections import Counter
+
+    from trnkb.site.post import _prose_links
+
+    ids = {"aws-neuron-trainium3": "aws-neuron-trainium3", "klockwood-b200": "klockwood-b200"}
+    page = ('<title>aws-neuron-trainium3</title><article><p>2,517 TFLOP/s from '
+            'aws-neuron-trainium3 (Compute); <a href="x">klockwood-b200</a>, '
+            '<code>klockwood-b200</code>, klockwood-b200x.</p></article>')
+    out = _prose_links(page, ids, "../", Counter())
+    assert out.count('href="../sources.html#src-aws-neuron-trainium3"') == 1
+    assert "<title>aws-neuron-trainium3</title>" in out  # outside the article: untouched
+    assert 'src-klockwood-b200"' not in out  # in a link, in code, or part of a longer word

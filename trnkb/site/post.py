@@ -4,7 +4,8 @@
   em dash with its tooltip (:data:`trnkb.display.MISSING`);
 - a table cell or inline literal that holds source ids (alone, or joined by ``+``, ``;``
   or ``,``) and no link yet links each id to its anchor on the sources page; a seed file
-  name links to the source that cites it;
+  name links to the source that cites it; a source id (one with a hyphen) named in running
+  text is linked too;
 - a chart image gets alt text from its own title and caption, and a linked
   ``Sources:`` line under it (the caption inside the SVG cannot carry links); it is shown
   at its drawn size in a box that scrolls sideways on a narrow screen;
@@ -43,6 +44,10 @@ _SIG_NONE = re.compile(r'(?:<span class="w"> </span>|<span class="pre">\|</span>
 # docutils links a markup slip in a docstring to an error note that the theme leaves out
 _PROBLEM = re.compile(r'<a href="#id\d+">(<span class="problematic" id="id\d+">.*?</span>)</a>')
 _TYPE_NONE = re.compile(r"<em>([^<]*)</em><em>None</em>")
+# docutils turns a docstring's ``file:line`` written without backquotes into a link to the
+# made-up URL scheme "file:line"; it is text
+_FAKE_URL = re.compile(r'<a class="reference external" href="(?!https?:|mailto:|ftp:|#)'
+                       r'[a-z][a-z0-9+.-]*:[^"/]*">([^<]*)</a>')
 _SPLIT = re.compile(r"(\s*[+;,]\s*)")
 
 
@@ -97,6 +102,37 @@ def _chart_sources(caption: list[str]) -> list[str]:
     return out
 
 
+_TAG = re.compile(r"(<[^>]+>)")
+_SKIP = ("a", "code", "pre", "script", "style", "svg", "title", "dt")  # no link inside these
+
+
+def _prose_links(text: str, ids: dict[str, str], prefix: str, stats: Counter[str]) -> str:
+    """Link source ids named in running text of the article ("... from aws-neuron-trainium3
+    (Compute table) ..."). Only ids with a hyphen: a one-word id could be an ordinary word."""
+    names = sorted((t for t in ids if "-" in t), key=len, reverse=True)
+    start, end = text.find("<article"), text.rfind("</article>")
+    if not names or start < 0 or end < 0:
+        return text
+    word = re.compile(r"(?<![\w./#-])(" + "|".join(map(re.escape, names)) + r")(?![\w/-])")
+    out, depth = [], 0
+    for part in _TAG.split(text[start:end]):
+        if part.startswith("<"):
+            m = re.match(r"<(/?)([a-zA-Z0-9]+)", part)
+            if m and m.group(2).lower() in _SKIP and not part.endswith("/>"):
+                depth = max(0, depth + (-1 if m.group(1) else 1))
+            out.append(part)
+        elif depth or not word.search(part):
+            out.append(part)
+        else:
+            def link(m: re.Match[str]) -> str:
+                stats["source links"] += 1
+                sid = ids[m.group(1)]
+                return (f'<a class="trnkb-source" href="{prefix}sources.html#src-'
+                        f'{html.escape(sid)}">{m.group(1)}</a>')
+            out.append(word.sub(link, part))
+    return text[:start] + "".join(out) + text[end:]
+
+
 def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter[str]) -> str:
     prefix = os.path.relpath(site, path.parent).replace(os.sep, "/") + "/"
     prefix = "" if prefix == "./" else prefix
@@ -123,6 +159,8 @@ def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter
             stats["source links"] += 1
             return f'<code class="docutils literal notranslate">{linked}</code>'
         text = _LITERAL.sub(literal, text)
+        if path.name != "sources.html":
+            text = _prose_links(text, ids, prefix, stats)
     else:
         text = _DEFAULT_NONE.sub(
             '<span class="default_value"><span class="pre">=None</span></span>', text)
@@ -130,6 +168,7 @@ def _page(text: str, path: Path, site: Path, ids: dict[str, str], stats: Counter
                              + "None</span>", text)
         text = _PROBLEM.sub(lambda m: m.group(1), text)
         text = _TYPE_NONE.sub(lambda m: f"<em>{m.group(1)}None</em>", text)
+        text = _FAKE_URL.sub(lambda m: m.group(1), text)
 
     def image(m: re.Match[str]) -> str:
         title, caption = _svg_caption((path.parent / html.unescape(m.group(2))).resolve())
