@@ -84,7 +84,7 @@ def cast_codes(x: np.ndarray, name: str) -> np.ndarray:
 
 def block_abs_max_bits(bits: np.ndarray, block: int, tmp: tuple[np.ndarray, ...],
                        out: np.ndarray | None = None) -> np.ndarray:
-    """Bit pattern of max |x| per block of ``block`` float32 values (flat uint32 input).
+    """Bit pattern of max ``|x|`` per block of ``block`` float32 values (flat uint32 input).
 
     ``tmp`` holds two uint32 scratch buffers of at least ``bits.size`` elements (both
     overwritten). NaN bit patterns exceed +Inf's (0x7F800000), so a block holding a NaN
@@ -113,7 +113,7 @@ def block_max(n: int, block: int, tmp: tuple[np.ndarray, ...],
 
 
 def block_amax_bits(x: np.ndarray, block: int) -> np.ndarray:
-    """Bit pattern (uint32) of max |x| per block of float32 ``x`` (flat, whole blocks)."""
+    """Bit pattern (uint32) of max ``|x|`` per block of float32 ``x`` (flat, whole blocks)."""
     nb = x.size // block
     per = max(1, CHUNK_ELEMENTS // block)
     tmp = (np.empty(per * block, np.uint32), np.empty(per * block, np.uint32))
@@ -149,7 +149,7 @@ def quantize_blocks(x: np.ndarray, block: int, name: str,
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Quantize float32 ``x`` (flat, whole blocks) block by block, one chunk at a time.
 
-    ``multiplier(amax_bits)`` maps the bit patterns of the blocks' max |x| (uint32) to
+    ``multiplier(amax_bits)`` maps the bit patterns of the blocks' max ``|x|`` (uint32) to
     the float32 power of two each block is multiplied by (exact) before the cast. Blocks
     whose max is NaN or Inf get zero codes.
 

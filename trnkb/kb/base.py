@@ -129,7 +129,7 @@ class KnowledgeBase:
         return default if fact is None else fact["value"]
 
     def provenance(self, row_id: str, field: str) -> dict[str, Any]:
-        """Source, locator, kind, note, qualifier, file:line, density, direction and (for a
+        """Source, locator, kind, note, qualifier, ``file:line``, density, direction and (for a
         derived value) the derivation naming every input and its source, of the preferred
         value."""
         f = self._fact(row_id, field)

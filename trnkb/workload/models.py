@@ -4,8 +4,8 @@ A :class:`Model` is built from one ``models`` row (:func:`trnkb.workload.fromkb.
 nothing here reads the knowledge base. Counts are exact integers; FLOPs are FLOP per token;
 bytes are bytes.
 
-Parameter count (per layer, ``d`` = d_model, ``h`` heads, ``k`` KV heads, ``hd`` head width)
-------------------------------------------------------------------------------------------
+Parameter count (per layer, ``d`` = d_model, ``h`` heads, ``k`` KV heads, ``hd`` head width):
+
 * GQA/MHA attention: ``d*h*hd`` (Q) + ``2*d*k*hd`` (K, V) + ``h*hd*d`` (O), plus
   ``h*hd + 2*k*hd + d`` biases when the model has attention biases.
 * MLA (DeepSeek): ``d*q_rank + q_rank*h*hd`` (Q through its low-rank path; ``hd`` =
