@@ -226,9 +226,11 @@ def _what_ifs(kb: KnowledgeBase) -> str:
     return (f"\nWhere trnkb differs. DeepSeek-V3: DualPipe hides nearly all of the expert "
             f"all-to-all, "
             f"our default `ep_overlap` is 0.3; with `--set ep_overlap=0.9` the prediction is "
-            f"{format_number(ds, 3)} days per trillion tokens ({(ds - 3.7) / 3.7:+.0%}). Llama 3.1 405B: with a "
+            f"{format_number(ds, 3)} days per trillion tokens ({(ds - 3.7) / 3.7:+.0%}). "
+            f"Llama 3.1 405B: with a "
             f"plain 1F1B pipeline (`--plan tp=8,pp=16,zero=1`, vpp 1) 16 microbatches over 16 "
-            f"stages idle almost half of the step and the prediction is {format_number(ll, 3)} TFLOP/s per GPU "
+            f"stages idle almost half of the step and the prediction is "
+            f"{format_number(ll, 3)} TFLOP/s per GPU "
             f"({(ll - 400) / 400:+.0%}). GB200 NVL72: the mean input length is assumed.\n")
 
 
