@@ -82,3 +82,11 @@ def test_charts_and_summary_label_systems_by_rack_name(table):
 def test_range_chart_draws_bars_and_dots(table):
     spec = views.range_chart(table, "serve", "tpot_ms", title="t", value_title="ms").to_dict()
     assert [layer["mark"]["type"] for layer in spec["layer"]] == ["rule", "point"]
+
+
+def test_notes_table_names_systems(table):
+    got = views.notes(table)
+    assert list(got.columns) == ["system", "note"]
+    assert set(got["system"]) <= {"NVIDIA GB300 NVL72", "Trainium3 NL72x2 Switched"}
+    assert "scale-up: analytic non-blocking switch (no fabric row in the KB)" in \
+        set(got[got["system"] == "NVIDIA GB300 NVL72"]["note"])

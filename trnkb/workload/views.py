@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from trnkb.workload.system import System
 
 __all__ = ["MODELS", "SYSTEMS", "by_switch_generation", "count_in_words", "engine_vs_assumption",
-           "headline", "perf_per_tco", "range_chart", "settings", "summary"]
+           "headline", "notes", "perf_per_tco", "range_chart", "settings", "summary"]
 
 SYSTEMS = ("trn3-nl72x2-switched", "gb300-nvl72", "mi355x-8", "mi450x-ualoe72", "tpu-v7-pod")
 MODELS = {"dense": "llama-3-1-405b", "moe": "deepseek-v3"}
@@ -204,6 +204,12 @@ def headline(df: pd.DataFrame) -> list[str]:
                f"as provisional; the inputs that move the per-dollar results most are "
                f"{', '.join(drivers.index[:3])}.")
     return out
+
+
+def notes(df: pd.DataFrame) -> pd.DataFrame:
+    """What each system's figures rest on: one row per system (by name) and note."""
+    rows = [(_name(df, sid), note) for sid, ns in df.attrs["notes"].items() for note in ns]
+    return pd.DataFrame(rows, columns=["system", "note"])
 
 
 def summary(df: pd.DataFrame, task: str) -> pd.DataFrame:
