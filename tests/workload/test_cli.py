@@ -172,3 +172,28 @@ def test_default_precision_falls_back_to_what_the_chip_has():
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["precision"] == "fp8" and any("no bf16 peak" in n for n in out["notes"])
+
+
+def test_table_output_numbers_have_separators_and_no_exponent():
+    """Expected strings written by hand: 4 significant digits, separators, ``/s`` for rates."""
+    from trnkb.cli.workload import _fmt
+    from trnkb.workload.ranges import Ranged
+
+    assert _fmt(Ranged("tokens_per_s_per_mw", "1/s/MW", 313_102.0, 126_013.0, 646_217.0)) \
+        == "313,100 (126,000 to 646,200) /s/MW"
+    assert _fmt(Ranged("days", "day", 71.951, 47.98, 162.31)) == "71.95 (47.98 to 162.3) days"
+    assert _fmt(Ranged("tpot", "s", 0.0061083, 0.0040421, 0.012391)) \
+        == "0.006108 (0.004042 to 0.01239) s"
+
+
+def test_serve_table_reads_without_exponents_and_json_keeps_raw_numbers():
+    import re
+
+    args = ["workload", "serve", "--model", "llama-3.1-70b", "--system", "gb300-nvl72",
+            "--chips", "8"]
+    text = runner.invoke(app, args)
+    assert text.exit_code == 0, text.output
+    assert not re.search(r"\de[+-]\d", text.stdout), text.stdout
+    assert "/s/MW" in text.stdout and "1/s" not in text.stdout
+    raw = json.loads(runner.invoke(app, [*args, "--json"]).stdout)
+    assert isinstance(raw["metrics"]["tokens_per_s_per_mw"]["central"], float)

@@ -41,3 +41,29 @@ def test_mlperf_llama2_claims_use_the_reference_output_length():
     for c in mlperf:
         assert c["workload"]["args"]["output_len"] == 294
         assert c["workload"]["args"]["input_len"] <= 1024  # processorca.py --seqlen_limit=1024
+
+
+def test_validation_numbers_read_as_plain_numbers_with_units():
+    """Written by hand: separators, no exponent, '/s' for counts per second, days plural."""
+    from trnkb.workload.validation import _ranged, _with_unit
+
+    assert _with_unit(865000.0, "1/s") == "865,000 /s"
+    assert _with_unit(12014.0, "1 / s") == "12,014 /s"
+    assert _with_unit(44, "day") == "44 days"
+    assert _with_unit(1, "day") == "1 day"
+    assert _with_unit(65.4, "%") == "65.4%"
+    assert _ranged(535649.0, 310612.0, 748731.0) == "535,600 (310,600 to 748,700)"
+    assert _ranged(0.016363, 0.016363, 0.017161) == "0.01636 (0.01636 to 0.01716)"
+
+
+def test_validation_page_has_no_exponents_and_one_rate_spelling(kb):
+    import re
+
+    text = page(kb)
+    unquoted = re.sub(r"'[^'|]*'", "", text)  # a source's own words are quoted as written
+    assert not re.search(r"\d\.?\d*e[+-]?\d", unquoted), "exponent on the page"
+    assert "1/s" not in text and "1 / s" not in text
+    assert " day |" not in text.replace("| 1 day |", "")
+    # the source id alone in its cell, so the site's post-build pass links it
+    assert "| azure-nd-gb200-v6-llama2-70b |" in text
+    assert "| scaling-book |" in text

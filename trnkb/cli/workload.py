@@ -21,6 +21,7 @@ import typer
 
 import trnkb
 from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
+from trnkb.units import format_number
 
 if TYPE_CHECKING:
     from trnkb.workload import Input, Model, Ranged, System, WorkloadResult
@@ -119,12 +120,19 @@ def _objects(specs: Path | None, model_id: str, system_id: str,
     return W.model(kb, model_id), W.system(kb, system_id, gen)
 
 
+def _num(x: float | None, sig: int = 4) -> str:
+    """A prediction for people: ``sig`` significant digits, separators, no exponent
+    (``320,100``; large ones rounded too: a model has no seven-digit precision)."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "n/a"
+    return format_number(float(f"{x:.{sig}g}"), sig)
+
+
 def _fmt(r: Ranged) -> str:
-    def f(x: float | None) -> str:
-        if x is None or (isinstance(x, float) and not math.isfinite(x)):
-            return "n/a"
-        return f"{x:,.4g}"
-    return f"{f(r.mid)} ({f(r.lo)} to {f(r.hi)}) {r.unit}".rstrip()
+    """``320,100 (148,300 to 562,100) /s/MW``: counts per second are written ``/s``."""
+    unit = r.unit.removeprefix("1") if r.unit.startswith("1/") else r.unit
+    unit = "days" if unit == "day" else unit
+    return f"{_num(r.mid)} ({_num(r.lo)} to {_num(r.hi)}) {unit}".rstrip()
 
 
 def _print(res: WorkloadResult) -> None:
@@ -230,9 +238,9 @@ def register(app: typer.Typer) -> None:
         _print(res)
         print("  batch  TPOT ms  tok/s/chip  tok/s/user")
         for row in res.extra.get("curve", []):
-            print(f"  {row['batch']:>5}  {row['tpot_ms']:7.2f}"
-                  f"  {row['tokens_per_s_per_chip']:10.1f}"
-                  f"  {row['tokens_per_s_per_user']:10.1f}")
+            print(f"  {row['batch']:>5}  {_num(row['tpot_ms'], 3):>7}"
+                  f"  {_num(row['tokens_per_s_per_chip']):>10}"
+                  f"  {_num(row['tokens_per_s_per_user']):>10}")
 
     @wl.command("plans")
     def plans_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt,
@@ -263,6 +271,6 @@ def register(app: typer.Typer) -> None:
         if not data:
             print(f"no plan fits {m.id} on {n} chips of {s.id}")
         for d in data:
-            print(f"{d['days']:9.2f} days  step {d['step_time_s']:8.3f} s"
-                  f"  {d['memory_GB']:7.1f} GB/chip  "
+            print(f"{_num(d['days']):>9} days  step {_num(d['step_time_s']):>7} s"
+                  f"  {_num(d['memory_GB']):>6} GB/chip  "
                   f"MFU {d['achieved_mfu']:.2f}  {d['plan']}")

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from trnkb.units import format_number
 from trnkb.workload import fromkb
 from trnkb.workload.plan import Plan, training_state_bytes
 from trnkb.workload.ranges import Ranged, user_value
@@ -103,10 +104,10 @@ def _azure_gb200(kb: KnowledgeBase) -> Ranged:
 
 
 CASES = [
-    Case("TPU v5p x 8960", "LLaMA-3-70B", "days to train 15e12 tokens at 40% MFU", 44, "day",
+    Case("TPU v5p x 8960", "LLaMA-3-70B", "days to train 15 trillion tokens at 40% MFU", 44, "day",
          "scaling-book",
          "part 6, 'This is about 44 days'", "worked example", _book_days,
-         "book inputs: 6 x 70e9 FLOP/token, 4.59e14 FLOP/s, communication hidden"),
+         "book inputs: 6 x 70 billion FLOP/token, 459 TFLOP/s, communication hidden"),
     Case("TPU v5p", "LLaMA-3-70B", "minimum chips to hold the training state", 171, "chips",
          "scaling-book",
          "part 6, '16.5e12 / 96e9 = 171 TPUs'", "worked example", _book_min_chips,
@@ -117,7 +118,7 @@ CASES = [
          lambda kb: _book_decode(kb, "tpot"),
          "the KB's v5e HBM bandwidth spans 819 GB/s to 800 GiB/s (both ends in the range) against "
          "the "
-         "book's 8.1e11 B/s; KV 163,840 B/token against its rounded 160e3"),
+         "book's 810 GB/s; KV 163,840 B/token against its rounded 160,000"),
     Case("TPU v5e 4x2", "LLaMA-3-70B", "decode tokens/s per chip", 235, "1/s", "scaling-book",
          "part 8, '235 tokens / sec / chip'", "worked example",
          lambda kb: _book_decode(kb, "decode_tokens_per_s_per_chip")),
@@ -147,7 +148,31 @@ CASES = [
 
 
 def _fmt(x: float | None) -> str:
-    return "n/a" if x is None or not math.isfinite(x) else f"{x:,.4g}"
+    """A number for the page (:func:`trnkb.units.format_number`, 4 significant digits)."""
+    return "n/a" if x is None or not math.isfinite(x) else format_number(x)
+
+
+# token and request rates are counts per second: one spelling on the page
+_UNIT_TEXT = {"1/s": "/s", "1 / s": "/s", "day": "days"}
+
+
+def _with_unit(x: float | None, unit: str) -> str:
+    """``865,000 /s``, ``44 days``, ``1 day``, ``65.4%``: the number and its unit."""
+    text = _UNIT_TEXT.get(unit, unit)
+    if unit == "day" and x == 1:
+        text = "day"
+    return f"{_fmt(x)}{'' if text == '%' else ' '}{text}".rstrip()
+
+
+def _predicted(x: float | None) -> str:
+    """A prediction to 4 significant digits, large ones too (``1,160,000``, not ``1,159,608``:
+    :func:`format_number` keeps every integer digit, a precision a model does not have)."""
+    return _fmt(None if x is None or not math.isfinite(x) else float(f"{x:.4g}"))
+
+
+def _ranged(mid: float | None, lo: float | None, hi: float | None) -> str:
+    """``535,600 (310,600 to 748,700)``: central, then the range."""
+    return f"{_predicted(mid)} ({_predicted(lo)} to {_predicted(hi)})"
 
 
 def table(kb: KnowledgeBase) -> list[dict[str, Any]]:
@@ -164,15 +189,16 @@ def table(kb: KnowledgeBase) -> list[dict[str, Any]]:
 
 
 def markdown(kb: KnowledgeBase) -> str:
+    # the source id alone in its cell: the site links it to its row on the sources page
     lines = ["| system | model | metric | measured | predicted (range) | error "
-             "| measured in range | source | note |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| measured in range | source | where in the source | note |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in table(kb):
-        lines.append(f"| {r['system']} | {r['model']} | {r['metric']} | {_fmt(r['measured'])} "
-                     f"{r['unit']} "
-                     f"| {_fmt(r['central'])} ({_fmt(r['low'])} to {_fmt(r['high'])}) "
+        lines.append(f"| {r['system']} | {r['model']} | {r['metric']} "
+                     f"| {_with_unit(r['measured'], r['unit'])} "
+                     f"| {_ranged(r['central'], r['low'], r['high'])} "
                      f"| {r['error']:+.1%} "
-                     f"| {r['in_range']} | {r['source']}: {r['locator']} ({r['kind']}) "
+                     f"| {r['in_range']} | {r['source']} | {r['locator']} ({r['kind']}) "
                      f"| {r['note']} |")
     return "\n".join(lines) + "\n"
 
@@ -200,9 +226,11 @@ def _what_ifs(kb: KnowledgeBase) -> str:
     return (f"\nWhere trnkb differs. DeepSeek-V3: DualPipe hides nearly all of the expert "
             f"all-to-all, "
             f"our default `ep_overlap` is 0.3; with `--set ep_overlap=0.9` the prediction is "
-            f"{ds:.3g} days per trillion tokens ({(ds - 3.7) / 3.7:+.0%}). Llama 3.1 405B: with a "
+            f"{format_number(ds, 3)} days per trillion tokens ({(ds - 3.7) / 3.7:+.0%}). "
+            f"Llama 3.1 405B: with a "
             f"plain 1F1B pipeline (`--plan tp=8,pp=16,zero=1`, vpp 1) 16 microbatches over 16 "
-            f"stages idle almost half of the step and the prediction is {ll:.0f} TFLOP/s per GPU "
+            f"stages idle almost half of the step and the prediction is "
+            f"{format_number(ll, 3)} TFLOP/s per GPU "
             f"({(ll - 400) / 400:+.0%}). GB200 NVL72: the mean input length is assumed.\n")
 
 
@@ -264,8 +292,8 @@ def measured_markdown(kb: KnowledgeBase) -> str:
              "| --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         err = "n/a" if r["error"] is None else f"{r['error']:+.0%}"
-        lines.append(f"| {r['id']} | {_fmt(r['measured'])} {r['unit']} | {_fmt(r['central'])} "
-                     f"({_fmt(r['low'])} to {_fmt(r['high'])}) | {err} | {r['verdict']} "
+        lines.append(f"| {r['id']} | {_with_unit(r['measured'], r['unit'])} "
+                     f"| {_ranged(r['central'], r['low'], r['high'])} | {err} | {r['verdict']} "
                      f"| {r['held_out'] or ''} |")
     return "\n".join(lines) + "\n"
 

@@ -8,6 +8,7 @@ the central value and a bar from low to high.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -16,6 +17,8 @@ import altair as alt
 import pandas as pd
 
 from trnkb.charts import WIDTH, caption
+from trnkb.display import labels, names
+from trnkb.units import format_number
 from trnkb.workload import fromkb
 from trnkb.workload.serving import serve
 from trnkb.workload.training import train
@@ -27,8 +30,8 @@ if TYPE_CHECKING:
     from trnkb.workload.result import WorkloadResult
     from trnkb.workload.system import System
 
-__all__ = ["MODELS", "SYSTEMS", "by_switch_generation", "engine_vs_assumption", "headline",
-           "perf_per_tco", "range_chart", "summary"]
+__all__ = ["MODELS", "SYSTEMS", "by_switch_generation", "count_in_words", "engine_vs_assumption",
+           "headline", "notes", "perf_per_tco", "range_chart", "settings", "summary"]
 
 SYSTEMS = ("trn3-nl72x2-switched", "gb300-nvl72", "mi355x-8", "mi450x-ualoe72", "tpu-v7-pod")
 MODELS = {"dense": "llama-3-1-405b", "moe": "deepseek-v3"}
@@ -86,6 +89,10 @@ def perf_per_tco(kb: KnowledgeBase, systems: Sequence[str] = SYSTEMS,
     df = pd.DataFrame(rows)
     df.attrs["notes"] = notes
     df.attrs["peaks"] = peaks
+    # display names of the systems (racks) and chips, for the charts, tables and sentences
+    shown = {p[0] for p in peaks.values()} | set(models.values())
+    df.attrs["names"] = {**{i: n for i, n in names(kb).items() if i in shown},
+                         **dict(zip(systems, labels(systems, kb), strict=True))}
     df.attrs["settings"] = {"train_chips": train_chips, "tokens": tokens,
                             "serve_chips": serve_chips, "batch": batch, "input_len": input_len,
                             "output_len": output_len,
@@ -99,6 +106,8 @@ def range_chart(df: pd.DataFrame, task: str, metric: str, *, title: str, value_t
     """Dots at the central value, bars from low to high, one row per system, colour per model."""
     d = df[(df["task"] == task) & (df["metric"] == metric)].dropna(subset=["central"])
     d = d[["system", "model", "central", "low", "high"]].reset_index(drop=True)
+    d["system"] = [_name(df, i) for i in d["system"]]  # rack names, not ids
+    d["model"] = [_name(df, i) for i in d["model"]]
     scale = alt.Scale(type="log") if log else alt.Scale(zero=False)
     x = alt.X("central:Q", title=value_title, scale=scale)
     y = alt.Y("system:N", title=None, sort=list(dict.fromkeys(d["system"])))
@@ -115,7 +124,36 @@ def range_chart(df: pd.DataFrame, task: str, metric: str, *, title: str, value_t
 
 
 def _fmt(x: float) -> str:
-    return f"{x:,.3g}" if abs(x) < 1000 else f"{x:,.0f}"
+    return format_number(x, 3)
+
+
+_SCALES = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"))
+
+
+def count_in_words(x: float) -> str:
+    """A large count for a sentence: ``15 trillion``, ``1.5 billion``, ``4,096`` (below a
+    million, or not a round multiple to 4 significant digits, it is :func:`format_number`)."""
+    for scale, word in _SCALES:
+        if abs(x) >= scale and float(f"{x / scale:.4g}") * scale == x:
+            return f"{format_number(x / scale)} {word}"
+    return format_number(x)
+
+
+def _name(df: pd.DataFrame, i: str) -> str:
+    return str(df.attrs.get("names", {}).get(i, i))
+
+
+def settings(df: pd.DataFrame) -> pd.DataFrame:
+    """The inputs :func:`perf_per_tco` was run with, one row each with its unit."""
+    st = df.attrs["settings"]
+    rows = [("training: chips", format_number(st["train_chips"]), "chips"),
+            ("training: token budget", count_in_words(st["tokens"]), "tokens"),
+            ("serving: chips per replica", format_number(st["serve_chips"]), "chips"),
+            ("serving: batch", format_number(st["batch"]), "sequences"),
+            ("serving: prompt length", format_number(st["input_len"]), "tokens per sequence"),
+            ("serving: output length", format_number(st["output_len"]), "tokens per sequence"),
+            ("number format", st["precision"], "")]
+    return pd.DataFrame(rows, columns=["setting", "value", "unit"])
 
 
 def _best(df: pd.DataFrame, task: str, kind: str, metric: str,
@@ -138,27 +176,26 @@ def headline(df: pd.DataFrame) -> list[str]:
     moe, _ = _best(df, "train", "moe", "days", highest=False)
     chip, peak = df.attrs["peaks"][first["system"]]
     top = max(df.attrs["peaks"].values(), key=lambda cp: cp[1])
-    why = (f" (its {chip} has the highest {st['precision']} peak in the knowledge base, "
+    why = (f" (its {_name(df, chip)} has the highest {st['precision']} peak in the knowledge base, "
            f"{_fmt(peak / 1e12)} TFLOP/s)") if top[0] == chip else ""
-    out.append(f"On {st['train_chips']:,} chips in {st['precision']}, {first['system']}{why} "
-               f"trains the dense {first['model']} on {st['tokens']:.3g} tokens fastest, in "
-               f"{_fmt(first['central'])} days "
+    n = functools.partial(_name, df)
+    out.append(f"On {format_number(st['train_chips'])} chips in {st['precision']}, "
+               f"{n(first['system'])}{why} trains the dense {n(first['model'])} on "
+               f"{count_in_words(st['tokens'])} tokens fastest, in {_fmt(first['central'])} days "
                f"({_fmt(first['low'])} to {_fmt(first['high'])}) against "
-               f"{_fmt(second['central'])} for "
-               f"{second['system']}, and {moe['system']} trains the MoE {moe['model']} fastest "
-               f"({_fmt(moe['central'])} days).")
+               f"{_fmt(second['central'])} for {n(second['system'])}, and {n(moe['system'])} "
+               f"trains the MoE {n(moe['model'])} fastest ({_fmt(moe['central'])} days).")
     mw, mw2 = _best(df, "serve", "moe", "tokens_per_s_per_mw")
     usd, usd2 = _best(df, "serve", "moe", "tokens_per_usd")
-    out.append(f"Serving {mw['model']} ({st['serve_chips']} chips, batch {st['batch']}), "
-               f"{mw['system']} leads per megawatt with {_fmt(mw['central'])} tokens/s/MW "
-               f"(next {mw2['system']}, "
-               f"{_fmt(mw2['central'])}; ranges "
+    out.append(f"Serving {n(mw['model'])} ({st['serve_chips']} chips, batch {st['batch']}), "
+               f"{n(mw['system'])} leads per megawatt with {_fmt(mw['central'])} tokens/s/MW "
+               f"(next {n(mw2['system'])}, {_fmt(mw2['central'])}; ranges "
                f"{'overlap' if _overlap(mw, mw2) else 'do not overlap'}) and "
-               f"{usd['system']} per dollar with {_fmt(usd['central'])} tokens/USD "
-               f"(next {usd2['system']}, {_fmt(usd2['central'])}; ranges "
+               f"{n(usd['system'])} per dollar with {_fmt(usd['central'])} tokens/USD "
+               f"(next {n(usd2['system'])}, {_fmt(usd2['central'])}; ranges "
                f"{'overlap' if _overlap(usd, usd2) else 'do not overlap'}).")
-    assumed = sorted({n.split(":")[0] for notes in df.attrs["notes"].values() for n in notes
-                      if "power per chip is an assumption" in n})
+    assumed = sorted({n(x.split(":")[0]) for notes in df.attrs["notes"].values() for x in notes
+                      if "power per chip is an assumption" in x})
     drivers = (df[df["metric"] == "tokens_per_usd"]["moved_most_by"].str.split(", ")
                .explode().value_counts())
     out.append(f"Per-dollar figures rest on placeholder capex assumptions and the per-MW figures "
@@ -169,9 +206,17 @@ def headline(df: pd.DataFrame) -> list[str]:
     return out
 
 
+def notes(df: pd.DataFrame) -> pd.DataFrame:
+    """What each system's figures rest on: one row per system (by name) and note."""
+    rows = [(_name(df, sid), note) for sid, ns in df.attrs["notes"].items() for note in ns]
+    return pd.DataFrame(rows, columns=["system", "note"])
+
+
 def summary(df: pd.DataFrame, task: str) -> pd.DataFrame:
     """Wide table of one task: ``central (low to high)`` per system x model and metric."""
     d = df[df["task"] == task].copy()
+    d["system"] = [_name(df, i) for i in d["system"]]
+    d["model"] = [_name(df, i) for i in d["model"]]
     d["value"] = [f"{_fmt(c)} ({_fmt(lo)} to {_fmt(hi)})" if math.isfinite(c) else "n/a"
                   for c, lo, hi in zip(d["central"], d["low"], d["high"], strict=True)]
     return d.pivot_table(index=["system", "model"], columns="metric", values="value",
