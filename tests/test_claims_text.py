@@ -121,3 +121,17 @@ def test_site_claims_page_shows_the_claims_strings_as_they_come(kb):
     text = claims_page(kb)
     assert "the knowledge base gives 859 GB/s, not 810 GB/s" in text
     assert "8.58993e+11" not in text and "858.993" not in text
+
+
+def test_notebook_11_tool_table_writes_bytes_per_second_with_a_prefix(kb, claims):
+    # notebook 11 showed "810,000,000,000 B/s" beside "858,993,459,200 B/s"
+    from trnkb.claims.views import tools_table
+
+    t = tools_table(list(claims.values()), kb).set_index("id")
+    assert t.loc["scaling-book-tpuv5e-hbm-bandwidth", ["tool_value", "kb_value"]].tolist() == [
+        "810 GB/s", "859 GB/s"]
+    assert t.loc["llm-viewer-nvidia-h100-sxm-bandwidth", ["tool_value", "kb_value"]].tolist() == [
+        "3.072 TB/s", "3.35 TB/s"]
+    # 80 GB = 74.506 GiB
+    assert t.loc["genz-h100-gpu-memory-size", ["tool_value", "kb_value"]].tolist() == [
+        "80 GiB", "74.51 GiB"]

@@ -16,7 +16,6 @@ from trnkb.claims.coverage import coverage_markdown, coverage_path
 from trnkb.claims.diagnose import category, diagnose
 from trnkb.claims.history import changes_markdown, history_path
 from trnkb.claims.text import value_texts
-from trnkb.units import format_quantity
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
@@ -41,7 +40,8 @@ TOOL_NAMES = {
 
 def tools_table(claims: list[Claim], kb: KnowledgeBase) -> pd.DataFrame:
     """One row per other-tool constant: tool, version, file, key, KB field, the tool's
-    value and the KB's (in the KB field's unit), the signed relative gap, verdict and
+    value and the KB's (both in the tool's unit, as :func:`~trnkb.claims.text.value_texts`
+    writes them), the signed relative gap, verdict and
     the computed diagnosis."""
     rows = []
     for c in claims:
@@ -52,6 +52,7 @@ def tools_table(claims: list[Claim], kb: KnowledgeBase) -> pd.DataFrame:
         if c.computed is not None and c.claimed is not None and c.computed.magnitude:
             gap = c.claimed.to(c.computed.units).magnitude / c.computed.magnitude - 1
         name = c.tool.get("name")
+        tool_value, kb_value = value_texts(c.claimed, c.computed, c.verdict)
         rows.append(
             {
                 "tool": TOOL_NAMES.get(str(name), name),
@@ -59,8 +60,8 @@ def tools_table(claims: list[Claim], kb: KnowledgeBase) -> pd.DataFrame:
                 "file": c.tool.get("file"),
                 "key": c.tool.get("key"),
                 "kb_field": field,
-                "tool_value": "" if c.claimed is None else format_quantity(c.claimed, sig=5),
-                "kb_value": "" if c.computed is None else format_quantity(c.computed, sig=5),
+                "tool_value": tool_value,
+                "kb_value": kb_value,
                 "gap": gap,
                 "verdict": c.verdict,
                 "why": diagnose(c, kb) if c.verdict == "contradicted" else c.reason,
