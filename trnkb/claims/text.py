@@ -28,6 +28,12 @@ def _first(value: Any) -> Any:
     return value[0] if isinstance(value, tuple) else value
 
 
+def _prefix(name: str) -> str | None:
+    """The SI or binary prefix of a unit name ("giga" in "gigabyte"), None if unknown."""
+    parsed = ureg.parse_unit_name(name)
+    return str(parsed[0][0]) if parsed else None
+
+
 def display_unit(value: Any) -> Any:
     """The unit to show a claim's values in: the value's own, or, for an unprefixed unit
     such as ``B/s`` and a magnitude of at least 10^4, the SI-prefixed unit that suits it
@@ -36,8 +42,9 @@ def display_unit(value: Any) -> Any:
     if not isinstance(q, pint.Quantity) or q.dimensionless:
         return None
     units = q.units
-    numerator = [(n, p) for n, p in units._units.items() if p > 0]
-    unprefixed = all(ureg.parse_unit_name(n)[0][0] == "" for n in units._units if n != "")
+    exponents: dict[str, Any] = dict(units._units)
+    numerator = [(n, float(p)) for n, p in exponents.items() if float(p) > 0]
+    unprefixed = all(_prefix(n) == "" for n in exponents)
     if (
         len(numerator) == 1
         and numerator[0][1] == 1
