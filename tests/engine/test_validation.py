@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from trnkb.engine.validation import CASES, table
+from trnkb.engine.validation import CASES, table, write_page
 
 DOC = Path(__file__).parents[2] / "docs" / "engine-validation.md"
 
@@ -24,3 +24,32 @@ def test_every_case_states_its_device_or_that_it_is_unknown():
         assert c.device
         if c.call is not None and "not stated" in c.device:
             assert "unknown" in c.note  # the assumed chip is said to be an assumption
+
+
+def test_published_times_read_as_their_sources_write_them(kb):
+    # the page printed "320.00" and "117,000.00" (a reader took the ".00" for precision)
+    rows = {line.split(" | ")[1] + " " + line.split(" | ")[4]: line.split(" | ")[5]
+            for line in table(kb).splitlines()[2:]}
+    assert rows["quantized double-row matmul bf16 x fp8 (double row)"] == "320"
+    assert rows["flash attention backward bf16"] == "117,000"
+    assert rows["fused Mamba fp32"] == "172.93"  # a published digit is never rounded away
+    assert rows["fused Mamba v2 fp32"] == "1,610"
+    assert ".00 |" not in table(kb)
+
+
+def test_the_page_cites_public_sources_not_a_local_path():
+    # the page cited /work/shared/neuroncore_facts.md, which a reader of the repository lacks
+    text = DOC.read_text()
+    assert "/work/" not in text and "neuroncore_facts" not in text
+    assert "https://github.com/aws-neuron/nki-samples/" in text
+    assert "https://github.com/aws-neuron/aws-neuron-sdk/blob/7c165a3e" in text
+
+
+def test_write_page_rewrites_only_the_table(kb, tmp_path):
+    page = tmp_path / "v.md"
+    page.write_text("# hand\n\n<!-- validation-table:start -->\nstale\n"
+                    "<!-- validation-table:end -->\n\nhand tail\n", encoding="utf-8")
+    write_page(page, kb)
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("# hand\n") and text.endswith("\n\nhand tail\n")
+    assert "stale" not in text and "| 117,000 |" in text

@@ -38,6 +38,7 @@ import pandas as pd
 
 from trnkb.calc.derivation import quantity_json
 from trnkb.claims.operations import ClaimError, Inputs, evaluate, literal, unit_of
+from trnkb.claims.text import value_text, value_texts
 from trnkb.schema import ID_PATTERN
 from trnkb.specfile import LineDict, SpecError, display_path, item_line, read_yaml, show
 
@@ -414,19 +415,14 @@ def validate_claims(kb: KnowledgeBase, path: Path | None = None) -> list[Claim]:
 
 
 def _txt(q: ClaimValue) -> str:
-    if q is None:
-        return ""
-    if isinstance(q, str):
-        return f'"{q}"'
-    if isinstance(q, tuple):
-        return " to ".join(_txt(v) for v in q)
-    d = quantity_json(q, unit_of(q))
-    return f"{d['value']:.6g} {d['unit'] or ''}".strip()
+    """One value as text (:func:`trnkb.claims.text.value_text`)."""
+    return value_text(q)
 
 
 def claims_table(claims: list[Claim]) -> pd.DataFrame:
     """One row per claim: id, kind, source, verdict, claimed and computed (text with
-    units), the relative difference, the statement, the reason and the tolerance's why."""
+    units, both in the claim's unit, by :func:`trnkb.claims.text.value_texts`), the
+    relative difference, the statement, the reason and the tolerance's why."""
     cols = [
         "id",
         "kind",
@@ -442,6 +438,7 @@ def claims_table(claims: list[Claim]) -> pd.DataFrame:
         "tolerance",
         "why",
     ]
+    texts = [value_texts(c.claimed, c.computed, c.verdict) for c in claims]
     rows = [
         {
             "id": c.id,
@@ -450,14 +447,14 @@ def claims_table(claims: list[Claim]) -> pd.DataFrame:
             "locator": c.locator,
             "verdict": c.verdict,
             "compare": c.compare or "",
-            "claimed": _txt(c.claimed),
-            "computed": _txt(c.computed),
+            "claimed": claimed,
+            "computed": computed,
             "relative_difference": c.relative_difference,
             "statement": c.statement,
             "reason": c.reason,
             "tolerance": c.tolerance,
             "why": c.why,
         }
-        for c in claims
+        for c, (claimed, computed) in zip(claims, texts, strict=True)
     ]
     return pd.DataFrame(rows, columns=cols)

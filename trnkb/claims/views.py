@@ -15,7 +15,7 @@ from trnkb.claims.core import VERDICTS, Claim, validate_claims
 from trnkb.claims.coverage import coverage_markdown, coverage_path
 from trnkb.claims.diagnose import category, diagnose
 from trnkb.claims.history import changes_markdown, history_path
-from trnkb.units import format_quantity
+from trnkb.claims.text import value_texts
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
@@ -40,7 +40,8 @@ TOOL_NAMES = {
 
 def tools_table(claims: list[Claim], kb: KnowledgeBase) -> pd.DataFrame:
     """One row per other-tool constant: tool, version, file, key, KB field, the tool's
-    value and the KB's (in the KB field's unit), the signed relative gap, verdict and
+    value and the KB's (both in the tool's unit, as :func:`~trnkb.claims.text.value_texts`
+    writes them), the signed relative gap, verdict and
     the computed diagnosis."""
     rows = []
     for c in claims:
@@ -51,6 +52,7 @@ def tools_table(claims: list[Claim], kb: KnowledgeBase) -> pd.DataFrame:
         if c.computed is not None and c.claimed is not None and c.computed.magnitude:
             gap = c.claimed.to(c.computed.units).magnitude / c.computed.magnitude - 1
         name = c.tool.get("name")
+        tool_value, kb_value = value_texts(c.claimed, c.computed, c.verdict)
         rows.append(
             {
                 "tool": TOOL_NAMES.get(str(name), name),
@@ -58,8 +60,8 @@ def tools_table(claims: list[Claim], kb: KnowledgeBase) -> pd.DataFrame:
                 "file": c.tool.get("file"),
                 "key": c.tool.get("key"),
                 "kb_field": field,
-                "tool_value": "" if c.claimed is None else format_quantity(c.claimed, sig=5),
-                "kb_value": "" if c.computed is None else format_quantity(c.computed, sig=5),
+                "tool_value": tool_value,
+                "kb_value": kb_value,
                 "gap": gap,
                 "verdict": c.verdict,
                 "why": diagnose(c, kb) if c.verdict == "contradicted" else c.reason,
@@ -154,39 +156,38 @@ NEGATIVE = {
 
 def _reason(c: Claim) -> str:
     """Why the verdict: the reason given (unverifiable, measured) or the comparison made."""
-    from trnkb.claims.core import _txt
-
     if c.verdict == "unverifiable" or (c.kind == "measured" and c.reason):
         return c.reason
     words = (POSITIVE if c.verdict == "supported" else NEGATIVE).get(c.compare or "", "?")
     words = words.format(tol=f"{c.tolerance:.0%}" if c.tolerance else "")
     why = f" ({c.why})" if c.why else ""
+    claimed, computed = value_texts(c.claimed, c.computed, c.verdict)
     if c.kind == "measured":
-        return f"the measurement {_txt(c.claimed)} {words} the predicted range {_txt(c.computed)}"
-    return f"the KB gives {_txt(c.computed)}, which {words} the claimed {_txt(c.claimed)}{why}"
+        return f"the measurement {claimed} {words} the predicted range {computed}"
+    return f"the KB gives {computed}, which {words} the claimed {claimed}{why}"
 
 
 def audit_table(claims: list[Claim]) -> pd.DataFrame:
     """Every claim, contradicted first, then unverifiable, then supported: verdict, kind,
     the statement in full, source, locator, claimed, computed, relative gap (None when
     undefined, never inf) and the reason for the verdict."""
-    from trnkb.claims.core import _txt
-
-    rows = [
-        {
-            "verdict": c.verdict,
-            "kind": c.kind,
-            "statement": c.statement,
-            "source": c.source,
-            "locator": c.locator,
-            "claimed": _txt(c.claimed),
-            "computed": _txt(c.computed),
-            "gap": c.relative_difference,
-            "reason": _reason(c),
-            "id": c.id,
-        }
-        for c in claims
-    ]
+    rows = []
+    for c in claims:
+        claimed, computed = value_texts(c.claimed, c.computed, c.verdict)
+        rows.append(
+            {
+                "verdict": c.verdict,
+                "kind": c.kind,
+                "statement": c.statement,
+                "source": c.source,
+                "locator": c.locator,
+                "claimed": claimed,
+                "computed": computed,
+                "gap": c.relative_difference,
+                "reason": _reason(c),
+                "id": c.id,
+            }
+        )
     df = pd.DataFrame(rows)
     df["_o"] = df["verdict"].map(VERDICT_ORDER.index)
     return df.sort_values("_o", kind="stable").drop(columns="_o").reset_index(drop=True)
@@ -195,21 +196,20 @@ def audit_table(claims: list[Claim]) -> pd.DataFrame:
 def measured_table(claims: list[Claim]) -> pd.DataFrame:
     """Measured evidence: one row per run with system, model, chips, metric, the
     measurement, the workload layer's predicted range, the verdict and the gap or reason."""
-    from trnkb.claims.core import _txt
-
     rows = []
     for c in claims:
         if c.kind != "measured":
             continue
         m = c.measured
+        measured, predicted = value_texts(c.claimed, c.computed, c.verdict)
         rows.append(
             {
                 "system": m.get("system"),
                 "model": m.get("model"),
                 "chips": m.get("chips"),
                 "metric": m.get("metric"),
-                "measured": _txt(c.claimed),
-                "predicted": _txt(c.computed),
+                "measured": measured,
+                "predicted": predicted,
                 "verdict": c.verdict,
                 "reason": c.reason,
                 "source": c.source,

@@ -62,7 +62,7 @@ def mlsysim_command(
         tv = "missing" if r.tool_value is None else format_quantity(r.tool_value, sig=6)
         print(
             f"{mark} {r.kb_field}: mlsysim {tv} (mlsysim/hardware/data/cloud/"
-            f"{r.key.split(':')[0]}.yaml {r.key.split(':')[1]}) vs KB {r.kb_value:~.6g} "
+            f"{r.key.split(':')[0]}.yaml {r.key.split(':')[1]}) vs KB {format_quantity(r.kb_value, sig=6)} "
             f"({r.kb_source})"
             + (f" -- {r.diagnosis}" if r.diagnosis else "")
             + (" [changed since recorded]" if r.changed else "")

@@ -12,12 +12,17 @@ prediction below it is consistent with it, and its "error" is how far below.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["CASES", "Case", "predict", "table"]
+from trnkb.units import format_number
+
+__all__ = ["CASES", "Case", "predict", "table", "write_page"]
+
+PUBLISHED_SIG = 6  # a published time keeps every digit its source gives (172.93, 117,000)
 
 
 @dataclass(frozen=True)
@@ -90,15 +95,41 @@ def predict(case: Case, kb: KnowledgeBase | None = None) -> float | None:
 
 
 def table(kb: KnowledgeBase | None = None) -> str:
-    """The markdown table: source, kernel, device, shape, dtype, published, engine, error."""
+    """The markdown table: source, kernel, device, shape, dtype, published, engine, error.
+
+    Times are in µs, written by :func:`trnkb.units.format_number`: the published figure with
+    every digit its source gives (``320``, ``117,000``, ``172.93``), the engine's to 4
+    significant figures."""
     head = ("| source | kernel | device | shape | dtype | published (µs) | kind | engine chip | "
             "engine (µs) | error | note |\n|---|---|---|---|---|---|---|---|---|---|---|")
     rows = [head]
     for c in CASES:
         p = predict(c, kb)
-        pred = "—" if p is None else f"{p:,.1f}"
+        pred = "—" if p is None else format_number(p)
         err = "—" if p is None else f"{(p - c.published_us) / c.published_us:+.0%}"
+        published = format_number(c.published_us, sig=PUBLISHED_SIG)
         rows.append(f"| {c.source} | {c.kernel} | {c.device} | {c.shape} | {c.dtype} | "
-                    f"{c.published_us:,.2f} | {c.kind} | {c.chip or '—'} | {pred} | {err} | "
-                    f"{c.note} |")
+                    f"{published} | {c.kind} | {c.chip or '—'} | {pred} | {err} | {c.note} |")
     return "\n".join(rows)
+
+
+PAGE_MARKERS = ("<!-- validation-table:start -->\n", "\n<!-- validation-table:end -->")
+
+
+def write_page(path: str | Path | None = None, kb: KnowledgeBase | None = None) -> Path:
+    """Regenerate the table between the markers of ``docs/engine-validation.md`` (the prose
+    around it is written by hand); returns the path written."""
+    page = Path(path) if path is not None else Path(__file__).parents[2] / "docs" / (
+        "engine-validation.md")
+    text = page.read_text(encoding="utf-8")
+    start, end = PAGE_MARKERS
+    head, _, rest = text.partition(start)
+    _, found, tail = rest.partition(end)
+    if not found:
+        raise ValueError(f"{page}: the generated-table markers are missing")
+    page.write_text(head + start + table(kb) + end + tail, encoding="utf-8")
+    return page
+
+
+if __name__ == "__main__":  # python -m trnkb.engine.validation
+    print(f"wrote {write_page()}")

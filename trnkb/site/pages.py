@@ -177,9 +177,10 @@ _NUMBER = re.compile(r"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)(?: (\S+))?")
 
 
 def readable(value: object) -> str:
-    """A claimed or computed value as people write it: thousands separators, and a base
+    """A conflict's value as people write it (claims come formatted from
+    :func:`trnkb.claims.claims_table`): thousands separators, and a base
     unit in exponent form given its prefix (``8.58993e+11 B/s`` -> ``858.993 GB/s``);
-    up to 6 significant digits, so no digit the claim turns on is lost. Text is kept."""
+    up to 6 significant digits, so no digit the comparison turns on is lost. Text is kept."""
     text = str(value)
     out = []
     for part in text.split(" to "):
@@ -209,11 +210,11 @@ def _why(row: Any) -> str:
     if isinstance(row.reason, str) and row.reason.strip():
         return row.reason
     if row.verdict == "supported":
-        return (f"the knowledge base gives {readable(row.computed)}, as the claim "
-                f"{readable(row.claimed)} ({_compare_words(row)})")
+        return (f"the knowledge base gives {row.computed}, as the claim "
+                f"{row.claimed} ({_compare_words(row)})")
     if row.verdict == "contradicted":
-        return (f"the knowledge base gives {readable(row.computed)}, not "
-                f"{readable(row.claimed)} ({_compare_words(row)})")
+        return (f"the knowledge base gives {row.computed}, not "
+                f"{row.claimed} ({_compare_words(row)})")
     return "no computed value to compare"
 
 
@@ -232,7 +233,6 @@ def claims_page(kb: KnowledgeBase) -> str:
            "`claimed` is what the source says, `computed` what the knowledge base gives, "
            "`why` the reason for the verdict. The notebook "
            "[09 claims audit](notebooks/09-claims-audit.ipynb) shows them by source.\n"]
-    df = df.assign(claimed=df["claimed"].map(readable), computed=df["computed"].map(readable))
     cols = ["statement", "source", "claimed", "computed", "relative_difference", "why", "id"]
     for verdict in order:
         sub = df[df["verdict"] == verdict][cols].reset_index(drop=True)
