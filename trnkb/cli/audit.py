@@ -60,9 +60,10 @@ def mlsysim_command(
     for r in rows if all_rows else bad:
         mark = "ok  " if r.agrees else "DIFF"
         tv = "missing" if r.tool_value is None else format_quantity(r.tool_value, sig=6)
+        kv = format_quantity(r.kb_value, sig=6)
         print(
             f"{mark} {r.kb_field}: mlsysim {tv} (mlsysim/hardware/data/cloud/"
-            f"{r.key.split(':')[0]}.yaml {r.key.split(':')[1]}) vs KB {format_quantity(r.kb_value, sig=6)} "
+            f"{r.key.split(':')[0]}.yaml {r.key.split(':')[1]}) vs KB {kv} "
             f"({r.kb_source})"
             + (f" -- {r.diagnosis}" if r.diagnosis else "")
             + (" [changed since recorded]" if r.changed else "")
