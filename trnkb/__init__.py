@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # what type checkers see; at run time the names load on first
     from trnkb.units import Q_, ureg
 
 __all__ = ["KnowledgeBase", "SpecError", "Q_", "load", "ureg"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 _LAZY = {
     "KnowledgeBase": "trnkb.kb",
