@@ -14,14 +14,12 @@ from trnkb.claims.core import (
     VERDICTS,
     Claim,
     ClaimError,
-    claim_files,
-    claim_sources,
-    claims_path,
-    claims_table,
     evaluate_claims,
     validate_claims,
 )
+from trnkb.claims.files import claim_files, claim_sources, claims_path
 from trnkb.claims.operations import OPERATIONS, evaluate
+from trnkb.claims.table import claims_table
 
 __all__ = ["COMPARISONS", "OPERATIONS", "VERDICTS", "Claim", "ClaimError", "claim_files",
            "claim_sources", "claims_path", "claims_table", "evaluate", "evaluate_claims",

@@ -34,13 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-import pandas as pd
-
 from trnkb.calc.derivation import quantity_json
+from trnkb.claims.files import claim_files, claim_sources, claims_path, read_claim_file
 from trnkb.claims.operations import ClaimError, Inputs, evaluate, literal, unit_of
-from trnkb.claims.text import value_text, value_texts
 from trnkb.schema import ID_PATTERN
-from trnkb.specfile import LineDict, SpecError, display_path, item_line, read_yaml, show
+from trnkb.specfile import LineDict, SpecError, display_path, item_line, show
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
@@ -58,7 +56,6 @@ __all__ = [
     "claim_sources",
     "evaluate_claims",
     "validate_claims",
-    "claims_table",
 ]
 
 VERDICTS = ("supported", "contradicted", "unverifiable")
@@ -78,7 +75,6 @@ KEYS = set(REQUIRED) | {
     "measured",
     "workload",
 }
-EXTRA_FILES = ("claims/tools.yaml", "claims/measured.yaml")
 
 
 def _between(c: float, claimed: tuple[float, float], tol: float | None) -> bool:
@@ -336,41 +332,6 @@ def _evaluate_text(
     )
 
 
-def claims_path(kb: KnowledgeBase) -> Path:
-    return Path(kb.path) / "claims.yaml"
-
-
-def claim_files(kb: KnowledgeBase, path: Path | None = None) -> list[Path]:
-    """The claim files: ``claims.yaml`` and the extra files beside it that exist."""
-    main = Path(path) if path is not None else claims_path(kb)
-    files = [main]
-    if path is None:
-        files += [main.parent / f for f in EXTRA_FILES if (main.parent / f).exists()]
-    return files
-
-
-def _read(path: Path) -> tuple[list[Any], list[Any], list[str]]:
-    name = display_path(path)
-    data = read_yaml(path)
-    if isinstance(data, list):
-        return data, [], []
-    if isinstance(data, dict) and isinstance(data.get("claims"), list):
-        sources = data.get("sources") or []
-        if not isinstance(sources, list):
-            return [], [], [f"{name}:1: sources: expected a list"]
-        return data["claims"], sources, []
-    return [], [], [f"{name}:1: (file): expected a list of claims or {{sources, claims}}"]
-
-
-def claim_sources(kb: KnowledgeBase, path: Path | None = None) -> pd.DataFrame:
-    """The sources that claim files define for themselves (other tools, benchmarks)."""
-    rows = []
-    for p in claim_files(kb, path):
-        if p.exists():
-            rows += [dict(s) for s in _read(p)[1] if isinstance(s, dict)]
-    return pd.DataFrame(rows)
-
-
 def evaluate_claims(kb: KnowledgeBase, path: Path | None = None) -> tuple[list[Claim], list[str]]:
     """Evaluate every claim; returns (claims, errors as ``file:line: id: problem``)."""
     files = [p for p in claim_files(kb, path) if p.exists()]
@@ -379,7 +340,7 @@ def evaluate_claims(kb: KnowledgeBase, path: Path | None = None) -> tuple[list[C
     errors: list[str] = []
     seen: dict[str, str] = {}
     for p in files:
-        items, sources, errs = _read(p)
+        items, sources, errs = read_claim_file(p)
         errors += errs
         source_ids |= {str(s.get("id")) for s in sources if isinstance(s, dict)}
         name = display_path(p)
@@ -412,49 +373,3 @@ def validate_claims(kb: KnowledgeBase, path: Path | None = None) -> list[Claim]:
     if errors:
         raise SpecError(errors)
     return claims
-
-
-def _txt(q: ClaimValue) -> str:
-    """One value as text (:func:`trnkb.claims.text.value_text`)."""
-    return value_text(q)
-
-
-def claims_table(claims: list[Claim]) -> pd.DataFrame:
-    """One row per claim: id, kind, source, verdict, claimed and computed (text with
-    units, both in the claim's unit, by :func:`trnkb.claims.text.value_texts`), the
-    relative difference, the statement, the reason and the tolerance's why."""
-    cols = [
-        "id",
-        "kind",
-        "source",
-        "locator",
-        "verdict",
-        "compare",
-        "claimed",
-        "computed",
-        "relative_difference",
-        "statement",
-        "reason",
-        "tolerance",
-        "why",
-    ]
-    texts = [value_texts(c.claimed, c.computed, c.verdict) for c in claims]
-    rows = [
-        {
-            "id": c.id,
-            "kind": c.kind,
-            "source": c.source,
-            "locator": c.locator,
-            "verdict": c.verdict,
-            "compare": c.compare or "",
-            "claimed": claimed,
-            "computed": computed,
-            "relative_difference": c.relative_difference,
-            "statement": c.statement,
-            "reason": c.reason,
-            "tolerance": c.tolerance,
-            "why": c.why,
-        }
-        for c, (claimed, computed) in zip(claims, texts, strict=True)
-    ]
-    return pd.DataFrame(rows, columns=cols)
