@@ -17,6 +17,7 @@ import sys
 import tarfile
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,7 +179,13 @@ def diff(old: str, new: str, repo: str | Path = ".") -> list[Change]:
     repo = Path(repo)
     versions = [_resolve(old, repo), _resolve(new, repo)]
     try:
-        a, b = (snapshot(v) for v in versions)
+        same = versions[0].code is None and versions[1].code is None and \
+            versions[0].specs.resolve() == versions[1].specs.resolve()
+        if same:  # one directory twice: load it once
+            a = b = snapshot(versions[0])
+        else:  # two loads in two processes, side by side
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                a, b = pool.map(snapshot, versions)
     finally:
         for v in versions:
             if v.tmp is not None:
