@@ -177,9 +177,8 @@ _NUMBER = re.compile(r"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)(?: (\S+))?")
 
 
 def readable(value: object) -> str:
-    """A conflict's value as people write it (claims come formatted from
-    :func:`trnkb.claims.claims_table`): thousands separators, and a base
-    unit in exponent form given its prefix (``8.58993e+11 B/s`` -> ``858.993 GB/s``);
+    """A conflict's value (round-trip text from :mod:`trnkb.kb.conflicts`) as people write
+    it: thousands separators, and a base unit in exponent form given its prefix (``8.58993e+11 B/s`` -> ``858.993 GB/s``);
     up to 6 significant digits, so no digit the comparison turns on is lost. Text is kept."""
     text = str(value)
     out = []
