@@ -178,8 +178,9 @@ _NUMBER = re.compile(r"(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)(?: (\S+))?")
 
 def readable(value: object) -> str:
     """A conflict's value (round-trip text from :mod:`trnkb.kb.conflicts`) as people write
-    it: thousands separators, and a base unit in exponent form given its prefix (``8.58993e+11 B/s`` -> ``858.993 GB/s``);
-    up to 6 significant digits, so no digit the comparison turns on is lost. Text is kept."""
+    it: thousands separators, and a base unit in exponent form given its prefix
+    (``8.58993e+11 B/s`` -> ``858.993 GB/s``); up to 6 significant digits, so no digit the
+    comparison turns on is lost. Text is kept."""
     text = str(value)
     out = []
     for part in text.split(" to "):
