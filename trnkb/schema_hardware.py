@@ -29,7 +29,13 @@ CHIPS = Table(
         _n("year", 2010, 2035, "Year of launch or general availability."),
         _t("process_node", "Foundry process of the compute dies (e.g. TSMC N3P)."),
         _n("compute_dies", 1, 16, "Compute dies per package."),
-        _n("cores", 1, 100000, "Cores per chip (NeuronCores, TensorCores, SMs, XCD CUs)."),
+        _n(
+            "cores",
+            1,
+            1_000_000,
+            "Cores per chip (NeuronCores, TensorCores, SMs, XCD CUs; 900,000 on a wafer-scale "
+            "chip).",
+        ),
         _q("clock", "frequency", "GHz", 0.1, 6, "Clock of the matrix engine."),
         _flops("dense_fp32", "dense FP32"),
         _flops("dense_tf32", "dense TF32"),
