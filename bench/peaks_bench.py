@@ -6,7 +6,7 @@ Prints, against a bare ``python -c pass`` measured in the same run:
 2. ``import trnkb.peaks; trnkb.peaks("NVIDIA H100 80GB HBM3")`` with the shipped table
    (``trnkb/data/peaks.json``): reads one JSON file and hashes the spec files;
 3. whether the shipped table matches the specs (when it does not, the first call rebuilds
-   it from the knowledge base and caches it: run ``python -m trnkb.peaks_build``).
+   it from the knowledge base and caches it: run ``python -m trnkb.kb.peaks_table``).
 
 Each command is repeated (``--repeat``, default 7), alternating, so both sides of a ratio
 see the same machine load; the minimum and the median are printed.
@@ -60,9 +60,10 @@ def main() -> None:
                              capture_output=True, text=True).stdout.strip()
         print(f"heavy modules after {label}: {out}")
     fresh = subprocess.run(
-        [PY, "-c", "from trnkb.peaks import SHIPPED_TABLE, _read_json, _specs_dir, specs_digest\n"
-                   "t = _read_json(SHIPPED_TABLE())\n"
-                   "print(t is not None and t['specs_digest'] == specs_digest(_specs_dir()))"],
+        [PY, "-c", "from trnkb.peaks import _read_json\n"
+                   "from trnkb.spec.peaks_format import shipped_table, specs_digest, specs_dir\n"
+                   "t = _read_json(shipped_table())\n"
+                   "print(t is not None and t['specs_digest'] == specs_digest(specs_dir()))"],
         check=True, cwd=ROOT, capture_output=True, text=True).stdout.strip()
     print(f"shipped table matches the specs: {fresh}")
     target = 0.2

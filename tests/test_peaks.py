@@ -35,13 +35,13 @@ def test_import_loads_no_pandas_pint_or_altair():
 
 
 def test_a_call_with_a_fresh_table_stays_light(tmp_path):
-    from trnkb.peaks import _specs_dir, specs_digest
-    from trnkb.peaks_build import build_table
+    from trnkb.kb.peaks_table import build_table
+    from trnkb.spec.peaks_format import specs_digest, specs_dir
 
     table = build_table()  # the shipped specs, written where the resolver caches tables
     folder = tmp_path / "trnkb" / "peaks"
     folder.mkdir(parents=True)
-    (folder / f"{specs_digest(_specs_dir())}.json").write_text(json.dumps(table))
+    (folder / f"{specs_digest(specs_dir())}.json").write_text(json.dumps(table))
     code = "import trnkb.peaks\nassert trnkb.peaks('TPU7x').chip == 'tpu-v7'"
     env = {"XDG_CACHE_HOME": str(tmp_path)}
     assert _light_modules(code, env) == []

@@ -9,8 +9,8 @@ import json
 from typer.testing import CliRunner
 
 import trnkb
+from trnkb.audit.stale import _older, announced_in_use, older_values
 from trnkb.cli import app
-from trnkb.stale import _older, announced_in_use, older_values
 
 NEWER_VENDOR = """
 - id: aws-neuron-trn3-2027

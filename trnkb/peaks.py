@@ -16,7 +16,7 @@ an unknown one with the closest known strings (:class:`UnknownDevice`). Both are
 ``ValueError``.
 
 Importing this module is light (standard library only: no pandas, pint or altair). It
-reads a small JSON table generated from the specs (:mod:`trnkb.peaks_build`), keyed by a
+reads a small JSON table generated from the specs (:mod:`trnkb.kb.peaks_table`), keyed by a
 digest of the spec files; when the specs changed since the shipped table was built, the
 table is rebuilt from the knowledge base once and cached per digest.
 
@@ -32,20 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-# hashlib, json and importlib.resources are imported on first use: `import trnkb.peaks`
-# stays cheap for a framework that imports it at start-up (bench/peaks_bench.py).
+from trnkb.spec.peaks_format import DTYPES, FORMAT, shipped_table, specs_digest, specs_dir
+
+# json is imported on first use: `import trnkb.peaks` stays cheap for a framework that
+# imports it at start-up (bench/peaks_bench.py).
 
 __all__ = ["DTYPES", "AmbiguousDevice", "Peak", "Peaks", "UnknownDevice", "device_strings",
            "peaks"]
 
-FORMAT = 1
-#: dtype name -> chips field of its dense peak (``fp16`` runs at the BF16 rate the field holds)
-DTYPES: dict[str, str] = {
-    "fp32": "dense_fp32", "tf32": "dense_tf32", "bf16": "dense_bf16", "fp16": "dense_bf16",
-    "fp8": "dense_fp8", "int8": "dense_int8", "fp4": "dense_fp4", "mxfp8": "dense_mxfp8",
-    "mxfp6": "dense_mxfp6", "mxfp4": "dense_mxfp4",
-}
-PEAK_FIELDS = tuple(dict.fromkeys(DTYPES.values()))
 
 
 class AmbiguousDevice(ValueError):
@@ -132,33 +126,6 @@ class Peaks:
         return out
 
 
-def _specs_dir() -> Path:
-    """The shipped specs (``trnkb/specs`` in a wheel, ``specs/`` in a checkout)."""
-    from importlib import resources
-
-    packaged = resources.files("trnkb").joinpath("specs")
-    if packaged.is_dir():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parent.parent / "specs"
-
-
-def specs_digest(root: Path) -> str:
-    """SHA-256 of the spec table files of ``root`` (names and bytes; claims excluded)."""
-    import hashlib
-
-    h = hashlib.sha256()
-    for path in sorted(Path(root).glob("*.yaml")):
-        if path.name == "claims.yaml":
-            continue
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-def SHIPPED_TABLE() -> Any:  # noqa: N802 - a constant computed on use
-    """Where the shipped table lives (``trnkb/data/peaks.json``)."""
-    from importlib import resources
-
-    return resources.files("trnkb").joinpath("data", "peaks.json")
 
 
 _CACHE: dict[str, dict[str, Any]] = {}
@@ -177,19 +144,19 @@ def _read_json(path: Any) -> dict[str, Any] | None:
 def _table(specs: Path | None = None) -> dict[str, Any]:
     """The table for ``specs`` (default: the shipped specs): the shipped JSON when its
     digest matches, else a cached or freshly built one."""
-    root = Path(specs) if specs is not None else _specs_dir()
+    root = Path(specs) if specs is not None else specs_dir()
     digest = specs_digest(root)
     if digest in _CACHE:
         return _CACHE[digest]
-    table = _read_json(SHIPPED_TABLE())
+    table = _read_json(shipped_table())
     if table is None or table.get("specs_digest") != digest:
-        from trnkb.cache import cache_dir
+        from trnkb.units import cache_dir
 
         folder = cache_dir("peaks")
         cached = folder / f"{digest}.json" if folder is not None else None
         table = _read_json(cached) if cached is not None and cached.exists() else None
         if table is None or table.get("specs_digest") != digest:
-            from trnkb.peaks_build import build_table
+            from trnkb.kb.peaks_table import build_table
 
             table = build_table(root)
             if cached is not None:

@@ -17,8 +17,8 @@ def stale_command(as_json: JsonOpt = False, specs: SpecsOpt = None) -> None:
     'same-publisher': the publisher has a newer page for this system, not read for this
     field. Exit 0 either way: the list is for a reviewer, not a failure.
     """
+    from trnkb.audit.stale import stale
     from trnkb.kb import load
-    from trnkb.stale import stale
 
     result = stale(load(specs))
     if as_json:
