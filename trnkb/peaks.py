@@ -25,7 +25,6 @@ Units: every value is in SI base units, named in ``unit`` (FLOP/s, B/s, B, W, Hz
 
 from __future__ import annotations
 
-import re
 import sys
 import types
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from typing import Any
 
 from trnkb.spec.peaks_format import DTYPES, FORMAT, shipped_table, specs_digest, specs_dir
 
-# json is imported on first use: `import trnkb.peaks` stays cheap for a framework that
+# json and re are imported on first use: `import trnkb.peaks` stays cheap for a framework that
 # imports it at start-up (bench/peaks_bench.py).
 
 __all__ = ["DTYPES", "AmbiguousDevice", "Peak", "Peaks", "UnknownDevice", "device_strings",
@@ -171,6 +170,8 @@ def _table(specs: Path | None = None) -> dict[str, Any]:
 
 
 def _norm(s: str) -> str:
+    import re
+
     return " ".join(re.sub(r"[\s_,;:()\[\]/-]+", " ", s.casefold()).split())
 
 
