@@ -33,7 +33,16 @@ from trnkb.schema_fields import (
     Table,
 )
 from trnkb.schema_hardware import CHIPS, HBM, PACKAGES
-from trnkb.schema_systems import CORES, DATACENTER, FABRICS, MODELS, NETWORK, PRICES, RACKS
+from trnkb.schema_systems import (
+    CORES,
+    DATACENTER,
+    FABRICS,
+    MODELS,
+    NETWORK,
+    POWER,
+    PRICES,
+    RACKS,
+)
 
 __all__ = [
     "ID_PATTERN",
@@ -55,6 +64,7 @@ __all__ = [
     "FABRICS",
     "MODELS",
     "PRICES",
+    "POWER",
     "TABLES",
     "SOURCE_FIELDS",
     "UNIT_FAMILIES",
@@ -66,7 +76,8 @@ __all__ = [
 
 TABLES: dict[str, Table] = {
     t.name: t
-    for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES, FABRICS, MODELS, PRICES)
+    for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES, FABRICS, MODELS, PRICES,
+              POWER)
 }
 
 SOURCE_FIELDS = ("id", "title", "publisher", "url", "date", "kind")
