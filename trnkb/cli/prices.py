@@ -23,7 +23,7 @@ __all__ = ["register"]
 def prices_command(chip: Annotated[str | None, typer.Option(
                        "--chip", help="Only the prices of this chip (trnkb list chips).")] = None,
                    specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
-    """Every accelerator price with source and date; price per chip-hour derived."""
+    """Every accelerator price (cloud and owner cost per chip-hour) with source and date."""
     import trnkb
     from trnkb.workload.prices import price_rows
 
