@@ -135,7 +135,7 @@ def _options(
 
 
 def _one_line(message: str) -> str:
-    from trnkb.specfile import _one_line as one_line
+    from trnkb.spec.specfile import _one_line as one_line
 
     return one_line(message)
 
@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
         print(_one_line(f"error: {msg}{where}"), file=sys.stderr)
         sys.exit(1)
     except Exception as e:
-        from trnkb.specfile import SpecError
+        from trnkb.spec.specfile import SpecError
 
         if isinstance(e, SpecError):
             for line in e.errors:
