@@ -99,9 +99,10 @@ def evaluate_tco(item: dict[str, Any], kb: KnowledgeBase, where: str, claimed: A
     deciding = (f"deciding input: {top[0]} ({top[1]}), ratio x{top[2]:.2f} to x{top[3]:.2f}"
                 if top else "no input moves it")
     if op == "~":
+        tol = float(tol or 0.0)
         if not v.low <= c <= v.high:
             return ratio, "contradicted", f"the ratio range excludes {c:g} ({show})", inputs
-        if c * (1 - float(tol)) <= v.low and v.high <= c * (1 + float(tol)):
+        if c * (1 - tol) <= v.low and v.high <= c * (1 + tol):
             return ratio, "supported", f"the whole ratio range is within {tol:.0%} ({show})", \
                 inputs
         return ratio, "unverifiable", f"the range holds {c:g} but is wider than {tol:.0%} " \
