@@ -30,7 +30,7 @@ from trnkb.workload.ranges import Ranged
 from trnkb.workload.result import WorkloadResult, check_positive
 from trnkb.workload.system import System
 
-__all__ = ["cost_target", "frontier", "plan_fleet", "train_plan"]
+__all__ = ["cost_target", "frontier", "operating_point", "plan_fleet", "train_plan"]
 
 
 def _ranged(r: Ranged) -> dict[str, float]:
@@ -83,6 +83,24 @@ def _point(r: WorkloadResult) -> dict[str, Any]:
             "tokens_per_s_per_mw": _ranged(r["tokens_per_s_per_mw"])}
 
 
+def operating_point(model: Model, system: System, tokens_per_s_per_user: float,
+                    precision: str = "fp8", *, input_len: int = 2048, output_len: int = 512,
+                    chips: int | None = None, pricing: str = "owner"
+                    ) -> tuple[WorkloadResult, bool]:
+    """The serve result with the most tokens/s per chip among the frontier points whose
+    central tokens/s per user meets the target, and whether any does (if none: the most
+    interactive point, and False)."""
+    n = chips or replica_chips(model, system, precision, input_len, output_len, pricing)
+    pts = frontier(model, system, n, input_len, output_len, precision, pricing)
+    if not pts:
+        raise ValueError(f"{model.id} in {precision} does not fit one replica of {n} chips of "
+                         f"{system.id}")
+    ok = [p for p in pts if _per_user(p) >= tokens_per_s_per_user]
+    if ok:
+        return max(ok, key=lambda p: p.breakdown["tokens_per_s_per_chip"]), True
+    return pts[0], False
+
+
 def plan_fleet(model: Model, system: System, power_mw: float, tokens_per_s_per_user: float,
                precision: str = "fp8", *, input_len: int = 2048, output_len: int = 512,
                chips: int | None = None, pricing: str = "owner") -> dict[str, Any]:
@@ -90,13 +108,10 @@ def plan_fleet(model: Model, system: System, power_mw: float, tokens_per_s_per_u
     ``tokens_per_s_per_user`` (see the module docstring). ``reachable`` is False when no
     batch reaches the target; the answer is then at batch 1 (the most interactive point)."""
     check_positive(power_mw=power_mw, tokens_per_s_per_user=tokens_per_s_per_user)
-    n = chips or replica_chips(model, system, precision, input_len, output_len, pricing)
-    pts = frontier(model, system, n, input_len, output_len, precision, pricing)
-    if not pts:
-        raise ValueError(f"{model.id} in {precision} does not fit one replica of {n} chips of "
-                         f"{system.id}")
-    ok = [p for p in pts if _per_user(p) >= tokens_per_s_per_user]
-    best = max(ok, key=lambda p: p.breakdown["tokens_per_s_per_chip"]) if ok else pts[0]
+    best, ok = operating_point(model, system, tokens_per_s_per_user, precision,
+                               input_len=input_len, output_len=output_len, chips=chips,
+                               pricing=pricing)
+    n = best.chips
     cp, pue = best.inputs["chip_power"], best.inputs["pue"]
     fw = (cp.lo * pue.lo, cp.mid * pue.mid, cp.hi * pue.hi)  # facility W per chip
     watts = power_mw * 1e6
@@ -106,7 +121,7 @@ def plan_fleet(model: Model, system: System, power_mw: float, tokens_per_s_per_u
     tpm = best["tokens_per_s_per_mw"]
     return {"model": model.id, "system": system.id, "precision": precision, "pricing": pricing,
             "power_mw": power_mw, "target_tokens_per_s_per_user": tokens_per_s_per_user,
-            "reachable": bool(ok), "replica_chips": n, "batch": best.settings["batch"],
+            "reachable": ok, "replica_chips": n, "batch": best.settings["batch"],
             "tokens_per_s_per_user": _per_user(best),
             "facility_w_per_chip": {"central": fw[1], "low": fw[0], "high": fw[2], "unit": "W"},
             "chips": {"central": chips_n[1], "low": chips_n[0], "high": chips_n[2]},
