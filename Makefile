@@ -55,6 +55,7 @@ screenshots: site
 lint: setup
 	$(BIN)/ruff check trnkb tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache  # the layer contract (docs/architecture.md)
 
 bench: setup
 	for f in bench/*.py; do $(BIN)/python $$f; done

@@ -12,6 +12,8 @@ Modules: :mod:`~trnkb.calc.flops`, :mod:`~trnkb.calc.memory`, :mod:`~trnkb.calc.
 :data:`CALCULATORS` names every calculator for the command line and the claims registry
 (``trnkb calc NAME --param value``); parameter names are the function's, with ``-`` for
 ``_``.
+
+May import: :mod:`trnkb.spec` and :mod:`trnkb.units` only.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ module is imported only when that command runs (or its own ``--help`` is asked f
 ``trnkb --help`` and ``trnkb calc --list`` do not pay for pandas, the knowledge base or the
 engine. A topic in :data:`TOPICS` that is missing from :data:`COMMANDS` still works: it is
 imported eagerly (tests/cli/test_lazy_cli.py checks the table against the modules).
+
+May import: every layer below it (it is the top).
 """
 
 from __future__ import annotations

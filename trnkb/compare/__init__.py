@@ -9,6 +9,8 @@ calculators of :mod:`trnkb.calc`; nothing here has a formula of its own.
 One module per subject: :mod:`~trnkb.compare.tables` (generic), :mod:`~.chips`,
 :mod:`~.memory`, :mod:`~.power`, :mod:`~.network`, :mod:`~.engine`, :mod:`~.claims`.
 Notebooks use the flat namespace: ``from trnkb import compare; compare.comparison(kb)``.
+
+May import: :mod:`trnkb.views`, :mod:`trnkb.audit` and the models.
 """
 
 from trnkb.compare.chips import (

@@ -8,6 +8,8 @@ notebook outputs. Nothing generated is written into ``docs/``.
 The result must open from disk with no network: :func:`external_resources` lists any
 script, stylesheet, image or font the built pages would fetch from elsewhere, and
 :func:`build` refuses to finish while there is one.
+
+May import: every layer below it: views, compare, output, audit and the models.
 """
 
 from __future__ import annotations

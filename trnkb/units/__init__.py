@@ -17,6 +17,8 @@ Text in, text out:
   pint's default registry (for units it knows) and by this one.
 - :func:`format_quantity` / :func:`format_number` are the human display
   (``"2,517 TFLOP/s"``).
+
+May import: nothing of trnkb (it is the bottom layer).
 """
 
 from __future__ import annotations
