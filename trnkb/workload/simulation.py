@@ -166,7 +166,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     lay = _layout(model, chips, tp, dp, pp, replicas)
     setup = _setup(model, system, lay, WEIGHT_BYTES[precision], WEIGHT_BYTES[kvp], mid, ins,
                    outs, max_seqs, max_tokens, chunked_prefill, disagg, precision)
-    n = requests or _default_requests(setup, concurrency, rate is None and concurrency is None)
+    n = requests or _default_requests(setup, concurrency, rate, mid, ins, outs)
     if not 1 <= n <= _MAX_REQUESTS:
         raise ValueError(f"requests must be 1 to {_MAX_REQUESTS}, not {n}")
     rng = np.random.default_rng(seed)
@@ -272,11 +272,25 @@ def _setup(model: Model, system: System, lay: Layout, wb: float, kvb: float,
     return _Setup(sm, cfg, units, chips_total, pre, notes)
 
 
-def _default_requests(setup: _Setup, concurrency: int | None, offline: bool) -> int:
-    per_unit = setup.cfg.max_seqs if concurrency is None else math.ceil(
-        concurrency / setup.units)
-    n_unit = max(3 * per_unit, 200) if offline else max(6 * per_unit, 300)
-    return min(n_unit, 4000) * setup.units
+def _default_requests(setup: _Setup, concurrency: int | None, rate: float | None,
+                      mid: dict[str, float], ins: Lengths, outs: Lengths) -> int:
+    """Requests to simulate: enough for steady percentiles, at most ~20,000 steps per engine
+    (steps ~ requests x output / batch)."""
+    if concurrency is None and rate is None:
+        batch = float(setup.cfg.max_seqs)
+        want = 3 * batch
+    elif concurrency is not None:
+        batch = max(concurrency / setup.units, 1.0)
+        want = max(6 * batch, 100)
+    else:
+        assert rate is not None
+        tpot0 = float(step_fn(setup.sm, mid)(1.0, ins.mean + outs.mean / 2, 0.0, 0.0))
+        e2e0 = outs.mean * tpot0
+        batch = min(max(rate / setup.units * e2e0, 1.0), float(setup.cfg.max_seqs))
+        want = max(6 * batch, 100)
+    cap = 20_000 * batch / max(outs.mean, 1.0)
+    n_unit = int(max(min(want, cap, 4000), min(want, 20)))
+    return n_unit * setup.units
 
 
 def _share(n: int, units: int) -> NDArray[np.int64]:
@@ -385,8 +399,13 @@ def _metrics(setup: _Setup, traces: list[Trace], v: dict[str, float], inp: NDArr
     out_d["tokens_per_s_system"] = system_tps
     out_d["tokens_per_s_per_chip"] = system_tps / setup.chips_total
     out_d["tokens_per_s_per_user"] = 1.0 / out_d["tpot_p50"]
-    done = float(np.sum((dec.last_step >= k0) & (dec.last_step <= k1)))
-    out_d["requests_per_s"] = done / window * setup.units if window > 0 else math.nan
+    # requests completed per second in steady state: tokens produced over tokens a request
+    # asks for (counting completions in a short window undercounts by the requests in flight)
+    out_d["requests_per_s"] = system_tps / float(np.mean(dec.output_len))
+    # requests arriving per second in the same window (the realised load, seeded)
+    came = float(np.sum((arr >= t0) & (arr <= ends[k1]))) if window > 0 else math.nan
+    out_d["offered_requests_per_s"] = (came / window * setup.units if not offline and window > 0
+                                       else out_d["requests_per_s"])
     fw = facility_watts(v)
     out_d["tokens_per_s_per_mw"] = out_d["tokens_per_s_per_chip"] / fw * 1e6
     usd = usd_per_chip_hour(v)
