@@ -180,6 +180,7 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                 waiting.popleft()
                 kv_used += inp[r]
                 admit[r] = s
+                first[r] = s  # decode role: the step it joins (its first token came before)
                 release = max(release, arr[r])
                 _start_decode(r, s - 1, out[r] - 1, dec_heap, session, dec_start, decoding,
                               alive)

@@ -380,8 +380,12 @@ def _metrics(setup: _Setup, traces: list[Trace], v: dict[str, float], inp: NDArr
         k1 = max(int(dec.admit_step.max()), k0)
     t0 = ends[k0 - 1] if k0 > 0 else (0.0 if offline else float(ends[0] - dt[0]))
     window = float(ends[k1] - t0)
-    tok_step = dec.n_dec + np.bincount(dec.first_step, minlength=k)[:k]
-    tokens = float(tok_step[k0:k1 + 1].sum())
+    if setup.prefill is None:
+        tok_step = dec.n_dec + np.bincount(dec.first_step, minlength=k)[:k]
+        tokens = float(tok_step[k0:k1 + 1].sum())
+    else:  # the first tokens come from the prefill pool, one per request
+        mean_out = float(np.mean(dec.output_len))
+        tokens = float(dec.n_dec[k0:k1 + 1].sum()) * mean_out / max(mean_out - 1, 1.0)
     sel_req = (dec.admit_step >= k0) & (dec.admit_step <= k1)
     if not sel_req.any():
         sel_req = np.ones(len(dec.admit_step), bool)
