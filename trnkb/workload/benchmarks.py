@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from trnkb.specfile import display_path, item_line, read_yaml
+from trnkb.spec.specfile import display_path, item_line, read_yaml
 
 __all__ = ["Benchmark", "benchmark", "benchmarks"]
 
