@@ -100,3 +100,19 @@ def test_deterministic() -> None:
     a = run_scheduler(SchedulerConfig(), [500] * 50, [50] * 50, cost, concurrency=8)
     b = run_scheduler(SchedulerConfig(), [500] * 50, [50] * 50, cost, concurrency=8)
     assert np.array_equal(a.dt, b.dt) and math.isclose(a.dt.sum(), b.dt.sum())
+
+
+def test_collective_latency_fits_reproduce_their_points() -> None:
+    from trnkb.workload.collfit import POINTS, fit, latency_inputs
+
+    # the 2-rank Neuron all-reduce flat at 58 us up to 64 KiB: the intercept is there
+    f = fit("neuron", "all-reduce", 2)
+    assert f["a"] == pytest.approx(58e-6, rel=0.02) and f["rms_residual"] < 0.02
+    g = fit("nccl", "all-reduce", 8, 1 << 19)
+    small = [t for s, _, _, b, t in POINTS if s == "nccl" and b <= 64]
+    assert min(small) * 1e-6 * 0.9 < g["a"] < max(small) * 1e-6
+    ins = latency_inputs("AWS", "trainium3")
+    # 2 ranks: base + 2 x per_rank is the 2-rank intercept
+    two = ins["collective_latency"].mid + 2 * ins["collective_latency_per_rank"].mid
+    assert two == pytest.approx(f["a"])
+    assert latency_inputs("AMD", "mi355x")["collective_latency"].kind == "assumption"

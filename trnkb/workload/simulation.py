@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from trnkb.workload.collfit import latency_inputs
 from trnkb.workload.cost import cost_inputs, facility_watts, usd_per_chip_hour
 from trnkb.workload.gemmfit import m_half_input
 from trnkb.workload.models import WEIGHT_BYTES, Model
@@ -63,11 +64,6 @@ SIM_ASSUMPTIONS = {
                                 "tokens on the busiest chip's experts over the mean under "
                                 "real routing (1 = uniform; expert-load balancers such as "
                                 "DeepSeek's EPLB replicate hot experts to bring it down)"),
-    "collective_launch": assumption("collective_launch", 5e-6, 1.5e-5, 4e-5, "s",
-                                    "software cost of one collective call on top of its "
-                                    "link latency (launch, synchronisation, small-message "
-                                    "protocol); no collective benchmark in the knowledge base "
-                                    "yet pins it per stack"),
     "step_overhead": assumption("step_overhead", 2e-4, 1e-3, 3e-3, "s",
                                 "per-step host work not hidden under the device: scheduling, "
                                 "sampling, input preparation, graph launch"),
@@ -82,8 +78,7 @@ SIM_METRICS = {"tokens_per_s_per_chip": "1/s", "tokens_per_s_per_user": "1/s",
                "e2e_p50": "s", "e2e_p90": "s", "e2e_p99": "s",
                "tokens_per_s_per_mw": "1/s/MW", "tokens_per_usd": "1/USD",
                "usd_per_million_tokens": "USD"}
-_COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "step_latency", "hop_latency",
-                                            "scaleout_latency")}
+_COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "scaleout_latency")}
 _MAX_REQUESTS = 100_000
 
 
@@ -158,7 +153,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     kvp = kv_precision or default_kv_precision(precision)
     cp = compute_precision or system.fallback_precision(precision)
     inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **SIM_ASSUMPTIONS,
-              "gemm_m_half": m_half_input(system.chip), **cost_inputs(system, pricing),
+              "gemm_m_half": m_half_input(system.chip),
+              **latency_inputs(system.vendor, system.chip), **cost_inputs(system, pricing),
               **(assumptions or {})}
     for k in ("compute_efficiency", "prefill_mfu"):
         inputs.pop(k, None)  # the formula's scalars; the simulator costs shapes
@@ -201,8 +197,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     res.breakdown["kv_capacity_tokens"] = setup.cfg.kv_capacity
     _, parts = step_fn(setup.sm, mid)(dec.n_dec, dec.ctx_dec, dec.n_pre, dec.attn_pre, True)
     total = float(dec.dt.sum()) or 1.0
-    for k, x in parts.items():
-        res.breakdown[f"share_{k}"] = float(np.sum(x)) / total
+    for k, x in parts.items():  # share of the engine's busy time (comm: before overlap)
+        res.breakdown[f"share_{k}"] = float(np.sum(np.broadcast_to(x, dec.dt.shape))) / total
     res.notes += setup.notes
     if cp != precision and compute_precision is None:
         res.notes.append(f"{system.chip} has no {precision} peak in the knowledge base; compute "
@@ -340,7 +336,7 @@ def _handoff(setup: _Setup, ptr: Trace, v: dict[str, float], inp: NDArray[np.int
              else v["scaleout_bandwidth"] / setup.sm.system.scaleout_input.mid)
     kv = psm.model.kv_bytes(1.0, psm.kv_bytes)
     transfer = inp * kv / (chips * link * scale * v["collective_efficiency"]) \
-        + (v["step_latency"] if inside else v["scaleout_latency"])
+        + (v["collective_latency"] if inside else v["scaleout_latency"])
     return arr + delay[pick] + transfer
 
 

@@ -21,8 +21,9 @@ tokens attend to (a chunk of ``c`` tokens after ``p`` cached ones attends to
 * ``elementwise``: norms, residual adds and activation traffic (``elementwise_fraction``);
 * ``comm``: per layer 2 tensor-parallel all-reduces, per MoE layer an expert dispatch and
   combine all-to-all, per stage boundary a point-to-point send, each over the system's network
-  (:class:`~trnkb.workload.collectives.Network`, bandwidth plus per-step and per-hop latency)
-  plus ``collective_launch`` of software per collective; ``serve_overlap`` of it hidden;
+  (:class:`~trnkb.workload.collectives.Network`'s bandwidth) plus the stack's latency per
+  collective, ``collective_latency + collective_latency_per_rank x ranks``, fitted to
+  collective benchmarks (:mod:`~trnkb.workload.collfit`); ``serve_overlap`` of it hidden;
 * ``fixed``: ``step_overhead`` per step (scheduler, sampling, the launches a graph does not
   hide) and ``layer_overhead`` per layer.
 
@@ -148,25 +149,28 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
     f_moe = (m.active_experts + m.shared_experts) * (m.expert_ffn_size or 0) * m.moe_layers
     elem_c = 2.0 * (10 * d * m.layers + 3 * (f_dense + f_moe) / tp) / pp \
         * v["elementwise_fraction"] / bw
-    kw = {"efficiency": v["collective_efficiency"], "step_latency": v["step_latency"],
-          "hop_latency": v["hop_latency"], "scaleout_latency": v["scaleout_latency"],
+    # bandwidth from the network model; latency from the stack's fitted small-message time
+    kw = {"efficiency": v["collective_efficiency"], "step_latency": 0.0, "hop_latency": 0.0,
+          "scaleout_latency": v["scaleout_latency"],
           "scaleup_scale": v["scaleup_bandwidth"] / sm.system.scaleup_input.mid,
           "scaleout_scale": v["scaleout_bandwidth"] / sm.system.scaleout_input.mid}
-    launch = v["collective_launch"]
+
+    def launch_for(ranks: int) -> float:
+        return v["collective_latency"] + v["collective_latency_per_rank"] * ranks
     # collective time = a + b x tokens (the network model is linear in bytes above latency)
     comm_a = comm_b = 0.0
     if tp > 1:
         a, b = _line(net, "all-reduce", d * 2.0, tp, kw)
-        comm_a += 2 * L * (a + launch)
+        comm_a += 2 * L * (a + launch_for(tp))
         comm_b += 2 * L * b
     if m.moe and lay.stage_chips > 1:
         per_tok = m.active_experts * d * (wb if wb <= 1 else 2.0) / tp
         a, b = _line(net, "all-to-all", per_tok, lay.stage_chips, kw)
-        comm_a += 2 * moe_L * (a + launch)
+        comm_a += 2 * moe_L * (a + launch_for(lay.stage_chips))
         comm_b += 2 * moe_L * b
     if pp > 1:
         link = net.scaleout if lay.chips > net.domain else net.group(2).injection
-        comm_a += (pp - 1) / pp * launch
+        comm_a += (pp - 1) / pp * launch_for(2)
         comm_b += (pp - 1) / pp * d * 2.0 / (link * v["collective_efficiency"])
     overlap = v["serve_overlap"]
     fixed = v["step_overhead"] / pp + v["layer_overhead"] * L
