@@ -109,8 +109,11 @@ def test_collective_latency_fits_reproduce_their_points() -> None:
     f = fit("neuron", "all-reduce", 2)
     assert f["a"] == pytest.approx(58e-6, rel=0.02) and f["rms_residual"] < 0.02
     g = fit("nccl", "all-reduce", 8, 1 << 19)
-    small = [t for s, _, _, b, t in POINTS if s == "nccl" and b <= 64]
-    assert min(small) * 1e-6 * 0.9 < g["a"] < max(small) * 1e-6
+    # the NCCL sweep rises from 13 to 20 us over 8 B-512 KiB, not on a line: the intercept
+    # lands inside that span and the residual says how far the line is off (10%)
+    pts = [t for s, _, _, b, t in POINTS if s == "nccl" and b <= 1 << 19]
+    assert min(pts) * 1e-6 < g["a"] < max(pts) * 1e-6
+    assert 0.05 < g["rms_residual"] < 0.15
     ins = latency_inputs("AWS", "trainium3")
     # 2 ranks: base + 2 x per_rank is the 2-rank intercept
     two = ins["collective_latency"].mid + 2 * ins["collective_latency_per_rank"].mid

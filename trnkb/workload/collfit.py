@@ -6,7 +6,7 @@ bandwidth. :func:`latency_inputs` gives the two inputs :mod:`~trnkb.workload.ste
 
 * ``collective_latency``: seconds of one collective on a tiny message over ``ranks_fit``
   ranks (the intercept ``a`` of ``t = a + b x bytes`` fitted to the benchmark's rows up to
-  1 MiB, least squares);
+  1 MiB, least squares on relative error);
 * ``collective_latency_per_rank``: seconds each further rank adds (from two group sizes of
   the same stack where the benchmark has them, else 0 with a range).
 
@@ -73,8 +73,10 @@ def fit(stack: str, op: str, ranks: int, max_bytes: int = 1 << 20) -> dict[str, 
         raise KeyError(f"no collective benchmark points for {stack} {op} over {ranks} ranks")
     x = np.array([p[0] for p in pts], float)
     y = np.array([p[1] for p in pts], float) * 1e-6
-    A = np.vstack([np.ones_like(x), x]).T
-    (a, b), *_ = np.linalg.lstsq(A, y, rcond=None)
+    # least squares on the relative error (each row divided by its time): a log-spaced
+    # sweep would otherwise be fitted for its largest messages only
+    A = np.vstack([np.ones_like(x), x]).T / y[:, None]
+    (a, b), *_ = np.linalg.lstsq(A, np.ones_like(y), rcond=None)
     rel = (a + b * x) / y - 1
     return {"a": float(a), "b": float(b),
             "rms_residual": float(math.sqrt(float(np.mean(rel ** 2)))),
