@@ -11,7 +11,9 @@ It follows what vLLM (v1), SGLang and TensorRT-LLM document for their schedulers
 * when the decodes of a step would overflow the KV cache, the most recently admitted
   sequence is preempted (recompute mode: its cache is dropped and it re-enters the front of
   the queue with its prompt and the tokens it already generated as a new prompt);
-* the step's time comes from a caller's function of its composition (:mod:`stepcost`).
+* the step's time comes from a caller's function of its composition (:mod:`stepcost`); it
+  must accept numpy arrays too: a run of decode-only steps with nothing to admit (the
+  batch fixed until the next completion, arrival or full cache) is timed as one vector.
 
 Arrivals: a list of arrival times (offline: all 0; Poisson: exponential gaps at a rate), or a
 closed loop of ``concurrency`` clients, each sending its next request when the previous one
@@ -29,6 +31,7 @@ import heapq
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -130,7 +133,12 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
     finished = 0
     preempt = 0
     t = 0.0
-    cols: tuple[list[float], ...] = ([], [], [], [], [], [])
+    c_n: list[float] = []
+    c_ctx: list[float] = []
+    c_pre: list[float] = []
+    c_attn: list[float] = []
+    c_dt: list[float] = []
+    c_rel: list[float] = []
     s = 0
     while finished < n:
         if s >= _MAX_STEPS:
@@ -157,6 +165,32 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
             done_pre[victim] = 0
             waiting.appendleft(victim)
             preempt += 1
+        # a run of decode-only steps with nothing to admit: the batch is fixed until the
+        # next completion, arrival or full cache, so its steps are timed in one vector
+        if (n_dec and not prefilling and (not waiting or n_dec >= cfg.max_seqs)
+                and cfg.max_tokens > n_dec):
+            k = _decode_run(dec_heap, session, alive, s, n_dec, kv_used, cfg.kv_capacity)
+            if k >= 2:
+                j = np.arange(k, dtype=float)
+                vec: Callable[..., Any] = step  # the cost functions take arrays too
+                dts: NDArray[np.float64] = np.asarray(
+                    vec(np.full(k, float(n_dec)), ctx_sum + n_dec * j, np.zeros(k), np.zeros(k)),
+                    float)
+                if not closed and nxt < issued and not waiting:
+                    starts: NDArray[np.float64] = np.cumsum(dts) - dts + t
+                    k = int(np.searchsorted(starts, arr[nxt], side="left"))
+                if k >= 2:
+                    c_n.extend([float(n_dec)] * k)
+                    c_ctx.extend((ctx_sum + n_dec * j[:k]).tolist())
+                    c_pre.extend([0.0] * k)
+                    c_attn.extend([0.0] * k)
+                    c_dt.extend(dts[:k].tolist())
+                    c_rel.extend([0.0] * k)
+                    t += float(dts[:k].sum())
+                    ctx_sum += n_dec * k
+                    kv_used += n_dec * k
+                    s += k
+                    continue
         budget = cfg.max_tokens - n_dec
         n_pre = 0.0
         attn_pre = 0.0
@@ -209,8 +243,12 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
             attn_pre += c * p0 + c * (c + 1) / 2
         dt = step(float(n_dec), ctx_sum, n_pre, attn_pre)
         t = max(t, release) + dt
-        for col, x in zip(cols, (n_dec, ctx_sum, n_pre, attn_pre, dt, release), strict=True):
-            col.append(x)
+        c_n.append(float(n_dec))
+        c_ctx.append(ctx_sum)
+        c_pre.append(n_pre)
+        c_attn.append(attn_pre)
+        c_dt.append(dt)
+        c_rel.append(release)
         # decode progress: every decoding sequence gained a token
         ctx_sum += n_dec
         kv_used += n_dec
@@ -261,8 +299,8 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
         prefilling = still
         s += 1
     a = np.asarray
-    return Trace(a(cols[0], float), a(cols[1], float), a(cols[2], float), a(cols[3], float),
-                 a(cols[4], float), a(cols[5], float), a(arr, float), a(admit, np.int64),
+    return Trace(a(c_n, float), a(c_ctx, float), a(c_pre, float), a(c_attn, float),
+                 a(c_dt, float), a(c_rel, float), a(arr, float), a(admit, np.int64),
                  a(first, np.int64), a(last, np.int64), a(inp, np.int64), a(out, np.int64),
                  a(pred, np.int64), preempt, closed)
 
@@ -276,6 +314,20 @@ def _start_decode(r: int, after: int, remaining: int, heap: list[tuple[int, int,
     alive[r] = True
     decoding.append(r)
     heapq.heappush(heap, (after + remaining, r, session[r]))
+
+
+def _decode_run(heap: list[tuple[int, int, int]], session: list[int], alive: list[bool],
+                s: int, n_dec: int, kv_used: float, cap: float) -> int:
+    """Decode-only steps from step ``s`` before the next completion (the step that completes
+    one runs on the normal path) and while the cache has room for every step's tokens."""
+    while heap and (heap[0][2] != session[heap[0][1]] or not alive[heap[0][1]]):
+        heapq.heappop(heap)  # drop stale entries of preempted sequences
+    if not heap:
+        return 0
+    k = heap[0][0] - s
+    if cap != float("inf"):
+        k = min(k, int((cap - kv_used) // n_dec))
+    return min(k, 100_000)
 
 
 def _pop_latest(decoding: list[int], alive: list[bool]) -> int:

@@ -34,7 +34,7 @@ schedule can be re-timed for every input end at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -89,9 +89,13 @@ class StepModel:
     layout: Layout
     weight_bytes: float
     kv_bytes: float
+    params: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", self.model.params())  # counted once
 
     def weights_per_chip(self) -> float:
-        p = self.model.params()
+        p = self.params
         lay = self.layout
         dense = (p["total"] - p["routed_experts"]) * self.weight_bytes / (lay.tp * lay.pp)
         experts = p["routed_experts"] * self.weight_bytes / (lay.stage_chips * lay.pp)
@@ -123,7 +127,7 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
     moe_L = m.moe_layers / pp
     peak, bw = v["peak_flops"], v["hbm_bandwidth"] * v["hbm_efficiency"]
     e_max, m_half = v["gemm_efficiency"], v["gemm_m_half"]
-    p = m.params()
+    p = sm.params
     wb = sm.weight_bytes
     # dense matmuls of one stage on one chip: every parameter but the routed experts and the
     # input embedding (a lookup), split over tp
@@ -175,20 +179,26 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
     overlap = v["serve_overlap"]
     fixed = v["step_overhead"] / pp + v["layer_overhead"] * L
 
+    # GEMM time at M rows = FLOPs x (M + m_half) / (M x peak x gemm_efficiency): each GEMM
+    # pays m_half rows of waste; a routed expert only when the batch touches it
+    dense_c = dense_flops_tok / e_max
+    if m.moe:
+        exp_c = exp_flops_row / e_max
+        tok_to_local = dp * k_over_e * local_experts * imb  # rows on the busiest chip
+    moe = m.moe
+
     def fn(n_dec: Any, ctx_dec: Any, n_pre: Any, attn_pre: Any, parts: bool = False) -> Any:
         arr = isinstance(n_dec, np.ndarray) or isinstance(n_pre, np.ndarray)
         mx = np.maximum if arr else max
         mn = np.minimum if arr else min
         tokens = n_dec + n_pre
-        rows = tokens + 1e-9
-        t_dense = mx(tokens * dense_flops_tok * (rows + m_half) / (e_max * rows), dense_mem)
-        t_exp = 0.0 * tokens
-        if m.moe:
-            all_tokens = tokens * dp  # the stage's attention groups run in lockstep
-            per_expert = all_tokens * k_over_e * imb + 1e-9
-            touched = local_experts * (1 - (1 - k_over_e) ** all_tokens)
-            t_exp = mx(per_expert * exp_flops_row * (per_expert + m_half) / (e_max * per_expert),
+        t_dense = mx(dense_c * (tokens + m_half), dense_mem)
+        if moe:
+            touched = local_experts * (1 - (1 - k_over_e) ** (tokens * dp))
+            t_exp = mx(exp_c / local_experts * (tokens * tok_to_local + touched * m_half),
                        touched * exp_mem_each)
+        else:
+            t_exp = 0.0 * tokens
         t_attn = mx(ctx_dec * attn_dec_c, ctx_dec * kv_c) + attn_pre * attn_pre_c
         t_elem = tokens * elem_c
         comm = (comm_a + comm_b * tokens) * (tokens > 0)
