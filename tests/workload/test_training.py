@@ -109,3 +109,16 @@ def test_engine_mfu_is_used_when_the_engine_has_layer_time(kb, llama):
     assert 0 < mfu.lo < mfu.mid <= 1 and mfu.kind == "engine"
     with pytest.raises(ValueError, match="MLA"):
         engine_mfu(kb, W.model(kb, "deepseek-v3"), "trainium3")
+
+
+def test_explicit_plan_that_does_not_fit_is_refused_with_its_memory() -> None:
+    import trnkb
+
+    kb = trnkb.load()
+    m, s = W.model(kb, "llama-3-1-70b"), W.system(kb, "gb300-nvl72")
+    # tp=1 on 8 chips: every chip holds 70.6B bf16 weights (141 GB) before anything else,
+    # and with gradients and Adam state far above 288 GB x 0.9
+    with pytest.raises(ValueError, match=r"does not fit .* needs \d+\.\d GB per chip"):
+        W.train(m, s, 8, "tp=1", 1e12)
+    r = W.train(m, s, 8, "tp=1", 1e12, allow_unfit=True)
+    assert r.breakdown["fits"] == 0.0

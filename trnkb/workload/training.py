@@ -203,12 +203,33 @@ TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": 
                  "energy_mwh": "MWh", "facility_mw": "MW"}
 
 
+def _refuse_unfit(model: Model, system: System, plan: Plan, inputs: dict[str, Input],
+                  seq_len: int, batch_tokens: float, recipe: str, weight_bytes: float) -> None:
+    """Raise when ``plan`` does not fit at the central inputs, saying what it needs."""
+    v = {k: i.mid for k, i in inputs.items()}
+    mem = memory_per_chip(model, plan, recipe, seq_len,
+                          batch_tokens / seq_len / (plan.dp * plan.microbatch))
+    usable = v["hbm_capacity"] * v["usable_hbm"]
+    if mem["total"] <= usable:
+        return
+    parts = ", ".join(f"{k} {b / 1e9:.1f}" for k, b in mem.items() if k != "total" and b > 0)
+    raise ValueError(f"plan {plan.label} does not fit {model.id} on {system.chip}: it needs "
+                     f"{mem['total'] / 1e9:.1f} GB per chip ({parts} GB) and "
+                     f"{v['hbm_capacity'] / 1e9:.0f} GB x usable_hbm {v['usable_hbm']:g} = "
+                     f"{usable / 1e9:.1f} GB is usable; use more chips, more tp/pp/ZeRO, "
+                     f"full recomputation or a smaller microbatch")
+
+
 def train(model: Model, system: System, chips: int, plan: Plan | str | None = None,
           tokens: float = 15e12, precision: str = "bf16", *, seq_len: int = 8192,
           batch_tokens: float = 4 * 2**20, recipe: str = "bf16-adam",
           assumptions: dict[str, Input] | None = None, include_attention: bool = True,
-          flops_per_token: float | None = None, pricing: str = "tco") -> WorkloadResult:
+          flops_per_token: float | None = None, pricing: str = "tco",
+          allow_unfit: bool = False) -> WorkloadResult:
     """Train ``model`` on ``chips`` chips of ``system`` for ``tokens`` tokens.
+
+    An explicit ``plan`` whose memory per chip exceeds the usable HBM at the central inputs
+    is refused (``ValueError`` with the bytes it needs by part) unless ``allow_unfit``.
 
     ``plan`` is a :class:`Plan`, its text form (``"tp=4,pp=2"``, dp fills the chips) or
     None for the fastest plan that fits (:func:`trnkb.workload.search.plans`).
@@ -242,6 +263,8 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
     bad = chosen.problems(model, chips, batch_tokens / seq_len)
     if bad:
         raise ValueError(f"plan {chosen.label}: " + "; ".join(bad))
+    if plan is not None and not allow_unfit:
+        _refuse_unfit(model, system, chosen, inputs, seq_len, batch_tokens, recipe, weight_bytes)
 
     def run(v: dict[str, float]) -> dict[str, float]:
         s = step_breakdown(model, system, chosen, v, seq_len=seq_len, batch_tokens=batch_tokens,
