@@ -113,3 +113,16 @@ def test_cli_layouts_run() -> None:
                                      "--json"])
         assert r.exit_code == 0, (extra, r.output)
         assert json.loads(r.output)["metrics"]["tpot_p50"]["central"] > 0
+
+
+def test_cli_train_lora_benchmark() -> None:
+    r = CliRunner().invoke(app, ["workload", "train", "--model", "llama-2-70b", "--system",
+                                 "hgx-h100-8", "--chips", "8", "--benchmark",
+                                 "mlperf-train-llama2-70b-lora", "--tokens", "5e7",
+                                 "--batch-tokens", "65536", "--json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.output)
+    assert d["settings"]["lora"] == "lora r=16 on qkv,o" and d["settings"]["seq_len"] == 8192
+    r = CliRunner().invoke(app, ["workload", "train", "--model", "llama-2-70b", "--system",
+                                 "hgx-h100-8", "--chips", "8", "--lora", "0"])
+    assert r.exit_code == 1

@@ -160,6 +160,31 @@ def _fail(e: Exception) -> NoReturn:
     raise typer.Exit(1) from None
 
 
+def _lora(text: str | None, bench: str | None, specs: Path | None,
+          seq_len: str) -> tuple[Any, str]:
+    """(LoRA or None, --seq-len) from ``--lora RANK[:TARGETS]`` and a training benchmark."""
+    from trnkb.workload.benchmarks import benchmark
+    from trnkb.workload.lora import LoRA
+
+    if bench is not None:
+        b = benchmark(bench, specs)
+        if b.kind != "training":
+            raise ValueError(f"benchmark {b.id} is an inference benchmark; use it with "
+                             f"`trnkb workload serve`")
+        lo = b.extra.get("lora")
+        if lo and text is None:
+            text = f"{lo['rank']}:{lo['targets'].replace('_proj', '')}"
+        sl = b.extra.get("seq_len")
+        if sl:
+            seq_len = str(sl["value"])
+    if text is None:
+        return None, seq_len
+    rank, _, targets = text.partition(":")
+    r = _int(rank, "--lora")
+    names = tuple(t.strip() for t in targets.split(",") if t.strip()) or ("qkv", "o")
+    return LoRA(int(r or 0), names), seq_len
+
+
 def _disagg(text: str | None, prefill_tp: int | None, tp: int | None) -> Any:
     """``xPyD`` -> (x, y, prefill Layout)."""
     import re
@@ -272,12 +297,21 @@ def register(app: typer.Typer) -> None:
                       "--mfu-from-engine",
                       help="Trainium: take the MFU from the reference engine's "
                            "simulation of one layer.")] = False,
+                  lora: Annotated[str | None, typer.Option(
+                      "--lora", help="LoRA fine-tuning on a frozen base: RANK or "
+                                     "RANK:TARGETS, e.g. 16:qkv,o (targets qkv, o, gate, up, "
+                                     "down).")] = None,
+                  bench: Annotated[str | None, typer.Option(
+                      "--benchmark", help="Training benchmark id from specs/benchmarks.yaml "
+                                          "(sets --seq-len and --lora), e.g. "
+                                          "mlperf-train-llama2-70b-lora.")] = None,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
                   specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """Time, cost and energy to train MODEL on CHIPS chips of SYSTEM for TOKENS tokens."""
         from trnkb import workload as W
         try:
             precision = _precision(precision)
+            lora_obj, seq_len = _lora(lora, bench, specs, seq_len)
             m, s = _objects(specs, model, system, switch_gen)
             prec = precision or s.fallback_precision("bf16")
             extra = _overrides(set_)
@@ -288,8 +322,9 @@ def register(app: typer.Typer) -> None:
             res = W.train(m, s, _count(chips, "--chips"), plan, _number(tokens, "--tokens"),
                           prec,
                           seq_len=_count(seq_len, "--seq-len"),
-                          batch_tokens=_number(batch_tokens, "--batch-tokens"), recipe=recipe,
-                          assumptions=extra, pricing=pricing)
+                          batch_tokens=_number(batch_tokens, "--batch-tokens"),
+                          recipe="bf16-lora" if lora_obj and recipe == "bf16-adam" else recipe,
+                          assumptions=extra, pricing=pricing, lora=lora_obj)
             if precision is None and prec != "bf16":
                 res.notes.append(
                     f"{s.chip} has no bf16 peak in the knowledge base; trained at {prec}")
