@@ -10,7 +10,7 @@ import yaml as _yaml
 import trnkb
 from trnkb.audit.claims import evaluate_claims, validate_claims
 from trnkb.audit.claims.history import changes_since, record_release
-from trnkb.audit.claims.measured import WORKLOAD_MISSING, predicted_range
+from trnkb.audit.claims.measured import predicted_range
 from trnkb.spec.specfile import SpecError
 from trnkb.units import Q_
 
@@ -278,34 +278,6 @@ def test_between_and_ordering_comparisons(kb, tmp_path):
         "contradicted",
         "supported",
     ]
-
-
-def test_measured_claim_without_workload_layer_is_unverifiable(kb, tmp_path, monkeypatch):
-    import builtins
-
-    real = builtins.__import__
-
-    def fake(name, *a, **k):
-        if name == "trnkb.workload":
-            raise ImportError(name)
-        return real(name, *a, **k)
-
-    monkeypatch.setattr(builtins, "__import__", fake)
-    import importlib
-
-    monkeypatch.setattr(
-        importlib, "import_module", lambda n, *a: fake(n) if n == "trnkb.workload" else real(n)
-    )
-    claims, errors = _one(
-        kb,
-        tmp_path,
-        kind="measured",
-        claimed="100 / s",
-        measured={"system": "x"},
-        workload={"call": "serve", "args": {}, "metric": "tps"},
-    )
-    assert not errors and claims[0].verdict == "unverifiable"
-    assert claims[0].reason == WORKLOAD_MISSING
 
 
 def test_predicted_range_reads_the_documented_shapes():

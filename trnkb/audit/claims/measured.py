@@ -13,9 +13,8 @@ configuration, metric) and the question to put to the workload layer::
     claimed: 12014 / s                  # the measurement (tokens are counts: 1/s)
 
 The verdict is ``supported`` when the measurement falls in the predicted range,
-``contradicted`` (with the gap to the nearest end) when it does not. ``trnkb.workload``
-is imported lazily: when it is not installed the claim is ``unverifiable`` with the
-reason "workload layer not available", never an error.
+``contradicted`` (with the gap to the nearest end) when it does not; ``unverifiable``
+with the workload layer's own message when it cannot answer.
 
 ``args.model`` and ``args.system`` name KB ids (``specs/models.yaml``, ``racks.yaml``); they
 are built with ``trnkb.workload.model(kb, id)`` / ``system(kb, id[, generation])``.
@@ -28,7 +27,6 @@ contract with the workload layer.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import weakref
@@ -44,11 +42,10 @@ from trnkb.units.qtypes import Quantity
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["CALLS", "WORKLOAD_MISSING", "evaluate_measured", "predicted_central",
+__all__ = ["CALLS", "evaluate_measured", "predicted_central",
            "predicted_range"]
 
 CALLS = ("serve", "train")
-WORKLOAD_MISSING = "workload layer not available (trnkb.workload is not part of this build)"
 
 
 def _get(obj: Any, name: str) -> Any:
@@ -178,10 +175,8 @@ def evaluate_measured(
         )
     if spec.get("call") not in CALLS:
         raise ClaimError(f"{where}: workload.call must be one of {', '.join(CALLS)}")
-    try:
-        module = importlib.import_module("trnkb.workload")
-    except ImportError:
-        return None, "unverifiable", WORKLOAD_MISSING, []
+    from trnkb import workload as module
+
     try:
         result = _cached_call(module, spec, kb, where)
         per = float(spec.get("per_chips", 1) or 1)
