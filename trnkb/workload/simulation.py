@@ -130,8 +130,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     (offline unless ``rate`` requests/s or ``concurrency`` clients; see the module docstring).
 
     ``input_len``/``output_len``: tokens, fixed or a :class:`Lengths`. ``tp``/``dp``/``pp``:
-    the layout of one replica (default: ``pp`` 1, ``tp`` the largest power of two dividing
-    the chips and the heads, ``dp`` the rest). ``max_seqs`` per attention group (default:
+    the layout of one replica (default: ``pp`` 1, ``tp`` the largest power of two up to 8
+    dividing the chips and the heads, doubled until the weights fit, ``dp`` the rest). ``max_seqs`` per attention group (default:
     what the KV cache holds at the mean lengths, at most 1024); ``max_tokens`` per step.
     ``disagg=(x, y, prefill_layout)``: ``x`` prefill instances of ``prefill_layout`` and
     ``y`` decode instances of the replica layout (``replicas`` is then ignored).
@@ -159,7 +159,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     for k in ("compute_efficiency", "prefill_mfu"):
         inputs.pop(k, None)  # the formula's scalars; the simulator costs shapes
     mid = {k: i.mid for k, i in inputs.items()}
-    lay = _layout(model, chips, tp, dp, pp, replicas)
+    lay = _layout(model, system, chips, tp, dp, pp, replicas, WEIGHT_BYTES[precision],
+                  WEIGHT_BYTES[kvp], mid, ins.mean + outs.mean)
     setup = _setup(model, system, lay, WEIGHT_BYTES[precision], WEIGHT_BYTES[kvp], mid, ins,
                    outs, max_seqs, max_tokens, chunked_prefill, disagg, precision)
     n = requests or _default_requests(setup, concurrency, rate, mid, ins, outs)
@@ -212,20 +213,36 @@ def _len_dict(x: Lengths) -> dict[str, Any]:
     return {"mean": x.mean, "std": x.std, "min": x.lo, "max": x.hi}
 
 
-def _layout(model: Model, chips: int, tp: int | None, dp: int | None, pp: int,
-            replicas: int) -> Layout:
+def _layout(model: Model, system: System, chips: int, tp: int | None, dp: int | None, pp: int,
+            replicas: int, wb: float, kvb: float, mid: dict[str, float],
+            seq_tokens: float) -> Layout:
+    """The caller's layout, or the default: tensor parallel within 8 chips (the width serving
+    stacks run attention at: larger groups pay a collective latency per layer that grows with
+    the ranks) and the rest attention data parallel, tp doubled until the weights and one
+    sequence's cache fit."""
     if chips % pp:
         raise ValueError(f"pp={pp} must divide the {chips} chips")
+    if model.layers % pp:
+        raise ValueError(f"pp={pp} must divide the {model.layers} layers")
     stage = chips // pp
     if dp is not None:
         if stage % dp:
             raise ValueError(f"dp={dp} must divide the {stage} chips of a stage")
         tp = tp or stage // dp
+    if tp is None:
+        t = 1
+        while stage % (t * 2) == 0 and model.attention_heads % (t * 2) == 0 and t < 8:
+            t *= 2
+        while True:
+            cand = Layout(t, stage // t, pp, replicas)
+            sm = StepModel(model, system, cand, wb, kvb)
+            room = sm.kv_capacity_tokens(mid["hbm_capacity"], mid["workspace_fraction"])
+            if room >= seq_tokens or stage % (t * 2) or model.attention_heads % (t * 2):
+                return cand
+            t *= 2
     t, d = layout(model, stage, tp)
     if dp is not None and d != dp:
         raise ValueError(f"tp={t} x dp={dp} x pp={pp} is not {chips} chips")
-    if model.layers % pp:
-        raise ValueError(f"pp={pp} must divide the {model.layers} layers")
     return Layout(t, d, pp, replicas)
 
 
