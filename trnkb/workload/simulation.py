@@ -131,8 +131,9 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
 
     ``input_len``/``output_len``: tokens, fixed or a :class:`Lengths`. ``tp``/``dp``/``pp``:
     the layout of one replica (default: ``pp`` 1, ``tp`` the largest power of two up to 8
-    dividing the chips and the heads, doubled until the weights fit, ``dp`` the rest). ``max_seqs`` per attention group (default:
-    what the KV cache holds at the mean lengths, at most 1024); ``max_tokens`` per step.
+    dividing the chips and the heads, doubled until the weights fit, ``dp`` the rest).
+    ``max_seqs`` per attention group (default: what the KV cache holds at the mean lengths,
+    at most 1024); ``max_tokens`` per step.
     ``disagg=(x, y, prefill_layout)``: ``x`` prefill instances of ``prefill_layout`` and
     ``y`` decode instances of the replica layout (``replicas`` is then ignored).
 
