@@ -51,9 +51,9 @@ def literal(raw: object, where: str) -> Quantity:
     """A number or quantity string (``"144 GB"``) as a Quantity."""
     if isinstance(raw, bool):
         raise ClaimError(f"{where}: expected a number or quantity, got {raw!r}")
-    if isinstance(raw, (int, float)):
-        return Q_(raw, "")
     try:
+        if isinstance(raw, (int, float)):  # NaN and infinity are refused like in spec values
+            return parse(raw)
         q = parse(str(raw))  # a plain number and a unit: never pint's expression evaluator
     except ValueError as e:
         raise ClaimError(f"{where}: {e}") from None

@@ -65,10 +65,10 @@ _URL = re.compile(r"^https?://[^/\s]+", re.IGNORECASE)
 
 
 def source_rows(data: list[Any], ctx: Ctx, seen: dict[str, int] | None = None,
-                ) -> list[dict[str, str]]:
+                kinds: tuple[str, ...] = SOURCE_KINDS) -> list[dict[str, str]]:
     """The valid sources of a list read from YAML (``sources.yaml``, or the ``sources:``
     of a claim file), each checked: fields present and known, kebab-case id unique in
-    ``seen`` (id -> line), URL, kind and date."""
+    ``seen`` (id -> line), URL, kind (one of ``kinds``) and date."""
     rows: list[dict[str, str]] = []
     seen = {} if seen is None else seen
     for i, item in enumerate(data):
@@ -95,10 +95,10 @@ def source_rows(data: list[Any], ctx: Ctx, seen: dict[str, int] | None = None,
             None if url in (None, "") else f"expected text, got {show(url)}")
         if problem:
             ctx.err(item.key_lines.get("url", item.line), f"{sid}.url", problem)
-        if item.get("kind") and item["kind"] not in SOURCE_KINDS:
+        if item.get("kind") and item["kind"] not in kinds:
             ctx.err(item.key_lines["kind"], f"{sid}.kind",
-                    f"{show(item['kind'])} is not one of {', '.join(SOURCE_KINDS)}"
-                    f"{suggest(str(item['kind']), list(SOURCE_KINDS))}")
+                    f"{show(item['kind'])} is not one of {', '.join(kinds)}"
+                    f"{suggest(str(item['kind']), list(kinds))}")
         d = item.get("date")
         problem = date_problem(d) if d is not None else None
         if problem:
