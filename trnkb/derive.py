@@ -34,7 +34,6 @@ import pint
 from trnkb import attributes, prefer
 from trnkb.formulas import DIVISOR, FORMULAS
 from trnkb.qtypes import Quantity
-from trnkb.specfile import show
 from trnkb.units import parse, ureg
 
 if TYPE_CHECKING:
@@ -414,7 +413,7 @@ def fact_from_quantity(decl: Record, q: Quantity) -> Record:
     except OverflowError:
         mag = math.inf
     if not math.isfinite(mag):
-        raise ValueError(f"result out of range ({show(str(q.magnitude), 40)[1:-1]})")
+        raise ValueError("result out of range (beyond what a 64-bit float holds)")
     if f.kind == "count" and math.isclose(mag, round(mag), rel_tol=1e-9):
         mag = float(round(mag))
         q = ureg.Quantity(int(mag), "")

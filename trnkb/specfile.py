@@ -54,8 +54,13 @@ _UNSAFE_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
                           "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
+_CONTROL_NAMES = {0x00: "NUL", 0x1B: "ESC, the start of ANSI escape sequences", 0x7F: "DEL"}
+
+
 def _codepoint(ch: str) -> str:
-    return f"U+{ord(ch):04X} ({unicodedata.name(ch, 'control character')})"
+    """``U+0663 (ARABIC-INDIC DIGIT THREE)``: a character named for a message."""
+    name = unicodedata.name(ch, "") or _CONTROL_NAMES.get(ord(ch), "a C0/C1 control")
+    return f"U+{ord(ch):04X} ({name})"
 
 
 def text_problem(text: str) -> str | None:
@@ -68,13 +73,14 @@ def text_problem(text: str) -> str | None:
     return f"{what} {_codepoint(m[0])} is not allowed in text"
 
 
-def ascii_text(text: str, what: str) -> str:
+def ascii_text(text: str, what: str = "") -> str:
     """``text`` after NFKC normalisation (fullwidth ``１４４`` -> ``144``), which must then be
     ASCII; raises ``ValueError`` naming the first other code point (``U+0661``...)."""
     norm = unicodedata.normalize("NFKC", text)
     for ch in norm:
         if ord(ch) > 0x7F:
-            raise ValueError(f"{what} {show(text)} has the non-ASCII character {_codepoint(ch)}")
+            raise ValueError(f"{what} {show(text)} has the non-ASCII character "
+                             f"{_codepoint(ch)}".lstrip())
     return norm
 
 
@@ -104,15 +110,22 @@ def _one_line(message: str) -> str:
     return message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE] + "..."
 
 
+_MORE = re.compile(r"^\.\.\. and ([\d,]+) more$")
+
+
 class SpecError(Exception):
     """A spec directory that cannot be loaded. ``errors`` holds one
     ``file:line: field: what is wrong`` message per problem (each one line, capped)."""
 
     def __init__(self, errors: list[str]):
-        errors = list(errors)
-        self.errors = [_one_line(str(e)) for e in errors[:MAX_ERRORS]]
-        if len(errors) > MAX_ERRORS:
-            self.errors.append(f"... and {len(errors) - MAX_ERRORS:,} more")
+        errors = [str(e) for e in errors]
+        more = [e for e in errors if _MORE.match(e)]  # the tail of a listing already capped
+        errors = [e for e in errors if not _MORE.match(e)]
+        #: how many problems there are (``errors`` lists at most MAX_ERRORS of them)
+        self.total = len(errors) + sum(int(_MORE.match(m)[1].replace(",", "")) for m in more)
+        self.errors = [_one_line(e) for e in errors[:MAX_ERRORS]]
+        if self.total > len(self.errors):
+            self.errors.append(f"... and {self.total - len(self.errors):,} more")
         super().__init__("\n".join(self.errors))
 
 

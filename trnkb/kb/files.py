@@ -28,21 +28,26 @@ def parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
     return pd.DataFrame(source_rows(data, ctx), columns=list(SOURCE_FIELDS))
 
 
+MAX_ID = 100  # characters of an id
+
+
 def _id(raw: object) -> str | None:
     """An id after NFKC normalisation, or None when it is not a kebab-case ASCII id."""
-    if not isinstance(raw, str):
+    if not isinstance(raw, str) or len(raw) > MAX_ID:
         return None
     try:
-        text = ascii_text(raw, "id")
+        text = ascii_text(raw)
     except ValueError:
         return None
     return text if re.match(ID_PATTERN, text) else None
 
 
 def _id_problem(raw: object) -> str:
+    if isinstance(raw, str) and len(raw) > MAX_ID:
+        return f"{show(raw, 30)}: an id of {len(raw):,} characters (limit {MAX_ID})"
     if isinstance(raw, str):
         try:
-            ascii_text(raw, "id")
+            ascii_text(raw)
         except ValueError as e:
             return str(e)
     return f"{show(raw)} is not a lowercase kebab-case id"

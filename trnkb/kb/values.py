@@ -48,8 +48,11 @@ class Ctx:
         self.errors.append(f"{self.file}:{line}: {where}: {msg}")
 
 
-def suggest(name: str, options: list[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest option (case ignored), or ``""``."""
+def suggest(name: str, options: list[str], ctx: Ctx | None = None) -> str:
+    """`` (did you mean 'x'?)`` for the closest option (case ignored), or ``""`` (also once
+    ``ctx`` holds more errors than are listed: a suggestion costs a fuzzy match)."""
+    if ctx is not None and len(ctx.errors) >= specfile.MAX_ERRORS:
+        return ""
     return specfile.suggest(name, options)
 
 
@@ -150,7 +153,8 @@ def parse_field(table: Table, row_id: str, fname: str, raw: Any, row: LineDict, 
     line = row.key_lines.get(fname, row.line)
     where = f"{row_id}.{fname}"
     if f is None:
-        ctx.err(line, where, f"unknown field for table {table.name}{suggest(fname, table.names)}")
+        ctx.err(line, where, f"unknown field for table {table.name}"
+                             f"{suggest(fname, table.names, ctx)}")
         return []
     if f.kind == "label":
         if not isinstance(raw, str):
@@ -177,7 +181,8 @@ def parse_field(table: Table, row_id: str, fname: str, raw: Any, row: LineDict, 
             continue
         for key in block:
             if key not in VALUE_KEYS:
-                ctx.err(bline, where, f"unknown key {show(key)}{suggest(key, sorted(VALUE_KEYS))}")
+                ctx.err(bline, where,
+                        f"unknown key {show(key)}{suggest(key, sorted(VALUE_KEYS), ctx)}")
         if block.get("kind") == "derived":
             ctx.err(bline, where, "a derived value is declared (derive: FORMULA, inputs: ...), "
                                   "never typed; see docs/spec-format.md")
