@@ -118,11 +118,17 @@ class SpecError(Exception):
     ``file:line: field: what is wrong`` message per problem (each one line, capped)."""
 
     def __init__(self, errors: list[str]):
-        errors = [str(e) for e in errors]
-        more = [e for e in errors if _MORE.match(e)]  # the tail of a listing already capped
-        errors = [e for e in errors if not _MORE.match(e)]
+        listed: list[str] = []
+        more = 0  # problems counted by the tail of a listing already capped
+        for e in map(str, errors):
+            m = _MORE.match(e)
+            if m:
+                more += int(m[1].replace(",", ""))
+            else:
+                listed.append(e)
+        errors = listed
         #: how many problems there are (``errors`` lists at most MAX_ERRORS of them)
-        self.total = len(errors) + sum(int(_MORE.match(m)[1].replace(",", "")) for m in more)
+        self.total = len(errors) + more
         self.errors = [_one_line(e) for e in errors[:MAX_ERRORS]]
         if self.total > len(self.errors):
             self.errors.append(f"... and {self.total - len(self.errors):,} more")
