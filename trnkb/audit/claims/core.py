@@ -372,8 +372,8 @@ def _record_file_errors(kb: KnowledgeBase) -> list[str]:
     """Problems of the claim record files beside the registry (seed coverage, verdict
     history): checked with the claims, so a malformed one is refused by validation and
     never reaches a view."""
-    from trnkb.claims.coverage import coverage_path, read_coverage
-    from trnkb.claims.history import history_path, read_history
+    from trnkb.audit.claims.coverage import coverage_path, read_coverage
+    from trnkb.audit.claims.history import history_path, read_history
 
     errors: list[str] = []
     for read, path in ((read_coverage, coverage_path(kb)), (read_history, history_path(kb))):

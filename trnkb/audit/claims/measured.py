@@ -166,7 +166,7 @@ def _call(module: ModuleType, spec: dict[str, Any], kb: KnowledgeBase, where: st
 def _check_args(fn: Any, args: dict[str, Any], kb: KnowledgeBase, where: str) -> None:
     """Refuse an argument the workload call does not take and a model that is not a KB
     row, with a near-miss suggestion (a typo must not turn a claim unverifiable)."""
-    from trnkb.specfile import suggest
+    from trnkb.spec.specfile import suggest
 
     try:
         params = inspect.signature(fn).parameters
