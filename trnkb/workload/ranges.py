@@ -71,13 +71,19 @@ def user_value(name: str, value: float, unit: str) -> Input:
     return Input(name, value, value, value, unit, "user", "set by the user")
 
 
+#: assumptions a workload model divides by: zero is outside their domain
+_DIVIDES_BY = ("mfu", "efficiency", "utilisation", "usable_hbm", "years", "bandwidth",
+               "capacity")
+
+
 def check_assumptions(given: Mapping[str, Input | float] | None,
                       defaults: Mapping[str, Input]) -> dict[str, Input]:
     """The caller's overrides of ``defaults``, checked: a known name (else ``ValueError``
     with a suggestion), an :class:`Input` or a number (taken as a user value in the
     default's unit), every end finite and in the default's domain. A default whose range
-    lies in [0, 1] without a unit is a fraction: an override must lie in (0, 1] (in [0, 1]
-    when the default's range starts at 0); any other must be positive (or zero, likewise).
+    lies in [0, 1] without a unit is a fraction: an override must lie in [0, 1]; any other
+    must be 0 or more. An input the models divide by (:data:`_DIVIDES_BY`: MFU,
+    efficiencies, utilisation...) must moreover be above 0.
     """
     from trnkb.spec.specfile import show, suggest
 
@@ -95,7 +101,7 @@ def check_assumptions(given: Mapping[str, Input | float] | None,
         ends = (value.lo, value.mid, value.hi)
         if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in ends):
             raise ValueError(f"assumption {name}: {show(ends)} is not finite")
-        zero_ok = default.lo == 0
+        zero_ok = not any(w in name for w in _DIVIDES_BY)
         fraction = not default.unit and 0 <= default.lo and default.hi <= 1
         low_ok = (min(ends) >= 0) if zero_ok else (min(ends) > 0)
         if not low_ok or (fraction and max(ends) > 1):
