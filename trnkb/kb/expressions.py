@@ -57,9 +57,9 @@ def literal(raw: object, where: str) -> Quantity:
         return raw
     if isinstance(raw, bool):
         raise ExpressionError(f"{where}: expected a number or quantity, got {raw!r}")
-    if isinstance(raw, (int, float)):
-        return Q_(raw, "")
     try:
+        if isinstance(raw, (int, float)):  # NaN and infinity are refused like in spec values
+            return parse(raw)
         return parse(str(raw))  # a plain number and a unit: never pint's expression evaluator
     except ValueError as e:
         raise ExpressionError(f"{where}: {e}") from None

@@ -387,7 +387,27 @@ def _evaluate_files(kb: KnowledgeBase, files: list[Path]) -> tuple[list[Claim], 
                 )
             except ClaimError as e:
                 errors.append(str(e))
+    if path is None:
+        errors += _record_file_errors(kb)
     return claims, errors
+
+
+def _record_file_errors(kb: KnowledgeBase) -> list[str]:
+    """Problems of the claim record files beside the registry (seed coverage, verdict
+    history): checked with the claims, so a malformed one is refused by validation and
+    never reaches a view."""
+    from trnkb.audit.claims.coverage import coverage_path, read_coverage
+    from trnkb.audit.claims.history import history_path, read_history
+
+    errors: list[str] = []
+    for read, path in ((read_coverage, coverage_path(kb)), (read_history, history_path(kb))):
+        if not path.exists() and not path.is_symlink():
+            continue
+        try:
+            read(path)
+        except SpecError as e:
+            errors += e.errors
+    return errors
 
 
 def validate_claims(kb: KnowledgeBase, path: Path | None = None) -> list[Claim]:
