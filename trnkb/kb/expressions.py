@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import pint
 
 from trnkb.calc.derivation import quantity_json, unit_text
-from trnkb.units import Q_, format_quantity, parse
+from trnkb.units import format_quantity, parse
 from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
