@@ -309,7 +309,7 @@ def maxtext(text: str) -> list[dict[str, Any]]:
             "precision": "bf16", "seq_len": int(seq), "software": "MaxText (JAX)",
             "metric": "tokens_per_s_per_chip", "value": float(tps.replace(",", "")),
             "unit": "1/s", "published": f"MFU {mfu}%",
-            "source": "maxtext-tiering-20a91e1",
+            "source": "maxtext-tiering-v6e-v5p",
             "locator": f"tiering.md line {n}, {chip} {name}, Approx tokens/sec/device",
             "url": f"https://github.com/{_TIERING[0]}/blob/{_TIERING[1]}/{_TIERING[2]}",
             "date": "2025",
