@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers see; at run time the names load on first use
     from trnkb.kb import KnowledgeBase, load
-    from trnkb.specfile import SpecError
+    from trnkb.spec.specfile import SpecError
     from trnkb.units import Q_, ureg
 
 __all__ = ["KnowledgeBase", "SpecError", "Q_", "load", "ureg"]
@@ -20,7 +20,7 @@ __version__ = "0.3.0"
 _LAZY = {
     "KnowledgeBase": "trnkb.kb",
     "load": "trnkb.kb",
-    "SpecError": "trnkb.specfile",
+    "SpecError": "trnkb.spec.specfile",
     "Q_": "trnkb.units",
     "ureg": "trnkb.units",
 }

@@ -8,10 +8,11 @@ from collections import Counter
 import pytest
 import yaml
 
+from trnkb.audit import ledger, ledger_report
 from trnkb.kb import default_specs_dir
-from trnkb.specfile import SpecError
+from trnkb.spec.specfile import SpecError
 from trnkb.units import Q_
-from trnkb.workload import fromkb, ledger, ledger_report
+from trnkb.workload import fromkb
 from trnkb.workload.training import train
 
 LEDGER = default_specs_dir() / "ledger" / "runs.yaml"
@@ -19,7 +20,7 @@ LEDGER = default_specs_dir() / "ledger" / "runs.yaml"
 
 @pytest.fixture(scope="session")
 def rows(kb):
-    """The ledger evaluated once per session (trnkb.workload.ledger caches it per kb too)."""
+    """The ledger evaluated once per session (trnkb.audit.ledger caches it per kb too)."""
     return ledger.evaluate(kb)
 
 

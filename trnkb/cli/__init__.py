@@ -10,6 +10,8 @@ module is imported only when that command runs (or its own ``--help`` is asked f
 ``trnkb --help`` and ``trnkb calc --list`` do not pay for pandas, the knowledge base or the
 engine. A topic in :data:`TOPICS` that is missing from :data:`COMMANDS` still works: it is
 imported eagerly (tests/cli/test_lazy_cli.py checks the table against the modules).
+
+May import: every layer below it (it is the top).
 """
 
 from __future__ import annotations
@@ -132,7 +134,7 @@ def _options(
 
 
 def _one_line(message: str) -> str:
-    from trnkb.specfile import _one_line as one_line
+    from trnkb.spec.specfile import _one_line as one_line
 
     return one_line(message)
 
@@ -155,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
         print(_one_line(f"error: {msg}{where}"), file=sys.stderr)
         sys.exit(1)
     except Exception as e:
-        from trnkb.specfile import SpecError
+        from trnkb.spec.specfile import SpecError
 
         if isinstance(e, SpecError):
             for line in e.errors:

@@ -36,8 +36,8 @@ def diff_command(
     """
     from pathlib import Path
 
-    from trnkb.diff import diff
     from trnkb.kb import default_specs_dir
+    from trnkb.views.diff import diff
 
     specs = default_specs_dir()
     for name, given in (("OLD", old), ("NEW", new), ("--repo", repo)):
