@@ -15,7 +15,9 @@ Inputs, each read at the commit named in its source row (``specs/sources.yaml``)
   for the LLM benchmarks (Llama 3.1 405B, Llama 3.1 8B, Llama 2 70B LoRA);
 - the AWS Neuron performance tables (``about-neuron/benchmarks/trn1/*.csv``): decoder
   inference latency and throughput, decoder training;
-- the MaxText optimized-models tiering table (Google TPU v5p and v6e training), read as text.
+- the MaxText optimized-models tiering table (Google TPU v5p and v6e training), read as text;
+- the serving runs of ``specs/claims/measured.yaml`` (vendor tables: TensorRT-LLM, NIM, ROCm
+  vLLM, OCI; their sources stay in that file's ``sources`` block), each with ``from_claim``.
 
 Every figure is copied or computed from those files; nothing is typed here but the
 mapping from a published accelerator or model name to a knowledge-base id
@@ -317,10 +319,67 @@ def maxtext(text: str) -> list[dict[str, Any]]:
     return runs
 
 
+# runs of specs/claims/measured.yaml whose source publishes a maximum-throughput figure
+# (trtllm-bench, vLLM benchmark_throughput, MLPerf Offline): offline; the others ran at the
+# stated batch or concurrency
+_OFFLINE_SOURCES = ("trtllm-perf-overview-0-19", "trtllm-performance-0-5",
+                    "trtllm-perf-overview-00f3768", "amd-rocm-performance-results-2025-06",
+                    "azure-gb200-mlperf-v41", "igorslab-mi355x-mlperf-6")
+_VENDOR_OF = (("hgx-", "NVIDIA"), ("gb", "NVIDIA"), ("mi", "AMD"), ("tpu", "Google"),
+              ("trn", "AWS"))
+
+
+def _claimed(value: Any) -> tuple[float, str]:
+    """``'11253.28 / s'`` or ``{ratio: ['27471.49 / s', 8]}`` -> (value, unit)."""
+    if isinstance(value, dict):
+        (num, den) = value["ratio"]
+        x, unit = _claimed(num)
+        return x / den, unit
+    num, unit = str(value).split(" ", 1)
+    return float(num), unit.replace("/ s", "1/s").strip()
+
+
+def measured_claims(path: Path) -> list[dict[str, Any]]:
+    """The serving runs of ``specs/claims/measured.yaml`` (vendor tables, MLPerf press
+    figures); training and MFU rows and runs imported above from their primary files
+    (Neuron tables, MaxText tiering) are left to the claims registry."""
+    import yaml
+
+    doc = yaml.safe_load(path.read_text())
+    runs = []
+    for c in doc["claims"]:
+        w = c.get("workload") or {}
+        if w.get("call") != "serve" or c["source"].startswith(("neuron-", "maxtext-")):
+            continue
+        a = w["args"]
+        value, unit = _claimed(c["claimed"])
+        offline = c["source"] in _OFFLINE_SOURCES or "throughput" in c["id"]
+        latency = w["metric"] in ("tpot", "ttft")
+        runs.append({
+            "id": c["id"], "family": "serving latency" if latency else "serving throughput",
+            "vendor": next(v for p, v in _VENDOR_OF if a["system"].startswith(p)),
+            "system": a["system"], "hardware": c["measured"].get("system", a["system"]),
+            "chips": a["chips"], "model": a["model"],
+            "model_name": c["measured"].get("model", a["model"]), "precision": a["precision"],
+            "scenario": "offline" if offline and not latency else "batch",
+            "batch": a["batch"], "input_len": a["input_len"], "output_len": a["output_len"],
+            "tp": a.get("tp"), "software": c["measured"].get("benchmark", ""),
+            "metric": "tpot" if latency else "tokens_per_s_per_chip", "value": value,
+            "unit": unit, "source": c["source"], "locator": c["locator"],
+            "from_claim": c["id"],
+            "note": ("batch is the claim's modelling choice, not published; the simulator runs "
+                     "the offline drain instead" if offline and not latency else None),
+            "url": next(s["url"] for s in doc["sources"] if s["id"] == c["source"]),
+            "date": str(next(s["date"] for s in doc["sources"] if s["id"] == c["source"])),
+        })
+    return runs
+
+
 _ORDER = ("id", "family", "vendor", "system", "hardware", "chips", "model", "model_name",
           "method", "precision", "scenario", "benchmark", "batch", "input_len", "output_len",
-          "seq_len", "global_batch", "tokens", "plan", "software", "metric", "value", "unit",
-          "published", "runs", "not_expressible", "source", "locator", "url", "date", "split")
+          "seq_len", "global_batch", "tokens", "plan", "tp", "software", "metric", "value", "unit",
+          "published", "runs", "not_expressible", "from_claim", "note", "source", "locator",
+          "url", "date", "split")
 
 
 def _scalar(v: Any) -> str:
@@ -358,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the MaxText tiering.md text at commit 20a91e1 (saved from read_file)")
     a = ap.parse_args(argv)
     runs = (inference_v51(a.mirror) + training("5.0", a.mirror) + training("5.1", a.mirror)
-            + neuron(a.mirror) + maxtext(a.maxtext.read_text()))
+            + neuron(a.mirror) + maxtext(a.maxtext.read_text())
+            + measured_claims(Path(__file__).parents[1] / "specs" / "claims" / "measured.yaml"))
     ids = [r["id"] for r in runs]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:

@@ -135,51 +135,6 @@ def _in(r: Ranged, unit: str, scale: float = 1.0) -> tuple[float, float, float]:
     return r.mid * f, lo, hi
 
 
-def _serve_args(run: Run) -> dict[str, Any] | str:
-    lengths = _lengths(run)
-    if isinstance(lengths, str):
-        return lengths
-    return {"chips": run.chips, "batch": run.get("batch"), "input_len": lengths[0],
-            "output_len": lengths[1], "precision": run.get("precision") or "bf16"}
-
-
-def _lengths(run: Run) -> tuple[int, int] | str:
-    if run.get("input_len") and run.get("output_len"):
-        return int(run.get("input_len")), int(round(run.get("output_len")))
-    found = _benchmark_lengths(str(run.get("benchmark")))
-    if found is None:
-        return (f"the mean input length of {run.get('benchmark')} is not in "
-                f"specs/benchmarks.yaml")
-    return found
-
-
-def _benchmark_lengths(benchmark: str) -> tuple[int, int] | None:
-    """Mean input and output length of a benchmark of ``specs/benchmarks.yaml``, if it is
-    there (the serving simulator's data, issue 19 item 5)."""
-    return None
-
-
-def _serve_batch(kb: KnowledgeBase, run: Run) -> Prediction | str:
-    from trnkb.workload.serving import serve
-
-    a = _serve_args(run)
-    if isinstance(a, str):
-        return a
-    if not a["batch"]:
-        return (f"scenario {run.get('scenario')!r} has no stated batch or concurrency; the "
-                f"current workload API answers a fixed batch only")
-    m, s = fromkb.model(kb, run.model or ""), fromkb.system(kb, run.system or "")
-    r = serve(m, s, curve=False, **{**a, "chips": int(a["chips"])})
-    if run.metric == "tokens_per_s_system":
-        mid, lo, hi = _in(r["tokens_per_s_system"], run.unit)
-    else:
-        mid, lo, hi = _in(r[run.metric], run.unit)
-    call = (f"trnkb workload serve {run.model} --system {run.system} --chips {a['chips']} "
-            f"--batch {a['batch']} --input-len {a['input_len']} --output-len {a['output_len']} "
-            f"--precision {a['precision']}")
-    return Prediction(mid, lo, hi, call, tuple(r.notes))
-
-
 def _train(kb: KnowledgeBase, run: Run) -> Prediction | str:
     from trnkb.workload.training import train
 
@@ -212,16 +167,9 @@ def _train(kb: KnowledgeBase, run: Run) -> Prediction | str:
 
 
 def _serving(kb: KnowledgeBase, run: Run) -> Prediction | str:
-    scenario = run.get("scenario")
-    if scenario in ("server", "interactive"):
-        return (f"MLPerf {scenario} throughput is a rate under TTFT/TPOT limits: it needs the "
-                f"serving simulator's SLO search (issue 19 item 2)")
-    if scenario == "offline":
-        lengths = _lengths(run)
-        if isinstance(lengths, str):
-            return lengths
-        return "offline throughput needs the serving simulator's offline drain (issue 19 item 1)"
-    return _serve_batch(kb, run)
+    from trnkb.audit.ledger_serving import predict_serving
+
+    return predict_serving(kb, run)
 
 
 _RULES: dict[str, Callable[[KnowledgeBase, Run], Prediction | str]] = {
