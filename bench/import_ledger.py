@@ -3,7 +3,8 @@
 Run once, by hand, after ``fetch`` has brought the results repositories to ``/work/.mirror``
 (or give ``--mirror DIR``); the YAML it writes is committed, the repositories are not::
 
-    python bench/import_ledger.py > specs/ledger/runs.yaml
+    python bench/import_ledger.py --maxtext tiering.md --nemo performance_summary.md \\
+        > specs/ledger/runs.yaml
 
 Inputs, each read at the commit named in its source row (``specs/sources.yaml``):
 
@@ -15,7 +16,9 @@ Inputs, each read at the commit named in its source row (``specs/sources.yaml``)
   for the LLM benchmarks (Llama 3.1 405B, Llama 3.1 8B, Llama 2 70B LoRA);
 - the AWS Neuron performance tables (``about-neuron/benchmarks/trn1/*.csv``): decoder
   inference latency and throughput, decoder training;
-- the MaxText optimized-models tiering table (Google TPU v5p and v6e training), read as text;
+- the MaxText optimized-models tiering table (Google TPU v5p and v6e training) and the NeMo
+  24.07 performance summary (DGX-H100 pre-training and fine-tuning), saved as text from the
+  repositories at the commits in their source rows;
 - the serving runs of ``specs/claims/measured.yaml`` (vendor tables: TensorRT-LLM, NIM, ROCm
   vLLM, OCI; their sources stay in that file's ``sources`` block), each with ``from_claim``.
 
@@ -319,6 +322,46 @@ def maxtext(text: str) -> list[dict[str, Any]]:
     return runs
 
 
+_NEMO = ("NVIDIA/NeMo", "070a0bb168d405d653b9734c0017cf5078e77c0d",
+         "docs/source/performance/performance_summary.md")
+_NEMO_MODELS = {"LLAMA2-70B": "llama-2-70b", "LLAMA3-8B": "llama-3-1-8b",
+                "LLAMA3-70B": "llama-3-1-70b", "LLAMA2-7B": "llama-2-7b",
+                "LLAMA2-13B": "llama-2-13b"}
+
+
+def nemo(text: str) -> list[dict[str, Any]]:
+    """The NeMo 24.07 performance summary (DGX-H100, FP8): pre-training rows ``| Model | GPUs |
+    GBS | MBS | Seq | TP | PP | CP | VP | tokens/s/GPU | ...`` and fine-tuning rows ``| Model |
+    Task | GPUs | GBS | MBS | Seq | TP | PP | tokens/s/GPU | ...``."""
+    runs = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 10 or not cells[-3].isdigit() or cells[0].startswith("-"):
+            continue
+        if cells[1] in ("SFT", "LoRA"):
+            name, task, gpus, gbs, mbs, seq, tp, pp, tps = cells[:9]
+            cp, vp = "1", "1"
+        else:
+            name, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps = cells[:10]
+            task = "pre-training"
+        plan = f"tp={tp},pp={pp},cp={cp},mb={mbs}" + (f",vpp={vp}" if int(vp) > 1 else "")
+        run: dict[str, Any] = {
+            "id": f"nemo-24.07-h100-{_slug(name)}-{_slug(task)}-{gpus}",
+            "family": "training throughput", "vendor": "NVIDIA", "system": "hgx-h100-8",
+            "hardware": f"DGX-H100 x {int(gpus) // 8 or 1} ({gpus} GPUs)", "chips": int(gpus),
+            "model": _NEMO_MODELS.get(name), "model_name": f"{name} ({task})",
+            "precision": "fp8", "seq_len": int(seq), "global_batch": int(gbs), "plan": plan,
+            "software": "NeMo 24.07", "metric": "tokens_per_s_per_chip", "value": float(tps),
+            "unit": "1/s", "source": "nemo-performance-summary-070a0bb",
+            "locator": f"performance_summary.md line {n}, {name} {task}, Tokens / sec / GPU",
+            "url": f"https://github.com/{_NEMO[0]}/blob/{_NEMO[1]}/{_NEMO[2]}", "date": "2024",
+        }
+        if task == "LoRA":
+            run["method"] = "lora"
+        runs.append(run)
+    return runs
+
+
 # runs of specs/claims/measured.yaml whose source publishes a maximum-throughput figure
 # (trtllm-bench, vLLM benchmark_throughput, MLPerf Offline): offline; the others ran at the
 # stated batch or concurrency
@@ -415,9 +458,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="directory holding the fetched repositories (owner+name/repo)")
     ap.add_argument("--maxtext", type=Path, required=True,
                     help="the MaxText tiering.md text at commit 20a91e1 (saved from read_file)")
+    ap.add_argument("--nemo", type=Path, required=True,
+                    help="the NeMo performance_summary.md at commit 070a0bb (saved from read_file)")
     a = ap.parse_args(argv)
     runs = (inference_v51(a.mirror) + training("5.0", a.mirror) + training("5.1", a.mirror)
-            + neuron(a.mirror) + maxtext(a.maxtext.read_text())
+            + neuron(a.mirror) + maxtext(a.maxtext.read_text()) + nemo(a.nemo.read_text())
             + measured_claims(Path(__file__).parents[1] / "specs" / "claims" / "measured.yaml"))
     ids = [r["id"] for r in runs]
     dup = {i for i in ids if ids.count(i) > 1}
