@@ -123,3 +123,31 @@ def test_the_page_reports_every_family_and_the_targets(kb, rows):
     assert ho["median_abs_error"] == pytest.approx(statistics.median(errs))
     assert "error <= 15%, in range >= 80%" in text  # the issue's training target
     assert "above 35% to 65%" in text  # the issue's serving target
+
+
+def test_a_neuron_tpot_run_is_the_workload_call_at_its_batch_and_lengths(kb, rows):
+    """Recomputed from the row: trn1.32xlarge is 16 Trainium1 (TP 32 NeuronCores, 2 per chip);
+    the simulator's p50 TPOT at concurrency = batch, or closed-form serve's TPOT without it."""
+    import trnkb.workload as W
+    from trnkb.audit.ledger_serving import simulator_available
+
+    row = next(r for r in rows if r["run"].id.startswith("neuron-trn1-llama-2-70b-b4-128-128")
+               and r["run"].metric == "tpot")
+    run = row["run"]
+    assert (run.chips, run.get("batch"), run.get("input_len"), run.get("output_len")) == \
+        (16, 4, 128, 128)
+    m, s = W.model(kb, "llama-2-70b"), W.system(kb, "trn1-32xlarge")
+    if simulator_available():
+        r = W.simulate(m, s, 16, input_len=128, output_len=128, precision="bf16",
+                       concurrency=4)["tpot_p50"]
+    else:
+        r = W.serve(m, s, 16, 4, 128, 128, "bf16", curve=False)["tpot"]
+    assert row["prediction"].mid == pytest.approx(Q_(r.mid, r.unit).to("ms").magnitude)
+
+
+def test_mlperf_inference_runs_wait_for_a_published_input_length(rows):
+    mlperf = [r for r in rows if r["run"].id.startswith("mlperf-inf-")]
+    assert len(mlperf) >= 300
+    for r in mlperf:
+        assert r["prediction"] is None
+        assert r["reason"], r["run"].id
