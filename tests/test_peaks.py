@@ -112,6 +112,15 @@ def test_a_longer_string_resolves_to_the_longest_known_string_inside_it():
 
 def test_a_chip_id_resolves_to_its_row():
     assert peaks("gb200").chip == "gb200"
+    assert peaks("a100").chip == "a100"
+
+
+def test_a_bare_family_name_is_ambiguous_between_its_skus(kb):
+    want = sorted({kb.value(r, "chip") for r in kb.ids("devices")
+                   if "A100" in kb.value(r, "device_string")})
+    with pytest.raises(AmbiguousDevice) as e:
+        peaks("A100")  # not the chip id 'a100': ids match exactly
+    assert e.value.candidates == want == ["a100", "a100-pcie"]
 
 
 def test_a_dtype_without_a_sourced_value_is_an_error_not_a_guess():

@@ -192,8 +192,8 @@ def _resolve(device: str, table: dict[str, Any]) -> tuple[str, str, str]:
         if len(chips) > 1:
             raise AmbiguousDevice(device, chips)
         return chips[0], exact[0]["string"], exact[0]["source"]
-    if q in table["chips"] or device in table["chips"]:  # a chip id names one row
-        cid = device if device in table["chips"] else q
+    if device.strip() in table["chips"]:  # a chip id, exactly as written, names one row
+        cid = device.strip()
         return cid, cid, ""
     words = set(q.split())
     # a known string inside a longer one ("NVIDIA H100 80GB HBM3 MIG 3g.40gb"): the longest wins
