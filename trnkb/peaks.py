@@ -84,7 +84,9 @@ class Peaks:
     """What :func:`peaks` resolves: the chip row and its sourced peaks.
 
     ``dense`` maps a dtype (:data:`DTYPES`) to its dense peak; dtypes the row has no
-    sourced value for are absent (never guessed).
+    sourced value for are absent (never guessed). A peak whose source does not say dense or
+    sparse (AMD's MI455X targets, Microsoft's Maia 200 "over 10 PF FP4") is not a dense
+    peak: it is kept apart in ``unstated`` with its source, for a reader to judge.
     """
 
     device: str
@@ -95,6 +97,7 @@ class Peaks:
     matched: str  # the device string (or chip id) that matched
     device_source: str  # source of that device string ('' for a chip id)
     dense: dict[str, Peak] = field(default_factory=dict)
+    unstated: dict[str, Peak] = field(default_factory=dict)
     hbm_bandwidth: Peak | None = None
     hbm_capacity: Peak | None = None
     tdp: Peak | None = None
@@ -107,7 +110,9 @@ class Peaks:
             raise ValueError(f"unknown dtype {dtype!r}: use one of {', '.join(DTYPES)}")
         if key not in self.dense:
             have = ", ".join(self.dense) or "none"
-            raise ValueError(f"{self.chip} has no sourced dense {key} peak (has: {have})")
+            also = (f"; its {key} figure's source does not say dense or sparse (see .unstated)"
+                    if key in self.unstated else "")
+            raise ValueError(f"{self.chip} has no sourced dense {key} peak (has: {have}){also}")
         return self.dense[key]
 
     def as_dict(self, dtype: str | None = None) -> dict[str, Any]:
@@ -118,6 +123,8 @@ class Peaks:
             "status": self.status, "matched": self.matched,
             "device_source": self.device_source,
             "dense": {k: v.as_dict() for k, v in dense.items()},
+            "unstated": {k: v.as_dict() for k, v in self.unstated.items()
+                         if dtype is None or k == dtype.lower()},
         }
         for key in ("hbm_bandwidth", "hbm_capacity", "tdp", "clock"):
             v = getattr(self, key)
@@ -245,14 +252,15 @@ def peaks(device: str, specs: Path | None = None) -> Peaks:
     chip, matched, source = _resolve(device, table)
     row = table["chips"][chip]
     values = row["values"]
-    dense = {}
+    dense: dict[str, Peak] = {}
+    unstated: dict[str, Peak] = {}
     for dtype, fname in DTYPES.items():
         p = _peak(values.get(fname))
         if p is not None:
-            dense[dtype] = p
+            (dense if p.density in ("", "dense") else unstated)[dtype] = p
     return Peaks(device=device, chip=chip, name=row.get("name", chip),
                  family=row.get("family", ""), status=row.get("status", ""), matched=matched,
-                 device_source=source, dense=dense,
+                 device_source=source, dense=dense, unstated=unstated,
                  hbm_bandwidth=_peak(values.get("hbm_bandwidth")),
                  hbm_capacity=_peak(values.get("hbm_capacity")),
                  tdp=_peak(values.get("tdp")), clock=_peak(values.get("clock")))
