@@ -29,9 +29,12 @@ import sys
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from trnkb.spec.peaks_format import DTYPES, FORMAT, shipped_table, specs_digest, specs_dir
+
+TYPE_CHECKING = False  # typing is not imported at run time (light import)
+if TYPE_CHECKING:
+    from typing import Any
 
 # json and re are imported on first use: `import trnkb.peaks` stays cheap for a framework that
 # imports it at start-up (bench/peaks_bench.py).

@@ -8,7 +8,10 @@ only, so ``import trnkb.peaks`` stays light.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at run time (light import)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["DTYPES", "FORMAT", "PEAK_FIELDS", "UNITS", "shipped_table", "specs_digest",
            "specs_dir"]
