@@ -27,13 +27,12 @@ from __future__ import annotations
 
 import sys
 import types
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from trnkb.spec.peaks_format import DTYPES, FORMAT, shipped_table, specs_digest, specs_dir
 
-TYPE_CHECKING = False  # typing is not imported at run time (light import)
+TYPE_CHECKING = False  # typing and pathlib are not imported at run time (light import)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 # json and re are imported on first use: `import trnkb.peaks` stays cheap for a framework that
@@ -65,25 +64,57 @@ class UnknownDevice(ValueError):
                          "known strings")
 
 
-@dataclass(frozen=True)
-class Peak:
+class _Frozen:
+    """Attributes set once in ``__init__``; equal when all slots are equal.
+
+    (Not a dataclass: importing :mod:`dataclasses` costs more than the rest of this module.)
+    """
+
+    __slots__: tuple[str, ...] = ()
+
+    def _set(self, **values: object) -> None:
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is read-only")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(
+            getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    def __hash__(self) -> int:
+        return hash(tuple(repr(getattr(self, n)) for n in self.__slots__))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        return f"{type(self).__name__}({inner})"
+
+
+class Peak(_Frozen):
     """One sourced value: ``value`` in SI ``unit`` (FLOP/s, B/s, B, W or Hz)."""
 
+    __slots__ = ("value", "unit", "source", "kind", "locator", "density", "qualifier", "note")
     value: float
     unit: str
     source: str
     kind: str
-    locator: str = ""
-    density: str = ""
-    qualifier: str = ""
-    note: str = ""
+    locator: str
+    density: str
+    qualifier: str
+    note: str
+
+    def __init__(self, value: float, unit: str, source: str, kind: str, locator: str = "",
+                 density: str = "", qualifier: str = "", note: str = "") -> None:
+        self._set(value=value, unit=unit, source=source, kind=kind, locator=locator,
+                  density=density, qualifier=qualifier, note=note)
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v != "" or k in ("value", "unit")}
+        return {k: getattr(self, k) for k in self.__slots__
+                if getattr(self, k) != "" or k in ("value", "unit")}
 
 
-@dataclass(frozen=True)
-class Peaks:
+class Peaks(_Frozen):
     """What :func:`peaks` resolves: the chip row and its sourced peaks.
 
     ``dense`` maps a dtype (:data:`DTYPES`) to its dense peak; dtypes the row has no
@@ -92,6 +123,8 @@ class Peaks:
     peak: it is kept apart in ``unstated`` with its source, for a reader to judge.
     """
 
+    __slots__ = ("device", "chip", "name", "family", "status", "matched", "device_source",
+                 "dense", "unstated", "hbm_bandwidth", "hbm_capacity", "tdp", "clock")
     device: str
     chip: str
     name: str
@@ -99,12 +132,22 @@ class Peaks:
     status: str
     matched: str  # the device string (or chip id) that matched
     device_source: str  # source of that device string ('' for a chip id)
-    dense: dict[str, Peak] = field(default_factory=dict)
-    unstated: dict[str, Peak] = field(default_factory=dict)
-    hbm_bandwidth: Peak | None = None
-    hbm_capacity: Peak | None = None
-    tdp: Peak | None = None
-    clock: Peak | None = None
+    dense: dict[str, Peak]
+    unstated: dict[str, Peak]
+    hbm_bandwidth: Peak | None
+    hbm_capacity: Peak | None
+    tdp: Peak | None
+    clock: Peak | None
+
+    def __init__(self, *, device: str, chip: str, name: str, family: str, status: str,
+                 matched: str, device_source: str, dense: dict[str, Peak] | None = None,
+                 unstated: dict[str, Peak] | None = None, hbm_bandwidth: Peak | None = None,
+                 hbm_capacity: Peak | None = None, tdp: Peak | None = None,
+                 clock: Peak | None = None) -> None:
+        self._set(device=device, chip=chip, name=name, family=family, status=status,
+                  matched=matched, device_source=device_source, dense=dict(dense or {}),
+                  unstated=dict(unstated or {}), hbm_bandwidth=hbm_bandwidth,
+                  hbm_capacity=hbm_capacity, tdp=tdp, clock=clock)
 
     def peak(self, dtype: str) -> Peak:
         """The dense peak of ``dtype``; ValueError when the row has none sourced."""
@@ -153,6 +196,8 @@ def _read_json(path: Any) -> dict[str, Any] | None:
 def _table(specs: Path | None = None) -> dict[str, Any]:
     """The table for ``specs`` (default: the shipped specs): the shipped JSON when its
     digest matches, else a cached or freshly built one."""
+    from pathlib import Path
+
     root = Path(specs) if specs is not None else specs_dir()
     digest = specs_digest(root)
     if digest in _CACHE:
@@ -229,7 +274,7 @@ def _resolve(device: str, table: dict[str, Any]) -> tuple[str, str, str]:
 def _peak(entry: dict[str, Any] | None) -> Peak | None:
     if entry is None:
         return None
-    return Peak(**{k: entry[k] for k in Peak.__dataclass_fields__ if k in entry})
+    return Peak(**{k: entry[k] for k in Peak.__slots__ if k in entry})
 
 
 def peaks(device: str, specs: Path | None = None) -> Peaks:
