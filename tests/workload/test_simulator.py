@@ -167,3 +167,13 @@ def test_step_cost_routed_experts_by_hand() -> None:
     mem_t = touched * per_expert_params * 32 / (v["hbm_bandwidth"] * 0.8)
     _, parts = step_time(sm, v, tokens, 0.0, 0.0, 0.0, parts=True)
     assert parts["experts"] == pytest.approx(max(flops_t, mem_t))
+
+
+def test_trainium_hbm_efficiency_from_engine_streaming() -> None:
+    from trnkb.workload.gemmfit import hbm_efficiency_input
+
+    # trn2: 8 NeuronCores x (344.6 + 353.8 + 345.2) / 3 GB/s over 2,900 GB/s of HBM
+    e = hbm_efficiency_input("trainium2", 2.9e12)
+    assert e is not None and e.mid == pytest.approx(8 * (344.6 + 353.8 + 345.2) / 3 / 2900)
+    assert e.lo == 0.5 and e.hi == e.mid
+    assert hbm_efficiency_input("h100", 3.35e12) is None

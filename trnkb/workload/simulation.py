@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 
 from trnkb.workload.collfit import latency_inputs
 from trnkb.workload.cost import cost_inputs
-from trnkb.workload.gemmfit import m_half_input
+from trnkb.workload.gemmfit import hbm_efficiency_input, m_half_input
 from trnkb.workload.models import WEIGHT_BYTES, Model
 from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.result import WorkloadResult, check_positive
@@ -150,6 +150,9 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
               **(assumptions or {})}
     for k in ("compute_efficiency", "prefill_mfu"):
         inputs.pop(k, None)  # the formula's scalars; the simulator costs shapes
+    engine_hbm = hbm_efficiency_input(system.chip, system.hbm_bandwidth.mid)
+    if engine_hbm is not None and "hbm_efficiency" not in (assumptions or {}):
+        inputs["hbm_efficiency"] = engine_hbm
     mid = {k: i.mid for k, i in inputs.items()}
     lay = _layout(model, system, chips, tp, dp, pp, replicas, WEIGHT_BYTES[precision],
                   WEIGHT_BYTES[kvp], mid, ins.mean + outs.mean)
