@@ -10,8 +10,9 @@ MLPerf Server) or a closed loop of ``concurrency`` clients (as serving dashboard
 
 Ranges: the schedule is simulated once at the central inputs; every other input value
 re-times that schedule (vectorised), so a ranged answer costs one simulation. Under a
-Poisson load the schedule itself would shift a little with the step times; the ranges do
-not include that.
+Poisson load, where the schedule itself moves with the step times (a slower server queues),
+the ends of each range (every input at the end that lowers or raises a metric) are
+simulated again, memoised; the one-input-at-a-time sensitivities stay re-timed.
 
 Layouts (:class:`~trnkb.workload.stepcost.Layout`): ``tp``, attention data parallelism
 ``dp`` (with a MoE model, experts over all ``tp x dp`` chips: DEP), ``pp`` (``pp``
@@ -29,7 +30,7 @@ Latencies over the same requests. ``tokens_per_s_per_user`` is ``1 / tpot_p50``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -116,7 +117,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
              max_tokens: int = 8192, chunked_prefill: bool = True,
              disagg: tuple[int, int, Layout] | None = None,
              assumptions: dict[str, Input] | None = None, seed: int = 0,
-             pricing: str = "tco") -> WorkloadResult:
+             pricing: str = "tco", ranged: bool = True) -> WorkloadResult:
     """Serve ``model`` on ``replicas`` replicas of ``chips`` chips of ``system`` under a load
     (offline unless ``rate`` requests/s or ``concurrency`` clients; see the module docstring).
 
@@ -129,7 +130,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     ``y`` decode instances of the replica layout (``replicas`` is then ignored).
 
     Metrics (``SIM_METRICS``): tokens/s per chip and per user, TTFT, TPOT and end-to-end
-    latency p50/p90/p99 (s), per MW and per dollar, each a range.
+    latency p50/p90/p99 (s), per MW and per dollar, each a range (``ranged=False``: central
+    values only, for searches).
     """
     check_positive(chips=chips, pp=pp, replicas=replicas, max_tokens=max_tokens)
     if rate is not None and concurrency is not None:
@@ -144,10 +146,11 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     ins, outs = _lengths(input_len), _lengths(output_len)
     kvp = kv_precision or default_kv_precision(precision)
     cp = compute_precision or system.fallback_precision(precision)
+    costs = cost_inputs(system, pricing)
+    cost_keys = set(costs) | {"chip_power", "pue", "capex_per_chip"}
     inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **SIM_ASSUMPTIONS,
               "gemm_m_half": m_half_input(system.chip),
-              **latency_inputs(system.vendor, system.chip), **cost_inputs(system, pricing),
-              **(assumptions or {})}
+              **latency_inputs(system.vendor, system.chip), **costs, **(assumptions or {})}
     for k in ("compute_efficiency", "prefill_mfu"):
         inputs.pop(k, None)  # the formula's scalars; the simulator costs shapes
     engine_hbm = hbm_efficiency_input(system.chip, system.hbm_bandwidth.mid)
@@ -172,8 +175,31 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     sim = _simulate(setup, mid, inp, out, arrivals, concurrency)
     traces = sim.traces
 
+    # under a Poisson load the ends of a range are simulated again: there the schedule itself
+    # moves with the step times (queues grow or drain); memoised on the inputs the schedule
+    # depends on (not power or prices)
+    timing = [k for k in mid if k not in cost_keys]
+    rerun: dict[tuple[float, ...], tuple[Setup, Run] | None] = {}
+
     def run(v: dict[str, float]) -> dict[str, float]:
+        if rate is not None and sum(v[k] != mid[k] for k in timing) > 1:
+            key = tuple(v[k] for k in timing)
+            if key not in rerun:
+                try:
+                    s2 = _setup(model, system, lay, WEIGHT_BYTES[precision], WEIGHT_BYTES[kvp],
+                                v, ins, outs, max_seqs, max_tokens, chunked_prefill, disagg,
+                                precision)
+                    rerun[key] = (s2, _simulate(s2, v, inp, out, arrivals, concurrency))
+                except ValueError:  # nothing fits at these values: re-time instead
+                    rerun[key] = None
+            hit = rerun[key]
+            if hit is not None:
+                return metrics(hit[0], hit[1], v, inp, arrivals)
         return metrics(setup, sim, v, inp, arrivals)
+
+    if not ranged:
+        inputs = {k: replace(i, lo=i.mid, hi=i.mid) if i.spread else i
+                  for k, i in inputs.items()}
 
     settings = {"input_len": _len_dict(ins), "output_len": _len_dict(outs),
                 "kv_precision": kvp, "compute_precision": cp, "layout": lay.label,
