@@ -123,7 +123,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
 
     ``input_len``/``output_len``: tokens, fixed or a :class:`Lengths`. ``tp``/``dp``/``pp``:
     the layout of one replica (default: ``pp`` 1, ``tp`` the largest power of two up to 8
-    dividing the chips and the heads, doubled until the weights fit, ``dp`` the rest).
+    dividing the chips and the heads, 1 for MLA, doubled until the weights fit, ``dp`` the
+    rest).
     ``max_seqs`` per attention group (default: what the KV cache holds at the mean lengths,
     at most 1024); ``max_tokens`` per step.
     ``disagg=(x, y, prefill_layout)``: ``x`` prefill instances of ``prefill_layout`` and
@@ -240,8 +241,8 @@ def _layout(model: Model, system: System, chips: int, tp: int | None, dp: int | 
             seq_tokens: float) -> Layout:
     """The caller's layout, or the default: tensor parallel within 8 chips (the width serving
     stacks run attention at: larger groups pay a collective latency per layer that grows with
-    the ranks) and the rest attention data parallel, tp doubled until the weights and one
-    sequence's cache fit."""
+    the ranks; an MLA model starts at 1) and the rest attention data parallel, tp doubled
+    until the weights and one sequence's cache fit."""
     if chips % pp:
         raise ValueError(f"pp={pp} must divide the {chips} chips")
     if model.layers % pp:
@@ -253,7 +254,10 @@ def _layout(model: Model, system: System, chips: int, tp: int | None, dp: int | 
         tp = tp or stage // dp
     if tp is None:
         t = 1
-        while stage % (t * 2) == 0 and model.attention_heads % (t * 2) == 0 and t < 8:
+        # an MLA latent is not split by head (tensor parallelism replicates it): attention
+        # data parallel from tp = 1 (DEP), as SGLang and TensorRT-LLM serve DeepSeek
+        while (model.attention != "mla" and stage % (t * 2) == 0
+               and model.attention_heads % (t * 2) == 0 and t < 8):
             t *= 2
         while True:
             cand = Layout(t, stage // t, pp, replicas)
