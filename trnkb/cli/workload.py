@@ -43,7 +43,8 @@ PrecisionOpt = Annotated[str | None, typer.Option(
 GenOpt = Annotated[str | None, typer.Option(
     "--switch-gen", help="Switch generation of the fabric.")]
 PricingOpt = Annotated[str, typer.Option(
-    "--pricing", help="tco (the TCO model) or cloud (a sourced public price per chip-hour).")]
+    "--pricing", help="owner (alias tco: analyst owner cost or the TCO formula) or cloud (the "
+                      "sourced prices a renter pays per chip-hour; `trnkb prices`).")]
 SetOpt = Annotated[list[str] | None, typer.Option(
     "--set", help="Override an input: NAME=VALUE or NAME=LOW:CENTRAL:HIGH (e.g. mfu=0.4).")]
 
@@ -277,6 +278,9 @@ def register(app: typer.Typer) -> None:
         help="Train and serve models on systems: time, chips, tokens/s, cost, with ranges.",
         no_args_is_help=True, add_completion=False, rich_markup_mode=None)
     app.add_typer(wl, name="workload")
+    from trnkb.cli.fleet import register_fleet
+
+    register_fleet(wl)  # plan-fleet, cost-target, train-plan (issue 21)
 
     @wl.command("train")
     def train_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt,
