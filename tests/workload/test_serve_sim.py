@@ -139,3 +139,14 @@ def test_poisson_ranges_resimulate_their_ends(objs: tuple[W.Model, W.System]) ->
     assert t.lo <= t.mid <= t.hi and t.hi > 5 * t.mid
     flat = W.simulate(m, s, 8, rate=0.8 * cap, ranged=False, **kw)
     assert flat["ttft_p99"].lo == flat["ttft_p99"].hi == pytest.approx(t.mid)
+
+
+def test_attention_runs_at_the_cache_format_not_fp4() -> None:
+    kb = trnkb.load()
+    m, s = W.model(kb, "deepseek-v3"), W.system(kb, "gb300-nvl72")
+    r = W.simulate(m, s, 72, input_len=512, output_len=64, precision="fp4", concurrency=72,
+                   ranged=False)
+    assert r.inputs["attention_peak_flops"].mid == s.peak["fp8"].mid < r.inputs["peak_flops"].mid
+    r8 = W.simulate(m, s, 72, input_len=512, output_len=64, precision="fp8", concurrency=72,
+                    ranged=False)
+    assert "attention_peak_flops" not in r8.inputs

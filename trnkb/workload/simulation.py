@@ -154,6 +154,10 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
               **latency_inputs(system.vendor, system.chip), **costs, **(assumptions or {})}
     for k in ("compute_efficiency", "prefill_mfu"):
         inputs.pop(k, None)  # the formula's scalars; the simulator costs shapes
+    att = system.fallback_precision(kvp if kvp in ("bf16", "fp8") else "bf16")
+    if att != cp:  # QK^T and AV run at the cache's format (FlashAttention/FlashMLA), not fp4
+        inputs["attention_peak_flops"] = replace(system.peak_input(att),
+                                                 name="attention_peak_flops")
     engine_hbm = hbm_efficiency_input(system.chip, system.hbm_bandwidth.mid)
     if engine_hbm is not None and "hbm_efficiency" not in (assumptions or {}):
         inputs["hbm_efficiency"] = engine_hbm
@@ -329,7 +333,7 @@ def _default_requests(setup: Setup, concurrency: int | None, rate: float | None,
         want = max(6 * batch, 100)
     cap = 10_000 * batch / max(outs.mean, 1.0)
     n_unit = int(max(min(want, cap, 4000), min(want, 20)))
-    return n_unit * setup.units
+    return max(min(n_unit, _MAX_REQUESTS // setup.units), 1) * setup.units
 
 
 def _share(n: int, units: int) -> NDArray[np.int64]:
