@@ -11,8 +11,9 @@ MLPerf Server) or a closed loop of ``concurrency`` clients (as serving dashboard
 Ranges: the schedule is simulated once at the central inputs; every other input value
 re-times that schedule (vectorised), so a ranged answer costs one simulation. Under a
 Poisson load, where the schedule itself moves with the step times (a slower server queues),
-the ends of each range (every input at the end that lowers or raises a metric) are
-simulated again, memoised; the one-input-at-a-time sensitivities stay re-timed.
+the slow and the fast ends are simulated again (the first combination of inputs on each
+side that a range asks for) and every combined end re-times the schedule of its side; the
+one-input-at-a-time sensitivities stay re-timed on the central schedule.
 
 Layouts (:class:`~trnkb.workload.stepcost.Layout`): ``tp``, attention data parallelism
 ``dp`` (with a MoE model, experts over all ``tp x dp`` chips: DEP), ``pp`` (``pp``
@@ -180,24 +181,33 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     sim = _simulate(setup, mid, inp, out, arrivals, concurrency)
     traces = sim.traces
 
-    # under a Poisson load the ends of a range are simulated again: there the schedule itself
-    # moves with the step times (queues grow or drain); memoised on the inputs the schedule
-    # depends on (not power or prices)
+    # under a Poisson load the schedule itself moves with the step times (queues grow or
+    # drain): the first slow and the first fast combination of inputs the range asks for are
+    # simulated again, and every combination re-times the schedule of its side (slow when a
+    # reference decode step takes longer than at the central inputs)
     timing = [k for k in mid if k not in cost_keys]
-    rerun: dict[tuple[float, ...], tuple[Setup, Run] | None] = {}
+    dec0 = sim.traces[-1]
+    ref_batch = float(max(dec0.n_dec.mean(), 1.0))
+    ref_ctx = ref_batch * (ins.mean + outs.mean / 2)
+
+    def ref_step(v: dict[str, float]) -> float:
+        return float(step_fn(setup.sm, v)(ref_batch, ref_ctx, 0.0, 0.0))
+
+    ref_mid = ref_step(mid)
+    rerun: dict[bool, tuple[Setup, Run] | None] = {}
 
     def run(v: dict[str, float]) -> dict[str, float]:
         if rate is not None and sum(v[k] != mid[k] for k in timing) > 1:
-            key = tuple(v[k] for k in timing)
-            if key not in rerun:
+            slow = ref_step(v) > ref_mid
+            if slow not in rerun:
                 try:
                     s2 = _setup(model, system, lay, WEIGHT_BYTES[precision], WEIGHT_BYTES[kvp],
                                 v, ins, outs, max_seqs, max_tokens, chunked_prefill, disagg,
                                 precision)
-                    rerun[key] = (s2, _simulate(s2, v, inp, out, arrivals, concurrency))
+                    rerun[slow] = (s2, _simulate(s2, v, inp, out, arrivals, concurrency))
                 except ValueError:  # nothing fits at these values: re-time instead
-                    rerun[key] = None
-            hit = rerun[key]
+                    rerun[slow] = None
+            hit = rerun[slow]
             if hit is not None:
                 return metrics(hit[0], hit[1], v, inp, arrivals)
         return metrics(setup, sim, v, inp, arrivals)
