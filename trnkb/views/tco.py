@@ -21,7 +21,7 @@ from trnkb.views.charts import WIDTH
 from trnkb.views.display import labels, names
 from trnkb.workload import fromkb
 from trnkb.workload.cost import HOURS_PER_YEAR, range_shares
-from trnkb.workload.fleet import operating_point, plan_fleet, train_plan
+from trnkb.workload.fleet import cost_target, operating_point, plan_fleet, train_plan
 from trnkb.workload.prices import price_rows
 from trnkb.workload.versus import ratio_range
 
@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
     from trnkb.workload.result import WorkloadResult
 
-__all__ = ["MODELS", "SYSTEMS", "TRN3", "breakeven_capex", "chart_sources", "fleet",
+__all__ = ["MODELS", "SYSTEMS", "TRN3", "breakeven_capex", "chart_sources", "cost_targets",
+           "fleet",
            "power_check", "prices", "range_chart", "rests_on", "serving", "sources_below",
            "training", "verdict", "versus"]
 
@@ -282,6 +283,24 @@ def fleet(kb: KnowledgeBase, power_mw: float = 50, target: float = 30.0,
                      "tokens_per_s_high": r["fleet_tokens_per_s"]["high"],
                      "usd_per_mtok": r["usd_per_million_tokens"]["central"],
                      "reached": r["reachable"]})
+    return pd.DataFrame(rows)
+
+
+def cost_targets(kb: KnowledgeBase, max_usd_per_mtok: float = 1.0, kind: str = "dense",
+                 systems: Sequence[str] = SYSTEMS) -> pd.DataFrame:
+    """:func:`trnkb.workload.fleet.cost_target` for each system (owner view): the tokens/s per
+    user reachable at or under the ceiling, central, optimistic and pessimistic (None: not
+    reachable)."""
+    m = fromkb.model(kb, MODELS[kind])
+    lab = _labels(kb, systems)
+    rows = []
+    for sid in systems:
+        r = cost_target(m, fromkb.system(kb, sid), max_usd_per_mtok, "fp8")
+        t = r["tokens_per_s_per_user"]
+        top = r["rests_on"][0] if r["rests_on"] else {"input": "-", "kind": ""}
+        rows.append({"system": lab[sid], "tokens_per_s_per_user": t["central"],
+                     "optimistic": t["optimistic"], "pessimistic": t["pessimistic"],
+                     "usd_decided_by": f"{top['input']} ({top['kind']})"})
     return pd.DataFrame(rows)
 
 
