@@ -30,7 +30,7 @@ __all__ = ["COMMANDS", "HELP", "TOPICS", "LazyGroup", "app", "main"]
 
 # Order is the order of `trnkb --help`.
 TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "workload", "prices", "diff",
-          "audit")
+          "audit", "peaks", "stale")
 
 # command -> (topic module, one-line help shown by `trnkb --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -57,6 +57,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
                          "and date."),
     "diff": ("diff", "List what changed between two versions of the knowledge base."),
     "audit": ("audit", "Compare another tool's hardware constants with the knowledge base."),
+    "peaks": ("peaks", "Resolve a device string to its chip row and sourced dense peaks (for "
+                       "MFU)."),
+    "stale": ("stale", "List values whose source is older than a newer same-kind source on the "
+                       "same row, and rows still 'announced' that a shipping system, a price or "
+                       "a device string names."),
 }
 
 HELP = "Sourced, unit-checked AI-accelerator specifications: show, compare, validate, export."

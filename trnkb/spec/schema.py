@@ -32,7 +32,7 @@ from trnkb.spec.fields import (
     Field,
     Table,
 )
-from trnkb.spec.hardware import CHIPS, HBM, PACKAGES
+from trnkb.spec.hardware import CHIPS, DEVICES, HBM, PACKAGES
 from trnkb.spec.systems import (
     CORES,
     DATACENTER,
@@ -55,6 +55,7 @@ __all__ = [
     "VENDOR",
     "NOTES",
     "CHIPS",
+    "DEVICES",
     "PACKAGES",
     "HBM",
     "RACKS",
@@ -77,7 +78,7 @@ __all__ = [
 TABLES: dict[str, Table] = {
     t.name: t
     for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES, FABRICS, MODELS, PRICES,
-              POWER)
+              DEVICES, POWER)
 }
 
 SOURCE_FIELDS = ("id", "title", "publisher", "url", "date", "kind")

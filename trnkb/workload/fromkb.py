@@ -47,7 +47,12 @@ def model_ids(kb: KnowledgeBase) -> list[str]:
 
 
 def system_ids(kb: KnowledgeBase) -> list[str]:
-    return list(kb.table("racks")["id"])
+    """The racks the workload layer can model: their chip states HBM capacity and bandwidth
+    (an SRAM-only part such as an LPU has no HBM row to build a memory model from)."""
+    racks = kb.table("racks")
+    return [r for r, chip in zip(racks["id"], racks["chip"], strict=True)
+            if kb.get(str(chip), "hbm_capacity") is not None
+            and kb.get(str(chip), "hbm_bandwidth") is not None]
 
 
 def _lookup(kb: KnowledgeBase, table: str, text: str) -> str:

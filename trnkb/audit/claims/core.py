@@ -34,11 +34,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from trnkb.audit.claims import memo
 from trnkb.audit.claims.files import claim_files, claim_sources, claims_path, read_claim_file
 from trnkb.audit.claims.operations import ClaimError, Inputs, evaluate, literal, unit_of
 from trnkb.calc.derivation import quantity_json
 from trnkb.spec.schema import ID_PATTERN
-from trnkb.spec.specfile import LineDict, SpecError, display_path, item_line, show
+from trnkb.spec.specfile import (
+    LineDict,
+    SpecError,
+    display_path,
+    item_line,
+    show,
+)
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
@@ -341,8 +348,17 @@ def _evaluate_text(
 
 
 def evaluate_claims(kb: KnowledgeBase, path: Path | None = None) -> tuple[list[Claim], list[str]]:
-    """Evaluate every claim; returns (claims, errors as ``file:line: id: problem``)."""
+    """Evaluate every claim; returns (claims, errors as ``file:line: id: problem``).
+
+    Remembered per knowledge base and content (:mod:`trnkb.audit.claims.memo`: the specs,
+    the claim files and trnkb's code); each call gets its own lists."""
     files = [p for p in claim_files(kb, path) if p.exists()]
+    claims, errors = memo.remembered(kb, Path(kb.path), files,
+                                     lambda: _evaluate_files(kb, files))
+    return list(claims), list(errors)
+
+
+def _evaluate_files(kb: KnowledgeBase, files: list[Path]) -> tuple[list[Claim], list[str]]:
     source_ids = set(kb.sources["id"])
     claims: list[Claim] = []
     errors: list[str] = []
