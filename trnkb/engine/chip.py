@@ -157,27 +157,64 @@ def chip_attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, hea
     hbm = _chip_link(core)
     tls: list[Timeline] = []
     progs: list[Iterator[object]] = []
-    by_heads = heads >= cores
+    group = heads // heads_kv
     P = core.partitions
-    q_tiles = list(range(0, seq_q, P))
-    for c in range(cores):
-        if by_heads:
-            hs = range(c * heads // cores, (c + 1) * heads // cores)
-            qs = None
-        else:
-            hs, qs = range(heads), q_tiles[c::cores]
-        if not len(hs) or (qs is not None and not qs):
-            continue
-        tl = Timeline(core, execute=False, hbm=hbm, core_id=c)
-        tls.append(tl)
-        progs.append(attention_program(tl, seq_q, seq_kv, head_dim, heads, heads_kv, causal,
-                                       exp_engine, evict, head_range=hs, q_tiles=qs))
+    # GQA/MQA with few queries: a group's query heads share one pass over their KV head
+    # (stacked in one query tile), exactly as the one-core kernel folds them
+    fold = group > 1 and group * seq_q <= P and (not causal or seq_q == 1)
+    if fold:
+        split = _fold_split(heads_kv, seq_kv, cores)
+        for c, (hs, lo, hi) in enumerate(split):
+            tl = Timeline(core, execute=False, hbm=hbm, core_id=c)
+            tls.append(tl)
+            progs.append(attention_program(tl, group * seq_q, hi - lo, head_dim, heads_kv,
+                                           heads_kv, False, exp_engine, evict, head_range=hs))
+        how = ("KV heads" if all(hi - lo == seq_kv for _, lo, hi in split)
+               else "KV heads and key ranges (partial softmax per core, merged)")
+    else:
+        by_heads = heads >= cores
+        how = "heads" if by_heads else "query tiles"
+        q_tiles = list(range(0, seq_q, P))
+        for c in range(cores):
+            if by_heads:
+                hs = range(c * heads // cores, (c + 1) * heads // cores)
+                qs = None
+            else:
+                hs, qs = range(heads), q_tiles[c::cores]
+            if not len(hs) or (qs is not None and not qs):
+                continue
+            tl = Timeline(core, execute=False, hbm=hbm, core_id=c)
+            tls.append(tl)
+            progs.append(attention_program(tl, seq_q, seq_kv, head_dim, heads, heads_kv,
+                                           causal, exp_engine, evict, head_range=hs,
+                                           q_tiles=qs))
     _run(tls, progs)
     res = _merge(core, tls, "attention", "bf16",
                  attention_flops(seq_q, seq_kv, head_dim, heads, causal), hbm,
                  {"seq_q": seq_q, "seq_kv": seq_kv, "head_dim": head_dim, "heads": heads,
                   "heads_kv": heads_kv, "causal": causal, "cores": cores,
-                  "split": "heads" if by_heads else "query tiles", "exp_engine": exp_engine,
+                  "split": how, "gqa_folded": fold, "exp_engine": exp_engine,
                   "evict_engine": evict})
     res.notes.append(explain_attention(res, core))
     return res
+
+
+def _fold_split(heads_kv: int, seq_kv: int, cores: int) -> list[tuple[range, int, int]]:
+    """Per core: (KV heads, first key, end key) of a folded GQA decode.
+
+    Whole KV heads when there are at least as many as cores; otherwise each KV head's keys
+    are cut into ``cores // heads_kv`` ranges (flash-decoding: each core keeps a partial
+    max, sum and output; merging them is a few vector operations on [group, d], not
+    modelled), so every core reads a disjoint part of K and V.
+    """
+    if heads_kv >= cores:
+        return [(range(c * heads_kv // cores, (c + 1) * heads_kv // cores), 0, seq_kv)
+                for c in range(cores) if (c + 1) * heads_kv // cores > c * heads_kv // cores]
+    per = cores // heads_kv
+    out = []
+    for h in range(heads_kv):
+        for i in range(per):
+            lo, hi = i * seq_kv // per, (i + 1) * seq_kv // per
+            if hi > lo:
+                out.append((range(h, h + 1), lo, hi))
+    return out
