@@ -67,3 +67,21 @@ def test_mx_on_trainium2_exits_1_with_a_message(capsys):
 def test_more_cores_than_the_chip_has_is_a_usage_error():
     r = runner.invoke(app, ["engine", "gemm", "--cores", "9", "--no-execute"])
     assert r.exit_code != 0
+
+
+def test_engine_gemm_cost_only_does_not_import_altair():
+    # altair builds a grammar at import (seconds of CPU); only --timeline charts need it
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys\nfrom trnkb.cli import main\n"
+            "sys.argv = ['trnkb', 'engine', 'gemm', '--m', '64', '--k', '64', '--n', '64', "
+            "'--no-execute', '--json']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('altair', 'jsonschema')),"
+            " file=sys.stderr)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=Path(__file__).resolve().parents[2])
+    assert json.loads(r.stdout)["flops"] == 2 * 64**3
+    assert r.stderr.strip().splitlines()[-1] == "[]"

@@ -17,7 +17,6 @@ from rich.table import Table
 import trnkb
 from trnkb.cli.validate import attention_args, chip_with_core, gemm_args, positive_int
 from trnkb.engine import NeuronCore, Result, attention, chip_attention, chip_gemm, gemm
-from trnkb.engine.profile import write_chrome_trace
 
 __all__ = ["Dtype", "ExpEngine", "register"]
 
@@ -103,6 +102,8 @@ def _print(res: Result, as_json: bool) -> None:
 
 def _finish(res: Result, as_json: bool, timeline: Path | None) -> None:
     if timeline is not None:
+        from trnkb.engine.profile import write_chrome_trace
+
         write_chrome_trace(res, timeline)
         err.print(f"wrote Chrome trace {timeline}")
     _print(res, as_json)

@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import altair as alt
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:  # altair builds a grammar at import: only timeline_chart needs it
+    import altair as alt
 
 from trnkb.engine.result import ENGINES, Result
 
@@ -82,6 +84,8 @@ def timeline_chart(res: Result, title: str, sources: Iterable[str] = (), max_bar
 
     Lanes with more than ``max_bars`` bars keep the longest ones (a readable chart).
     """
+    import altair as alt
+
     from trnkb.charts import caption
 
     bars = lanes(res)
