@@ -87,26 +87,34 @@ def _merge(core: NeuronCore, tls: list[Timeline], kernel: str, dtype: str, flops
     return res
 
 
-def _chip_link(core: NeuronCore) -> Link:
+def _chip_link(core: NeuronCore, lnc: int | None = None) -> Link:
+    """The chip's HBM link, or with ``lnc`` the share one logical core's bank gets."""
     if core.hbm_bandwidth is None:
         raise ValueError(f"{core.chip} has no hbm_bandwidth in specs/chips.yaml; a chip run "
                          f"needs it")
-    return Link(core.hbm_bandwidth.to("B/s").magnitude)
+    rate = core.hbm_bandwidth if lnc is None else core.lnc_hbm_share(lnc)
+    assert rate is not None
+    return Link(rate.to("B/s").magnitude)
 
 
 def chip_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
               cores: int | None = None,
               execute: bool = False, a: Operand = None, b: Operand = None, seed: int = 0,
               weight_dtype: str | None = None, quantize_activations: bool | None = None,
-              max_groups: int | None = None) -> Result:
-    """C = A B sharded over ``cores`` NeuronCores of one chip (default: all of them)."""
-    cores = core.cores_per_chip if cores is None else cores
+              max_groups: int | None = None, lnc: int | None = None) -> Result:
+    """C = A B sharded over ``cores`` NeuronCores of one chip (default: all of them).
+
+    ``lnc``: the cores form one logical NeuronCore of ``lnc`` physical cores (``cores`` is
+    then ``lnc``) and share the HBM bandwidth of its bank (:meth:`NeuronCore.lnc_hbm_share`)
+    instead of the whole chip's.
+    """
+    cores = (lnc if lnc is not None else core.cores_per_chip) if cores is None else cores
     if not 1 <= cores <= core.cores_per_chip:
         raise ValueError(f"cores={cores}: {core.chip} has {core.cores_per_chip} NeuronCores")
     split = "m" if m >= n else "n"
     size = m if split == "m" else n
     step = math.ceil(size / cores)
-    hbm = _chip_link(core)
+    hbm = _chip_link(core, lnc)
     tls: list[Timeline] = []
     progs: list[Iterator[object]] = []
     plans: list[GemmPlan] = []
@@ -139,11 +147,12 @@ def chip_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
 
 def chip_attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, heads: int = 1,
                    causal: bool = False, cores: int | None = None, heads_kv: int | None = None,
-                   exp_engine: str | None = None) -> Result:
+                   exp_engine: str | None = None, lnc: int | None = None) -> Result:
     """Flash-attention forward sharded over ``cores`` NeuronCores (cost only).
 
     Split over heads when there are at least as many heads as cores, else over query
-    tiles (round-robin, so a causal mask's work balances).
+    tiles (round-robin, so a causal mask's work balances); a GQA decode is folded (see
+    :func:`_fold_split`). ``lnc``: the cores are one logical core sharing its HBM bank.
     """
     cores = core.cores_per_chip if cores is None else cores
     if not 1 <= cores <= core.cores_per_chip:
@@ -154,7 +163,7 @@ def chip_attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, hea
     if exp_engine is None:
         exp_engine = "vector" if core.vector_exp_speedup else "scalar"
     evict = choose_evict_engine(core, seq_kv, head_dim, exp_engine)
-    hbm = _chip_link(core)
+    hbm = _chip_link(core, lnc)
     tls: list[Timeline] = []
     progs: list[Iterator[object]] = []
     group = heads // heads_kv

@@ -64,6 +64,20 @@ class NeuronCore:
     quantize_mx_rate: int = 0  # 0: no VectorE quantize_mx (activations must arrive in MX)
     gpsimd_start_cycles: int = 0
     hbm_bandwidth: Quantity | None = None  # per chip, shared by its cores
+    hbm_capacity: Quantity | None = None  # per chip
+    # logical NeuronCores: physical cores per logical core AWS supports (default, max)
+    lnc_default: int = 1
+    lnc_max: int = 1
+    hbm_banks: int = 0  # 0: not recorded
+    # fixed and per-block costs outside the simulated schedule (None: not charged)
+    kernel_launch: Quantity | None = None
+    kernel_start_end: Quantity | None = None
+    output_block_cost: Quantity | None = None
+    output_block_rows: int = 0
+    output_block_cols: int = 0
+    tensor_sustained: float = 1.0  # TensorE sustained / peak instruction rate
+    # what AWS's profiler normalises to: BF16 TFLOP/s per logical core, HBM TB/s per chip
+    profiler_peaks: tuple[float, float] | None = None
     # ((dtype, chip peak from AWS's chip table), ...)
     published_peaks: tuple[tuple[str, Quantity], ...] = ()
 
@@ -90,6 +104,14 @@ class NeuronCore:
             if default is not None and kb.get(rid, field) is None:
                 return default
             return int(need(field).to("").magnitude)  # need raises when there is no value
+
+        def opt(field: str, unit: str) -> Quantity | None:
+            v = kb.get(rid, field)
+            return None if v is None else v.to(unit)
+
+        sustained = kb.get(rid, "tensor_sustained")
+        prof = (opt("profiler_bf16_peak", "TFLOPS"), opt("profiler_hbm_bandwidth", "TB/s"))
+        cap = kb.get(chip, "hbm_capacity")
 
         n_cores = kb.get(chip, "cores")
         return cls(
@@ -129,6 +151,19 @@ class NeuronCore:
                 if kb.get(chip, f"dense_{d}") is not None),
             hbm_bandwidth=(kb.get(chip, "hbm_bandwidth").to("TB/s")
                            if kb.get(chip, "hbm_bandwidth") is not None else None),
+            hbm_capacity=cap.to("GiB") if cap is not None else None,
+            lnc_default=count("lnc_default", 1),
+            lnc_max=count("lnc_max", 1),
+            hbm_banks=count("hbm_banks", 0),
+            kernel_launch=opt("kernel_launch", "us"),
+            kernel_start_end=opt("kernel_start_end", "us"),
+            output_block_cost=opt("output_block_cost", "us"),
+            output_block_rows=count("output_block_rows", 0),
+            output_block_cols=count("output_block_cols", 0),
+            tensor_sustained=(float(sustained.to("").magnitude) if sustained is not None
+                              else 1.0),
+            profiler_peaks=(None if prof[0] is None or prof[1] is None
+                            else (float(prof[0].magnitude), float(prof[1].magnitude))),
         )
 
     # ---- derived figures -------------------------------------------------------------
@@ -176,6 +211,39 @@ class NeuronCore:
         if self.hbm_bandwidth is None:
             return None
         q: Quantity = (self.hbm_bandwidth / self.cores_per_chip).to("GB/s")
+        return q
+
+    # ---- logical NeuronCores -----------------------------------------------------------
+    def check_lnc(self, lnc: int) -> int:
+        """``lnc`` if this core supports it (1 up to ``lnc_max``, dividing the chip's cores)."""
+        if not isinstance(lnc, int) or not 1 <= lnc <= self.lnc_max \
+                or self.cores_per_chip % lnc:
+            raise ValueError(f"lnc={lnc!r}: {self.chip} supports logical NeuronCores of 1"
+                             + (f" to {self.lnc_max}" if self.lnc_max > 1 else "")
+                             + " physical cores (specs/cores.yaml lnc_max)")
+        return lnc
+
+    def logical_cores_per_chip(self, lnc: int) -> int:
+        """Logical NeuronCores per chip: physical cores / lnc (4 on Trainium3 at LNC=2)."""
+        return self.cores_per_chip // self.check_lnc(lnc)
+
+    def lnc_hbm_share(self, lnc: int) -> Quantity | None:
+        """HBM bandwidth one logical core gets when all stream: chip x lnc / cores (at LNC=2
+        on Trainium2 one of the four HBM banks, each shared by two physical cores)."""
+        if self.hbm_bandwidth is None:
+            return None
+        q: Quantity = (self.hbm_bandwidth * self.check_lnc(lnc) / self.cores_per_chip).to("GB/s")
+        return q
+
+    def lnc_hbm_capacity(self, lnc: int) -> Quantity | None:
+        """HBM one logical core addresses: its bank (chip capacity / ``hbm_banks``). At
+        LNC=1 the bank's two physical cores each address the whole bank (AWS's LNC page),
+        so the figure is the same; without ``hbm_banks``, capacity x lnc / cores."""
+        if self.hbm_capacity is None:
+            return None
+        self.check_lnc(lnc)
+        per = self.hbm_banks if self.hbm_banks else self.cores_per_chip / lnc
+        q: Quantity = (self.hbm_capacity / per).to("GiB")
         return q
 
     @property
