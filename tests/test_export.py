@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import trnkb
-from trnkb.export import export
+from trnkb.output.export import export
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from trnkb.claims.core import Claim
+    from trnkb.audit.claims.core import Claim
 
 
 def _print_claims(sel: list[Claim]) -> None:
-    from trnkb.claims import claims_table
+    from trnkb.audit.claims import claims_table
 
     for r in claims_table(sel).to_dict("records"):
         print(f"[{r['verdict']}] {r['id']} ({r['source']}): {r['statement']}")
@@ -39,8 +39,8 @@ def claims_command(
 ) -> None:
     """Published statements tested against the knowledge base, with their verdicts."""
     import trnkb
-    from trnkb.claims import VERDICTS, validate_claims
-    from trnkb.claims.core import KINDS
+    from trnkb.audit.claims import VERDICTS, validate_claims
+    from trnkb.audit.claims.core import KINDS
     from trnkb.cli.validate import choice
 
     choice(verdict, VERDICTS, "--verdict")
@@ -48,14 +48,14 @@ def claims_command(
     kb = trnkb.load()
     claims = validate_claims(kb)
     if record is not None:
-        from trnkb.claims.history import history_path, record_release
+        from trnkb.audit.claims.history import history_path, record_release
 
         record_release(record, claims, history_path(kb))
         print(f"recorded {len(claims)} verdicts as release {record} in "
               f"{history_path(kb)}")
         return
     if changed_since is not None:
-        from trnkb.claims.history import changes_since, history_path
+        from trnkb.audit.claims.history import changes_since, history_path
 
         moved = changes_since(changed_since, claims, history_path(kb))
         if as_json:
@@ -67,7 +67,7 @@ def claims_command(
                                                           if m.statement else ""))
         return
     if coverage:
-        from trnkb.claims.coverage import coverage_markdown, coverage_path, coverage_table
+        from trnkb.audit.claims.coverage import coverage_markdown, coverage_path, coverage_table
 
         if as_json:
             print(coverage_table(claims, coverage_path(kb)).to_json(orient="records",
@@ -76,7 +76,7 @@ def claims_command(
             print(coverage_markdown(claims, coverage_path(kb)), end="")
         return
     if source is not None and source not in {c.source for c in claims}:
-        from trnkb.specfile import show, suggest
+        from trnkb.spec.specfile import show, suggest
 
         raise KeyError(f"no claims from source {show(source)}"
                        f"{suggest(source, sorted({c.source for c in claims}))}")

@@ -148,7 +148,7 @@ def _print(res: WorkloadResult) -> None:
 
 
 def _fail(e: Exception) -> NoReturn:
-    from trnkb.specfile import _one_line
+    from trnkb.spec.specfile import _one_line
 
     msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
     print(_one_line(f"error: {msg}"), file=sys.stderr)

@@ -16,9 +16,9 @@ import math
 from collections.abc import Sequence
 from typing import Any, SupportsFloat, cast
 
-from trnkb.display import short_name
 from trnkb.kb import KnowledgeBase
-from trnkb.schema import TABLES
+from trnkb.spec.schema import TABLES
+from trnkb.views.display import short_name
 
 __all__ = ["CHIP_COLUMNS", "DOMAIN_COLUMNS", "downloads_page", "explorer_data", "explorer_page"]
 
@@ -177,8 +177,8 @@ def downloads_page(kb: KnowledgeBase,
              '<thead><tr><th scope="col">table</th><th scope="col">what it holds</th>'
              '<th scope="col">download</th></tr></thead><tbody>' + "".join(rows)
              + "</tbody></table></div></div>")
-    return ("# Data downloads\n\nThe knowledge base as files, written by `trnkb.export` when "
-            "this site was built: one file per table plus the long `facts` table (every value "
-            "with its source, locator and kind), the bibliography and the conflicts. Each "
-            "format comes with a Frictionless descriptor:\n\n"
+    return ("# Data downloads\n\nThe knowledge base as files, written by "
+            "`trnkb.output.export` when this site was built: one file per table plus the "
+            "long `facts` table (every value with its source, locator and kind), the "
+            "bibliography and the conflicts. Each format comes with a Frictionless descriptor:\n\n"
             f'<p class="trnkb-downloads">{pkgs}</p>\n\n' + table + "\n")

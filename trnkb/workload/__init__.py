@@ -7,6 +7,10 @@ memory), :mod:`~trnkb.workload.training`, :mod:`~trnkb.workload.search` (plan se
 :mod:`~trnkb.workload.serving`, :mod:`~trnkb.workload.collectives` (collectives over the
 scale-up fabric and scale-out network), :mod:`~trnkb.workload.cost` (TCO, power),
 :mod:`~trnkb.workload.ranges` (inputs and results as ranges).
+
+May import: :mod:`trnkb.topology`, :mod:`trnkb.engine`, :mod:`trnkb.kb`,
+:mod:`trnkb.calc`, :mod:`trnkb.spec`, :mod:`trnkb.units`; never :mod:`trnkb.audit` or a
+view.
 """
 
 from trnkb.workload.fromkb import model, system
