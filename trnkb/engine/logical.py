@@ -30,7 +30,7 @@ from trnkb.engine.gemm import gemm as _gemm_core
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.result import Result
 from trnkb.engine.tiling import Tiling, named_tiling
-from trnkb.qtypes import Quantity
+from trnkb.units.qtypes import Quantity
 
 __all__ = ["attention", "attention_time", "gemm", "gemm_time", "output_blocks"]
 
