@@ -19,8 +19,13 @@ if TYPE_CHECKING:
 
 __all__ = ["PACK_FIELD", "NeuronCore"]
 
-# TensorE K elements per PE per cycle: dtype -> NeuronCore field holding the packing.
-PACK_FIELD = {"bf16": None, "fp8": "fp8_pack", "mxfp8": "mx_pack", "mxfp4": "mx_pack"}
+# TensorE K elements per PE per cycle: dtype -> the specs/cores.yaml fields holding its
+# packing, first found wins (``mxfp8_pack``/``mxfp4_pack`` where a generation packs them
+# differently, else the shared ``mx_pack``). The dtypes a core runs are its
+# ``matmul_dtypes`` row (default: those with a packing).
+PACK_FIELD: dict[str, tuple[str, ...]] = {"bf16": (), "fp8": ("fp8_pack",),
+                                          "mxfp8": ("mxfp8_pack", "mx_pack"),
+                                          "mxfp4": ("mxfp4_pack", "mx_pack")}
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,9 @@ class NeuronCore:
     output_block_rows: int = 0
     output_block_cols: int = 0
     tensor_sustained: float = 1.0  # TensorE sustained / peak instruction rate
+    mxfp8_pack: int = 0  # 0: mx_pack
+    mxfp4_pack: int = 0  # 0: mx_pack
+    matmul_dtypes: tuple[str, ...] = ()  # empty: every dtype with a packing
     # what AWS's profiler normalises to: BF16 TFLOP/s per logical core, HBM TB/s per chip
     profiler_peaks: tuple[float, float] | None = None
     # ((dtype, chip peak from AWS's chip table), ...)
@@ -110,6 +118,12 @@ class NeuronCore:
             return None if v is None else v.to(unit)
 
         sustained = kb.get(rid, "tensor_sustained")
+        listed = kb.get(rid, "matmul_dtypes")
+        dtypes = tuple(str(listed).split()) if listed is not None else ()
+        unknown = [d for d in dtypes if d not in PACK_FIELD]
+        if unknown:
+            raise ValueError(f"specs/cores.yaml: {rid}: matmul_dtypes: unknown {unknown}; the "
+                             f"engine runs {', '.join(PACK_FIELD)}")
         prof = (opt("profiler_bf16_peak", "TFLOPS"), opt("profiler_hbm_bandwidth", "TB/s"))
         cap = kb.get(chip, "hbm_capacity")
 
@@ -152,6 +166,9 @@ class NeuronCore:
             hbm_bandwidth=(kb.get(chip, "hbm_bandwidth").to("TB/s")
                            if kb.get(chip, "hbm_bandwidth") is not None else None),
             hbm_capacity=cap.to("GiB") if cap is not None else None,
+            mxfp8_pack=count("mxfp8_pack", 0),
+            mxfp4_pack=count("mxfp4_pack", 0),
+            matmul_dtypes=dtypes,
             lnc_default=count("lnc_default", 1),
             lnc_max=count("lnc_max", 1),
             hbm_banks=count("hbm_banks", 0),
@@ -172,20 +189,39 @@ class NeuronCore:
         q: Quantity = getattr(self, f"{engine}_clock")
         return q
 
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        """GEMM input dtypes this core runs: ``matmul_dtypes``, else every dtype with a packing."""
+        if self.matmul_dtypes:
+            return self.matmul_dtypes
+        return tuple(d for d in PACK_FIELD if self._pack(d))
+
+    def _pack(self, dtype: str) -> int:
+        fields = PACK_FIELD[dtype]
+        if not fields:
+            return 1
+        for f in fields:
+            p: int = getattr(self, f)
+            if p:
+                return p
+        return 0
+
     def pack(self, dtype: str) -> int:
         """K elements each PE multiplies per cycle for ``dtype`` (1 for BF16).
 
-        Raises ``ValueError`` for MX dtypes on a core without MX matmul (Trainium2).
+        Raises ``ValueError`` for a dtype the core does not run (MX on Trainium2).
         """
         if dtype not in PACK_FIELD:
             raise ValueError(f"unknown matmul dtype {dtype!r}; expected one of "
                              f"{', '.join(PACK_FIELD)}")
-        field = PACK_FIELD[dtype]
-        p = 1 if field is None else getattr(self, field)
-        if p == 0:
+        p = self._pack(dtype)
+        if p == 0 and dtype.startswith("mx"):
             raise ValueError(f"{self.chip} ({self.name}) has no MX matmul, so {dtype} is not "
                              f"supported (MXFP8/MXFP4 TensorE arrived with NeuronCore-v4, "
                              f"Trainium3); use bf16 or fp8")
+        if p == 0 or dtype not in self.dtypes:
+            raise ValueError(f"{self.chip} ({self.name}) does not run {dtype} matmuls "
+                             f"(specs/cores.yaml matmul_dtypes: {', '.join(self.dtypes)})")
         return p
 
     def peak_flops(self, dtype: str = "bf16", cores: int = 1) -> Quantity:
