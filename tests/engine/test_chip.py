@@ -118,3 +118,11 @@ def test_gqa_decode_on_a_whole_chip_moves_k_and_v_once(trn3, heads_kv):
     ranges = max(1, 8 // heads_kv)
     assert r.params["gqa_folded"]
     assert r.chip_figures["hbm_bytes"] == kv + 2 * 64 * 128 * 2 * ranges
+
+
+@pytest.mark.parametrize("heads_kv", [8, 4])
+def test_gqa_decode_at_128k_on_a_whole_chip_is_within_1_3x_of_the_hbm_bound(trn3, heads_kv):
+    # the bound: K + V bytes (counted by hand) over the chip's 4.9 TB/s (specs/chips.yaml)
+    r = chip_attention(trn3, 1, 131072, 128, heads=64, heads_kv=heads_kv)
+    bound = 2 * heads_kv * 131072 * 128 * 2 / 4.9e12
+    assert bound <= r.seconds.to("s").magnitude <= 1.3 * bound

@@ -29,6 +29,7 @@ from trnkb.engine.attention import (
     choose_evict_engine,
     explain_attention,
 )
+from trnkb.engine.attention_decode import MAX_ROWS, decode_program
 from trnkb.engine.gemm import (
     GemmPlan,
     Operand,
@@ -173,9 +174,14 @@ def chip_attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, hea
     fold = group > 1 and group * seq_q <= P and (not causal or seq_q == 1)
     if fold:
         split = _fold_split(heads_kv, seq_kv, cores)
+        decode = group * seq_q <= MAX_ROWS
         for c, (hs, lo, hi) in enumerate(split):
             tl = Timeline(core, execute=False, hbm=hbm, core_id=c)
             tls.append(tl)
+            if decode:  # keys on partitions (attention_decode)
+                progs.append(decode_program(tl, group * seq_q, hi - lo, head_dim, heads_kv,
+                                            head_range=hs, exp_engine=exp_engine))
+                continue
             progs.append(attention_program(tl, group * seq_q, hi - lo, head_dim, heads_kv,
                                            heads_kv, False, exp_engine, evict, head_range=hs))
         how = ("KV heads" if all(hi - lo == seq_kv for _, lo, hi in split)
