@@ -115,11 +115,20 @@ def _print(res: Result, as_json: bool) -> None:
         print(note)
 
 
-def _finish(res: Result, as_json: bool, timeline: Path | None) -> None:
-    if timeline is not None:
-        from trnkb.engine.profile import write_chrome_trace
+_TRACE_SIGNATURE = '{"otherData": {"generator": "trnkb engine --timeline"'
 
-        write_chrome_trace(res, timeline)
+
+def _finish(res: Result, as_json: bool, timeline: Path | None) -> None:
+    if timeline is not None:  # the export's rules: atomic, no symlinks, no foreign files
+        import json
+
+        from trnkb.engine.profile import chrome_trace
+        from trnkb.output.safefile import write_file
+
+        trace = chrome_trace(res)
+        other = {"generator": "trnkb engine --timeline", **trace.pop("otherData", {})}
+        write_file(timeline, json.dumps({"otherData": other, **trace}), _TRACE_SIGNATURE,
+                   "--timeline")
         err.print(f"wrote Chrome trace {timeline}")
     _print(res, as_json)
 
