@@ -68,3 +68,18 @@ def test_gemm_time_is_a_time_with_the_fixed_costs(trn3):
     bare = gemm(trn3, 2048, 1024, 2048, execute=False, lnc=2, fixed_costs=False)
     fixed = (3.55 + 7.94 + 2 * 2.014) * 1e-6  # specs/cores.yaml: launch, start/end, 2 blocks
     assert t.to("s").magnitude == pytest.approx(bare.seconds.to("s").magnitude + fixed)
+
+
+def test_attention_time_on_a_logical_core_moves_its_kv_heads_once(trn3):
+    from trnkb.engine import attention_time
+    from trnkb.engine.logical import attention
+
+    # decode, 8 query heads over 1 KV head, 128k keys, on one LNC=2 logical core: the two
+    # physical cores split the keys and share one HBM bank (4.9 TB/s / 4)
+    r = attention(trn3, 1, 131072, 128, heads=8, heads_kv=1, execute=False, lnc=2)
+    kv = 2 * 131072 * 128 * 2
+    assert r.bytes["hbm"].to("B").magnitude == kv + 2 * 2 * 8 * 128 * 2  # Q, O per key range
+    bound = kv / (4.9e12 / 4)
+    t = attention_time(trn3, seq_q=1, seq_kv=131072, head_dim=128, heads=8, heads_kv=1)
+    assert t == r.seconds
+    assert bound <= t.to("s").magnitude <= 1.5 * bound
