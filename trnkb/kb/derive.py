@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import pint
 
+from trnkb.kb import expressions
+from trnkb.kb.expressions import Inputs
 from trnkb.kb.formulas import DIVISOR, FORMULAS
 from trnkb.spec import attributes, prefer
 from trnkb.units import parse, ureg
@@ -273,34 +275,29 @@ class _Evaluator:
             else:
                 values[name] = q
         formula = FORMULAS.get(decl["derive"])
-        if formula is not None:
-            if formula.needs:
-                attr, want = formula.needs
-                first = next(i for i in inputs if not i["name"].startswith(DIVISOR))
-                if first.get(attr, "") != want:
-                    raise _Refused(f"{decl['derive']} needs a {want} input; "
-                                   f"{first.get('ref', first['name'])} is "
-                                   f"{first.get(attr, '') or 'not marked ' + want}")
-            try:
-                value = formula.fn(values)
-            except pint.DimensionalityError as e:
-                raise _Refused(f"wrong dimension: {e}") from None
-            except ArithmeticError as e:  # a zero denominator, an overflow
-                raise _Refused(f"cannot compute {decl['derive']}: {e}") from None
-            text = formula.text
-        else:
-            from trnkb.calc import run
-
-            try:
-                res = run(decl["derive"], values)
-                value = res.output(decl["output"])
-            except (ValueError, KeyError, ArithmeticError, pint.DimensionalityError) as e:
-                raise _Refused(f"{decl['derive']}: {e}") from None
-            text = res.derivation.formula
+        if formula is not None and formula.needs:
+            attr, want = formula.needs
+            first = next(i for i in inputs if not i["name"].startswith(DIVISOR))
+            if first.get(attr, "") != want:
+                raise _Refused(f"{decl['derive']} needs a {want} input; "
+                               f"{first.get('ref', first['name'])} is "
+                               f"{first.get(attr, '') or 'not marked ' + want}")
+        # one evaluator for declarations and claims: the formula (or calculator) as an
+        # expression over the resolved inputs, then the divisors
+        expr: Any = (formula.expression(values) if formula is not None else
+                     {"calc": decl["derive"], "args": values, "output": decl["output"]})
         for q in divisors:
             if q.magnitude == 0:
                 raise _Refused("cannot compute: a divisor (among...) is zero")
-            value = value / q
+            expr = {"ratio": [expr, q]}
+        lineage: Inputs = []
+        try:
+            value = expressions.evaluate(expr, None, lineage, f"cannot compute {decl['derive']}")
+        except expressions.ExpressionError as e:
+            raise _Refused(str(e)) from None
+        assert not isinstance(value, str)  # no text operation in a formula
+        calc = [i for i in lineage if "calc" in i]
+        text = calc[0]["formula"] if calc else formula.text if formula else decl["derive"]
         if divisors:
             text += " / " + " / ".join(n for n in decl["inputs"] if n.startswith(DIVISOR))
         density, direction = self.attributes(decl, formula, inputs)

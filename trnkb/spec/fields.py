@@ -74,7 +74,8 @@ def _t(name: str, description: str, **kw: Any) -> Field:
 
 
 def _flops(name: str, what: str) -> Field:
-    return _q(name, "compute_rate", "TFLOPS", 0.01, 1e5, f"Peak {what} per chip, FLOP/s.")
+    # up to 1 EFLOPS: a wafer-scale chip (Cerebras WSE-3, 125 PF) is one chip
+    return _q(name, "compute_rate", "TFLOPS", 0.01, 1e6, f"Peak {what} per chip, FLOP/s.")
 
 
 NAME = Field("name", "label", "Display name.", required=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from trnkb.spec.fields import NAME, NOTES, STATUSES, VENDOR, Field, Table, _flops, _n, _q, _t
 
-__all__ = ["CHIPS", "HBM", "PACKAGES"]
+__all__ = ["CHIPS", "DEVICES", "HBM", "PACKAGES"]
 
 CHIPS = Table(
     "chips",
@@ -19,10 +19,23 @@ CHIPS = Table(
             choices=STATUSES,
             required=True,
         ),
+        Field(
+            "family",
+            "label",
+            "Chip family shared by SKU variants of one silicon (h100 for H100 SXM, PCIe and "
+            "NVL; b200 for HGX B200 and GB200); each variant row keeps its own clock, power "
+            "and peaks.",
+        ),
         _n("year", 2010, 2035, "Year of launch or general availability."),
         _t("process_node", "Foundry process of the compute dies (e.g. TSMC N3P)."),
         _n("compute_dies", 1, 16, "Compute dies per package."),
-        _n("cores", 1, 100000, "Cores per chip (NeuronCores, TensorCores, SMs, XCD CUs)."),
+        _n(
+            "cores",
+            1,
+            1_000_000,
+            "Cores per chip (NeuronCores, TensorCores, SMs, XCD CUs; 900,000 on a wafer-scale "
+            "chip).",
+        ),
         _q("clock", "frequency", "GHz", 0.1, 6, "Clock of the matrix engine."),
         _flops("dense_fp32", "dense FP32"),
         _flops("dense_tf32", "dense TF32"),
@@ -127,6 +140,25 @@ HBM = Table(
             100,
             "HBM bandwidth per chip as reported.",
             tolerance=0.02,
+        ),
+        NOTES,
+    ),
+)
+
+DEVICES = Table(
+    "devices",
+    "One row per device string a framework or driver tool prints for a chip "
+    "(torch.cuda.get_device_name, jax device_kind, amd-smi, neuron-ls), with its source; "
+    "trnkb.peaks resolves these strings to chip rows.",
+    (
+        NAME,
+        VENDOR,
+        Field("chip", "ref", "Chip row (SKU) this string names.", ref="chips", required=True),
+        _t("device_string", "The string exactly as the tool prints it."),
+        _t(
+            "reported_by",
+            "Which call or tool prints it.",
+            choices=("torch", "jax", "amd-smi", "rocm-smi", "nvidia-smi", "neuron-ls"),
         ),
         NOTES,
     ),

@@ -32,8 +32,17 @@ from trnkb.spec.fields import (
     Field,
     Table,
 )
-from trnkb.spec.hardware import CHIPS, HBM, PACKAGES
-from trnkb.spec.systems import CORES, DATACENTER, FABRICS, MODELS, NETWORK, PRICES, RACKS
+from trnkb.spec.hardware import CHIPS, DEVICES, HBM, PACKAGES
+from trnkb.spec.systems import (
+    CORES,
+    DATACENTER,
+    FABRICS,
+    MODELS,
+    NETWORK,
+    POWER,
+    PRICES,
+    RACKS,
+)
 
 __all__ = [
     "ID_PATTERN",
@@ -46,6 +55,7 @@ __all__ = [
     "VENDOR",
     "NOTES",
     "CHIPS",
+    "DEVICES",
     "PACKAGES",
     "HBM",
     "RACKS",
@@ -55,6 +65,7 @@ __all__ = [
     "FABRICS",
     "MODELS",
     "PRICES",
+    "POWER",
     "TABLES",
     "SOURCE_FIELDS",
     "UNIT_FAMILIES",
@@ -66,7 +77,8 @@ __all__ = [
 
 TABLES: dict[str, Table] = {
     t.name: t
-    for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES, FABRICS, MODELS, PRICES)
+    for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES, FABRICS, MODELS, PRICES,
+              DEVICES, POWER)
 }
 
 SOURCE_FIELDS = ("id", "title", "publisher", "url", "date", "kind")

@@ -34,11 +34,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from trnkb.audit.claims import memo
 from trnkb.audit.claims.files import claim_files, claim_sources, claims_path, read_claim_file
 from trnkb.audit.claims.operations import ClaimError, Inputs, evaluate, literal, unit_of
 from trnkb.calc.derivation import quantity_json
 from trnkb.spec.schema import ID_PATTERN
-from trnkb.spec.specfile import LineDict, SpecError, display_path, item_line, show
+from trnkb.spec.specfile import (
+    LineDict,
+    SpecError,
+    display_path,
+    item_line,
+    show,
+)
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
@@ -60,7 +67,7 @@ __all__ = [
 
 VERDICTS = ("supported", "contradicted", "unverifiable")
 EXACT = 1e-9  # relative tolerance of "==" (floating point only)
-KINDS = ("statement", "tool", "measured")
+KINDS = ("statement", "tool", "measured", "tco")
 REQUIRED = ("id", "source", "locator", "statement", "quantity")
 KEYS = set(REQUIRED) | {
     "compute",
@@ -74,6 +81,7 @@ KEYS = set(REQUIRED) | {
     "tool",
     "measured",
     "workload",
+    "tco",
 }
 
 
@@ -242,6 +250,13 @@ def _evaluate_entry(
     if op in TEXT_COMPARATORS and "compute" in item:
         return _evaluate_text(item, kb, op, common, where)
     claimed = _claimed(item, op, where, kb)
+    if kind == "tco":  # two systems' ranges compared (trnkb.audit.claims.tco)
+        from trnkb.audit.claims.tco import evaluate_tco
+
+        ratio, verdict, reason, lineage = evaluate_tco(item, kb, where, claimed)
+        return Claim(**common, compare=str(op), claimed=claimed, computed=ratio,
+                     verdict=verdict, reason=reason, tolerance=item.get("tolerance"),
+                     inputs=lineage)
     if kind == "measured":
         from trnkb.audit.claims.measured import evaluate_measured
 
@@ -333,8 +348,20 @@ def _evaluate_text(
 
 
 def evaluate_claims(kb: KnowledgeBase, path: Path | None = None) -> tuple[list[Claim], list[str]]:
-    """Evaluate every claim; returns (claims, errors as ``file:line: id: problem``)."""
+    """Evaluate every claim; returns (claims, errors as ``file:line: id: problem``).
+
+    Remembered per knowledge base and content (:mod:`trnkb.audit.claims.memo`: the specs,
+    the claim files and trnkb's code); each call gets its own lists."""
     files = [p for p in claim_files(kb, path) if p.exists()]
+    claims, errors = memo.remembered(kb, Path(kb.path), files,
+                                     lambda: _evaluate_files(kb, files))
+    errors = list(errors)
+    if path is None:  # the record files beside the registry, read afresh (never remembered)
+        errors += _record_file_errors(kb)
+    return list(claims), errors
+
+
+def _evaluate_files(kb: KnowledgeBase, files: list[Path]) -> tuple[list[Claim], list[str]]:
     source_ids = set(kb.sources["id"])
     claims: list[Claim] = []
     errors: list[str] = []
@@ -363,8 +390,6 @@ def evaluate_claims(kb: KnowledgeBase, path: Path | None = None) -> tuple[list[C
                 )
             except ClaimError as e:
                 errors.append(str(e))
-    if path is None:
-        errors += _record_file_errors(kb)
     return claims, errors
 
 
