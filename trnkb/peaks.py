@@ -49,7 +49,8 @@ class AmbiguousDevice(ValueError):
     def __init__(self, device: str, candidates: list[str]) -> None:
         self.device = device
         self.candidates = candidates
-        super().__init__(f"device {device!r} is ambiguous: it matches {', '.join(candidates)}; "
+        super().__init__(f"device {device[:200]!r} is ambiguous: it matches "
+                         f"{', '.join(candidates)}; "
                          "give the full device string or a chip id")
 
 
@@ -59,8 +60,8 @@ class UnknownDevice(ValueError):
     def __init__(self, device: str, suggestions: list[str]) -> None:
         self.device = device
         self.suggestions = suggestions
-        hint = f" (known strings like it: {'; '.join(suggestions)})" if suggestions else ""
-        super().__init__(f"unknown device {device!r}{hint}; `trnkb peaks --list` shows the "
+        hint = f" (did you mean {', '.join(map(repr, suggestions))}?)" if suggestions else ""
+        super().__init__(f"unknown device {device[:200]!r}{hint}; `trnkb peaks --list` shows the "
                          "known strings")
 
 
@@ -268,6 +269,12 @@ def _resolve(device: str, table: dict[str, Any]) -> tuple[str, str, str]:
     if len(chips) > 1:
         raise AmbiguousDevice(device, chips)
     close = [d["string"] for d in devs if words & set(_norm(d["string"]).split())]
+    if not close:  # a near miss of a chip id or a string ("TRAINIUM3", "H1OO"): chip ids are
+        import difflib  # matched as written, so a case variant is refused, naming the id
+
+        names = {_norm(d["string"]): d["string"] for d in devs}
+        names.update({c.casefold(): c for c in table["chips"]})
+        close = [names[n] for n in difflib.get_close_matches(q[:200], list(names), n=3)]
     raise UnknownDevice(device, close[:5])
 
 

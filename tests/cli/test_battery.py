@@ -54,6 +54,18 @@ BASE: dict[tuple[str, ...], list[str]] = {
                             "--chips", "8", "--batch", "64"],
     ("workload", "plans"): ["--model", "llama-3.1-70b", "--system", "trn3-nl72x2-switched",
                             "--chips", "1024", "--top", "3"],
+    # the planners on one small replica and the closed-form engine: cheap, still end to end
+    ("workload", "plan-fleet"): ["--model", "llama-3.1-70b", "--system", "gb300-nvl72",
+                                 "--power-mw", "1", "--tokens-per-user", "50", "--chips", "8",
+                                 "--engine", "closed-form"],
+    ("workload", "cost-target"): ["--model", "llama-3.1-70b", "--system", "mi355x-8",
+                                  "--max-usd-per-mtok", "0.5", "--chips", "8",
+                                  "--engine", "closed-form"],
+    ("workload", "train-plan"): ["--model", "llama-3.1-70b", "--system", "trn3-nl72x2-switched",
+                                 "--tokens", "15e12", "--days", "30"],
+    ("prices",): ["--chip", "mi300x"],
+    ("peaks",): ["NVIDIA H100 80GB HBM3", "--dtype", "bf16"],
+    ("stale",): [],
     ("diff",): [str(SPECS), str(SPECS)],
     ("audit", "mlsysim"): [],
 }
@@ -266,6 +278,19 @@ REFUSALS = [
     (["claims", "--source", "semianalysis-trn"], "did you mean"),
     (["claims", "--verdict", "Supported"], "did you mean 'supported'"),
     (["export", "--out", "out", "--format", "xlsx"], "xlsx"),
+    (["prices", "--chip", "TRAINIUM3"], "did you mean 'trainium3'"),
+    (["prices", "--chip", "x" * 100_000], "trnkb list chips"),
+    # chip ids are matched as written (device strings ignore case): a case variant is a near miss
+    (["peaks", "TRAINIUM3"], "did you mean 'trainium3'"),
+    (["peaks", ""], "give a device string"),
+    (["workload", "serve", "--model", "llama-3.1-70b", "--system", "trn3-nl72x2-switched",
+      "--prefill-tp", "4"], "give --disagg"),  # without --disagg it would be ignored
+    (["workload", "serve", "--model", "llama-3.1-70b", "--system", "trn3-nl72x2-switched",
+      "--slo", ""], "--slo names no target"),
+    (["workload", "serve", "--model", "llama-3.1-70b", "--system", "trn3-nl72x2-switched",
+      "--input-len", ""], "--input-len"),
+    (["workload", "plan-fleet", "--model", "llama-3.1-70b", "--system", "gb300-nvl72",
+      "--chips", ""], "--chips"),
     (["validate", "no-such-dir"], "not a directory"),
     (["show", "trainium3", "--specs", "no-such-dir"], "not a directory"),
 ]

@@ -71,7 +71,8 @@ def register_fleet(wl: typer.Typer) -> None:
                            _number(tokens_per_user, "--tokens-per-user"), precision,
                            input_len=_count(input_len, "--input-len"),
                            output_len=_count(output_len, "--output-len"),
-                           chips=_count(chips, "--chips") if chips else None, pricing=pricing,
+                           chips=None if chips is None else _count(chips, "--chips"),
+                           pricing=pricing,
                            engine=engine)
         except (KeyError, ValueError) as e:
             _fail(e)
@@ -106,7 +107,8 @@ def register_fleet(wl: typer.Typer) -> None:
             r = cost_target(m, s, _number(max_usd_per_mtok, "--max-usd-per-mtok"), precision,
                             input_len=_count(input_len, "--input-len"),
                             output_len=_count(output_len, "--output-len"),
-                            chips=_count(chips, "--chips") if chips else None, pricing=pricing,
+                            chips=None if chips is None else _count(chips, "--chips"),
+                           pricing=pricing,
                             engine=engine)
         except (KeyError, ValueError) as e:
             _fail(e)

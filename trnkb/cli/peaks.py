@@ -51,7 +51,7 @@ def peaks_command(
             for d in rows:
                 print(f"{d['string']:<28} {d['chip']:<12} {d['reported_by']:<9} {d['source']}")
         return
-    if device is None:
+    if device is None or not device.strip():
         raise ValueError("give a device string (or --list)")
     p = peaks(device, root)
     if dtype is not None:

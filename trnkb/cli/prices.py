@@ -10,7 +10,6 @@ Each row: instance price, chips per instance, the derived price per chip-hour, t
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -25,12 +24,14 @@ def prices_command(chip: Annotated[str | None, typer.Option(
                    specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
     """Every accelerator price (cloud and owner cost per chip-hour) with source and date."""
     import trnkb
+    from trnkb.cli.validate import suggest
     from trnkb.workload.prices import price_rows
 
     kb = trnkb.load(specs)
-    if chip is not None and chip not in set(kb.table("chips")["id"]):
-        print(f"error: no chip {chip!r}; see `trnkb list chips`", file=sys.stderr)
-        raise typer.Exit(1)
+    ids = [str(c) for c in kb.table("chips")["id"]]
+    if chip is not None and chip not in ids:  # one line, the echo capped, a near miss named
+        raise ValueError(f"--chip: no chip {chip[:40]!r}{suggest(chip, ids)}; "
+                         "see `trnkb list chips`")
     rows = price_rows(kb, chip)
     if as_json:
         print_json(rows)

@@ -63,7 +63,8 @@ def _number(text: str, what: str) -> float:
 _LIMITS = {"--chips": 10_000_000, "--batch": 10_000_000, "--concurrency": 1_000_000,
            "--requests": 100_000, "--max-seqs": 100_000, "--replicas": 100_000,
            "--input-len": 100_000_000,
-           "--output-len": 100_000_000, "--seq-len": 100_000_000, "--tp": 65_536, "--top": 100_000}
+           "--output-len": 100_000_000, "--seq-len": 100_000_000, "--tp": 65_536,
+           "--prefill-tp": 65_536, "--top": 100_000}
 
 
 def _int(text: str | None, what: str) -> int | None:
@@ -203,6 +204,19 @@ def _disagg(text: str | None, prefill_tp: int | None, tp: int | None) -> Any:
     return int(hit.group(1)), int(hit.group(2)), Layout(ptp, 1, 1)
 
 
+def _serve_args(prefill_tp: str | None, disagg: str | None, slo: str | None) -> None:
+    """Refuse, before any work, a --prefill-tp that is not a chip count or comes without
+    --disagg (it would be ignored), and an --slo that names no valid target."""
+    _int(prefill_tp, "--prefill-tp")
+    if prefill_tp is not None and disagg is None:
+        raise ValueError("--prefill-tp sizes the prefill instances of --disagg; give --disagg "
+                         "(e.g. 2P1D) or leave --prefill-tp out")
+    if slo is not None:
+        from trnkb.workload.slo import parse_slo
+
+        parse_slo(slo)
+
+
 def _simulated(m: Model, s: System, specs: Path | None, *, chips: str, input_len: str | None,
                output_len: str | None, precision: str, kv_precision: str | None,
                tp: str | None, dp: str | None, pp: str | None, replicas: str | None,
@@ -250,7 +264,7 @@ def _simulated(m: Model, s: System, specs: Path | None, *, chips: str, input_len
                 "benchmark": b.id if b is not None else None,
                 "input_len": getattr(in_len, "mean", in_len),
                 "output_len": getattr(out_len, "mean", out_len), "curve": rows}
-    if target:
+    if target or slo is not None:  # an empty --slo reaches parse_slo and is refused there
         res = W.max_throughput(m, s, n, target, **kw)
     else:
         res = W.simulate(m, s, n, rate=rate_v, concurrency=conc, **kw)
@@ -402,11 +416,13 @@ def register(app: typer.Typer) -> None:
                                           requests, max_seqs)) or curve
         try:
             precision = _precision(precision)
+            _serve_args(prefill_tp, disagg, slo)
             m, s = _objects(specs, model, system, switch_gen)
             if not sim:
                 res = W.serve(m, s, _count(chips, "--chips"), _count(batch, "--batch"),
-                              _count(input_len or "2048", "--input-len"),
-                              _count(output_len or "512", "--output-len"),
+                              _count("2048" if input_len is None else input_len, "--input-len"),
+                              _count("512" if output_len is None else output_len,
+                                     "--output-len"),
                               precision or "bf16", kv_precision=kv_precision,
                               tp=_int(tp, "--tp"), assumptions=_overrides(set_), pricing=pricing)
             else:

@@ -57,7 +57,7 @@ def parse_slo(text: str | dict[str, float]) -> dict[str, float]:
             raise ValueError(f"--slo {name}: the target must be a positive time")
         out[name] = seconds
     if not out:
-        raise ValueError("--slo names no target")
+        raise ValueError("--slo names no target; e.g. ttft_p99=2s,tpot_p99=80ms")
     return out
 
 
