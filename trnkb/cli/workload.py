@@ -264,7 +264,7 @@ def _simulated(m: Model, s: System, specs: Path | None, *, chips: str, input_len
                 "benchmark": b.id if b is not None else None,
                 "input_len": getattr(in_len, "mean", in_len),
                 "output_len": getattr(out_len, "mean", out_len), "curve": rows}
-    if target or slo is not None:  # an empty --slo reaches parse_slo and is refused there
+    if target:  # an empty --slo was refused by _serve_args
         res = W.max_throughput(m, s, n, target, **kw)
     else:
         res = W.simulate(m, s, n, rate=rate_v, concurrency=conc, **kw)
