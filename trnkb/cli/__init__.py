@@ -29,8 +29,8 @@ from typer.core import TyperGroup
 __all__ = ["COMMANDS", "HELP", "TOPICS", "LazyGroup", "app", "main"]
 
 # Order is the order of `trnkb --help`.
-TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "workload", "diff", "audit",
-          "peaks", "stale")
+TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "workload", "prices", "diff",
+          "audit", "peaks", "stale")
 
 # command -> (topic module, one-line help shown by `trnkb --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -53,6 +53,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "engine": ("engine", "Run GEMM and attention on a modelled NeuronCore (time and numerics)."),
     "workload": ("workload",
                  "Train and serve models on systems: time, chips, tokens/s, cost, with ranges."),
+    "prices": ("prices", "Every accelerator price (cloud and owner cost per chip-hour) with source "
+                         "and date."),
     "diff": ("diff", "List what changed between two versions of the knowledge base."),
     "audit": ("audit", "Compare another tool's hardware constants with the knowledge base."),
     "peaks": ("peaks", "Resolve a device string to its chip row and sourced dense peaks (for "

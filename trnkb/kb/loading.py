@@ -95,7 +95,7 @@ def read_tables(p: Parsed) -> None:
             continue
         p.labels[name] = labels
         p.facts += facts
-    known = {f"{n}.yaml" for n in TABLES} | {"sources.yaml", "claims.yaml"}
+    known = {f"{n}.yaml" for n in TABLES} | {"sources.yaml", "claims.yaml", "benchmarks.yaml"}
     for path in sorted(p.root.iterdir()):
         if path.suffix.lower() in (".yaml", ".yml") and path.name not in known:
             stem = path.name.split(".")[0]

@@ -33,7 +33,16 @@ from trnkb.spec.fields import (
     Table,
 )
 from trnkb.spec.hardware import CHIPS, DEVICES, HBM, PACKAGES
-from trnkb.spec.systems import CORES, DATACENTER, FABRICS, MODELS, NETWORK, PRICES, RACKS
+from trnkb.spec.systems import (
+    CORES,
+    DATACENTER,
+    FABRICS,
+    MODELS,
+    NETWORK,
+    POWER,
+    PRICES,
+    RACKS,
+)
 
 __all__ = [
     "ID_PATTERN",
@@ -56,6 +65,7 @@ __all__ = [
     "FABRICS",
     "MODELS",
     "PRICES",
+    "POWER",
     "TABLES",
     "SOURCE_FIELDS",
     "UNIT_FAMILIES",
@@ -68,7 +78,7 @@ __all__ = [
 TABLES: dict[str, Table] = {
     t.name: t
     for t in (CHIPS, PACKAGES, HBM, RACKS, NETWORK, DATACENTER, CORES, FABRICS, MODELS, PRICES,
-              DEVICES)
+              DEVICES, POWER)
 }
 
 SOURCE_FIELDS = ("id", "title", "publisher", "url", "date", "kind")

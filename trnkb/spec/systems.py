@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from trnkb.spec.fields import NAME, NOTES, STATUSES, VENDOR, Field, Table, _n, _q, _t
 
-__all__ = ["CORES", "DATACENTER", "FABRICS", "MODELS", "NETWORK", "PRICES", "RACKS"]
+__all__ = ["CORES", "DATACENTER", "FABRICS", "MODELS", "NETWORK", "POWER", "PRICES", "RACKS"]
 
 RACKS = Table(
     "racks",
@@ -333,11 +333,31 @@ PRICES = Table(
         _t("instance", "Instance or product name (p5.48xlarge, TPU v5e...)."),
         _t(
             "offer",
-            "on-demand, capacity-block, spot or commitment.",
-            choices=("on-demand", "capacity-block", "spot", "commitment"),
+            "on-demand, capacity-block, spot, commitment (a reserved or multi-year rental), "
+            "index (a rental-price index) or owner-tco (an analyst's all-in cost of owning one "
+            "accelerator per hour, not a price anyone is charged).",
+            choices=("on-demand", "capacity-block", "spot", "commitment", "index", "owner-tco"),
         ),
         _n("chips_per_instance", 1, 100000, "Accelerators the price covers."),
         _q("price", "cost_rate", "USD/h", 0.01, 1e5, "Price of the instance per hour."),
+        _q("price_per_chip", "cost_rate", "USD/h", 0.01, 1e4,
+           "Price per accelerator-hour: price / chips_per_instance (derived)."),
+        NOTES,
+    ),
+)
+
+POWER = Table(
+    "power",
+    "One row per published or estimated power figure that is not a chip or rack field: "
+    "all-in provisioned power per accelerator (chip, host, network, cooling share) as an "
+    "analyst or dashboard states it.",
+    (
+        NAME,
+        VENDOR,
+        Field("chip", "ref", "Accelerator the figure is for.", ref="chips", required=True),
+        _t("scope", "What the figure covers (e.g. all-in provisioned per GPU)."),
+        _q("allin_power_per_chip", "power", "W", 10, 1e4,
+           "All-in provisioned power per accelerator."),
         NOTES,
     ),
 )

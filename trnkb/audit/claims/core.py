@@ -67,7 +67,7 @@ __all__ = [
 
 VERDICTS = ("supported", "contradicted", "unverifiable")
 EXACT = 1e-9  # relative tolerance of "==" (floating point only)
-KINDS = ("statement", "tool", "measured")
+KINDS = ("statement", "tool", "measured", "tco")
 REQUIRED = ("id", "source", "locator", "statement", "quantity")
 KEYS = set(REQUIRED) | {
     "compute",
@@ -81,6 +81,7 @@ KEYS = set(REQUIRED) | {
     "tool",
     "measured",
     "workload",
+    "tco",
 }
 
 
@@ -249,6 +250,13 @@ def _evaluate_entry(
     if op in TEXT_COMPARATORS and "compute" in item:
         return _evaluate_text(item, kb, op, common, where)
     claimed = _claimed(item, op, where, kb)
+    if kind == "tco":  # two systems' ranges compared (trnkb.audit.claims.tco)
+        from trnkb.audit.claims.tco import evaluate_tco
+
+        ratio, verdict, reason, lineage = evaluate_tco(item, kb, where, claimed)
+        return Claim(**common, compare=str(op), claimed=claimed, computed=ratio,
+                     verdict=verdict, reason=reason, tolerance=item.get("tolerance"),
+                     inputs=lineage)
     if kind == "measured":
         from trnkb.audit.claims.measured import evaluate_measured
 

@@ -156,7 +156,7 @@ NEGATIVE = {
 
 def _reason(c: Claim) -> str:
     """Why the verdict: the reason given (unverifiable, measured) or the comparison made."""
-    if c.verdict == "unverifiable" or (c.kind == "measured" and c.reason):
+    if c.verdict == "unverifiable" or (c.kind in ("measured", "tco") and c.reason):
         return c.reason
     words = (POSITIVE if c.verdict == "supported" else NEGATIVE).get(c.compare or "", "?")
     words = words.format(tol=f"{c.tolerance:.0%}" if c.tolerance else "")
