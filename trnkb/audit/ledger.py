@@ -171,6 +171,8 @@ def _train(kb: KnowledgeBase, run: Run) -> Prediction | str:
     kw["seq_len"] = seq
     if gb:
         kw["batch_tokens"] = gb * seq
+    if run.get("plan"):  # a published plan ran, so it fitted: predict it even where trnkb's
+        kw["allow_unfit"] = True  # memory model would refuse it (NeMo's 70B SFT on 16 H100)
     try:
         r = train(m, s, int(run.chips or 0), run.get("plan") or None, tokens, precision, **kw)
     except ValueError as e:
