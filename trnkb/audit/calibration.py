@@ -103,7 +103,8 @@ def implied(kb: KnowledgeBase, run: Run, name: str = CALIBRATED, tol: float = 1e
     bisection on the log-ratio; clipped to the ends of (0.02, 1.0) when no value in between
     reaches it (the median only needs the side)."""
     base = _result(kb, run, {})
-    point = {k: user_value(k, i.mid, i.unit) for k, i in base.inputs.items()}
+    point = {k: user_value(k, i.mid, i.unit) for k, i in base.inputs.items()
+             if math.isfinite(i.mid)}  # an input with no value (no sourced capex) stays unset
 
     def f(x: float) -> float:
         r = _result(kb, run, {**point, name: user_value(name, x, "")})[run.metric]

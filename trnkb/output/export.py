@@ -29,7 +29,7 @@ from trnkb.output.exportfs import MARKER, ExportError, atomic_directory
 from trnkb.spec.schema import TABLES
 from trnkb.units import format_unit
 
-__all__ = ["FORMATS", "ExportError", "ExportResult", "export", "write_export"]
+__all__ = ["FORMATS", "ExportError", "ExportResult", "csv_safe", "export", "write_export"]
 
 FORMATS = ("parquet", "csv", "json")
 MEDIATYPES = {"parquet": "application/vnd.apache.parquet", "csv": "text/csv",
@@ -157,11 +157,27 @@ def _json_cell(x: Any) -> Any:
     return x
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every text cell that a spreadsheet would run as a formula (one starting
+    with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) prefixed with ``'``, so
+    opening a CSV download in Excel or LibreOffice shows the text and runs nothing.
+    Numbers are numbers, not text, and are left alone."""
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            out[col] = [f"'{v}" if isinstance(v, str) and v.startswith(_FORMULA_START) else v
+                        for v in out[col]]
+    return out
+
+
 def _write(df: pd.DataFrame, path: Path, fmt: str) -> None:
     if fmt == "parquet":
         df.to_parquet(path, index=False)
     elif fmt == "csv":
-        df.to_csv(path, index=False)  # floats as repr(): full precision
+        csv_safe(df).to_csv(path, index=False)  # floats as repr(): full precision
     else:
         # not DataFrame.to_json: it rounds to 10 significant digits
         cols = list(df.columns)
