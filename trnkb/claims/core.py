@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from trnkb.calc.derivation import quantity_json
+from trnkb.claims.capabilities import reason_now
 from trnkb.claims.files import claim_files, claim_sources, claims_path, read_claim_file
 from trnkb.claims.operations import ClaimError, Inputs, evaluate, literal, unit_of
 from trnkb.schema import ID_PATTERN
@@ -266,7 +267,7 @@ def _evaluate_entry(
             claimed=claimed,
             computed=None,
             verdict="unverifiable",
-            reason=str(item["reason"]),
+            reason=reason_now(str(item["reason"]), kb),
         )
     if op not in COMPARATORS:
         raise ClaimError(f"{where}: compare must be one of {', '.join(COMPARISONS)}, got {op!r}")

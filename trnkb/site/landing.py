@@ -42,7 +42,7 @@ def headline_table(kb: KnowledgeBase) -> pd.DataFrame:
               len(out.columns) - 1) + 1
     gib = [phys[c].gib if c in phys else None for c in out["chip"]]
     label = [phys[c].label if c in phys else "" for c in out["chip"]]
-    out.insert(at, "HBM physical (GiB)", pd.array(gib, dtype="Float64"))
+    out.insert(at, "HBM physical (GiB)", pd.Series(gib, dtype="Float64", index=out.index))
     out.insert(at + 1, "HBM vendor label", label)
     return out.assign(sources=out["chip"].map(src))
 
@@ -54,10 +54,11 @@ def memory_sentence(kb: KnowledgeBase, chip: str = "trainium3") -> str:
     mine = phys.get(chip)
     if mine is None or mine.gib is None:
         return ""
-    ratios = [f"{names.get(o, o)} {format_number(mine.gib / phys[o].gib, sig=3)} "
-              f"({format_number(mine.gib)} / {format_number(phys[o].gib)} GiB; vendor labels "
-              f"{mine.label} and {phys[o].label})"
-              for o in compare.HEADLINE if o != chip and o in phys and phys[o].gib]
+    other = {o: g for o in compare.HEADLINE if o != chip and o in phys
+             for g in [phys[o].gib] if g}
+    ratios = [f"{names.get(o, o)} {format_number(mine.gib / g, sig=3)} "
+              f"({format_number(mine.gib)} / {format_number(g)} GiB; vendor labels "
+              f"{mine.label} and {phys[o].label})" for o, g in other.items()]
     if not ratios:
         return ""
     return (f"**Like-for-like memory.** {names.get(chip, chip)}'s HBM on the physical basis "
