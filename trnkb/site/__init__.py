@@ -58,7 +58,8 @@ NOTEBOOKS = shipped("notebooks")
 
 # Docstring markup slips in the API reference are printed but do not fail the build;
 # everything else (broken cross-references, bad notebooks, bad generated pages) does.
-DOWNLOAD_FORMATS = ("csv", "parquet", "json")
+DOWNLOAD_FORMATS = export.FORMATS
+SEED_URLS = {k: v["public_url"] for k, v in SEEDS.items() if v.get("public_url")}
 TOLERATED_WARNINGS = ("docstring of", "didn't match any documents",
                       "more than one target found for cross-reference")
 
@@ -206,15 +207,16 @@ def build(out: str | Path = "build/site", docs: str | Path = DOCS,
         print(w, file=sys.stderr)
     # pydata-sphinx-theme copies one of its Jinja templates into _static; it is not a page.
     (out / "_static" / "webpack-macros.html").unlink(missing_ok=True)
-    step(3, "writing the downloads (" + ", ".join(DOWNLOAD_FORMATS) + ")")
-    for fmt in DOWNLOAD_FORMATS:  # the downloads page links these files
-        export.export(kb, out / "data" / fmt, fmt)
+    step(3, "writing the downloads (" + ", ".join(DOWNLOAD_FORMATS) + ", claims, a zip)")
+    # the downloads page links these files: data/<format>/ and data/zip/
+    export.export_all(kb, out / "data", seed_urls=SEED_URLS)
     sources = all_sources(kb)
     ids = {sid: sid for sid in sources["id"]}
     ids.update({url: sid for sid, url in zip(sources["id"], sources["url"], strict=True)
                 if url in SEEDS})
     step(4, "linking sources and checking the pages")
     fixed = post.finish(out, ids)
+    post.stamp(out, export.build_info())
     raw = {k.split(":", 1)[1]: v for k, v in fixed.items() if k.startswith("pages:")}
     if raw:
         print("site: missing cells shown as raw NaN/None, fixed at build (use trnkb.display): "

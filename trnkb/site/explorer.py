@@ -206,26 +206,41 @@ def explorer_page(kb: KnowledgeBase) -> str:
 
 def downloads_page(kb: KnowledgeBase,
                    formats: Sequence[str] = ("csv", "parquet", "json")) -> str:
-    """MyST page linking every exported file (written into ``data/<format>/`` after the build)."""
-    names = list(kb.tables) + ["facts", "sources", "conflicts"]
+    """MyST page linking every exported file (written into ``data/<format>/`` and
+    ``data/zip/`` after the build by :func:`trnkb.export.export_all`)."""
+    from trnkb import export
+
+    info = export.build_info()
+    names = list(kb.tables) + ["facts", "sources", "conflicts", "claims"]
     rows = []
     for n in names:
         links = " · ".join(f'<a href="data/{f}/{html.escape(n)}.{f}">{f.upper()}</a>'
                            for f in formats)
         desc = TABLES[n].description if n in TABLES else {
             "facts": "Every value with its provenance (long form).",
-            "sources": "Bibliography: every source once.",
-            "conflicts": "Values of one field that disagree between sources."}[n]
+            "sources": "Bibliography: every source once (seed documents with their public "
+                       "URL where they have one).",
+            "conflicts": "Values of one field that disagree between sources.",
+            "claims": "Every published claim with its verdict, formula, inputs (values and "
+                      "sources), tolerance, note and verdict history."}[n]
         rows.append(f"<tr><td><code>{html.escape(n)}</code></td><td>{html.escape(desc)}</td>"
                     f"<td>{links}</td></tr>")
     pkgs = " · ".join(f'<a href="data/{f}/datapackage.json">datapackage.json ({f.upper()})</a>'
                       for f in formats)
+    zipname = f"trnkb-data-{info['version']}.zip"
     table = ('<div class="trnkb-tables"><div class="trnkb-table-wrap"><table class="trnkb-table">'
              '<thead><tr><th scope="col">table</th><th scope="col">what it holds</th>'
              '<th scope="col">download</th></tr></thead><tbody>' + "".join(rows)
              + "</tbody></table></div></div>")
     return ("# Data downloads\n\nThe knowledge base as files, written by `trnkb.export` when "
-            "this site was built: one file per table plus the long `facts` table (every value "
-            "with its source, locator and kind), the bibliography and the conflicts. Each "
-            "format comes with a Frictionless descriptor:\n\n"
-            f'<p class="trnkb-downloads">{pkgs}</p>\n\n' + table + "\n")
+            f"this site was built (trnkb {info['version']}, {info['date']}, commit "
+            f"`{info['commit'][:12]}`; the same three facts are in each `datapackage.json`): "
+            "one file per table plus the long `facts` table (every value with its source, "
+            "locator and kind), the bibliography, the conflicts and the claims. Quantity "
+            "columns carry their unit in the header (`hbm_bandwidth [TB/s]`), in the "
+            "descriptor and, in Parquet, in each field's metadata; a figure its source "
+            "qualifies (dense or sparse not stated, usable or physical, per direction) has "
+            "the qualifier in the column beside it. `trnkb export --format all` writes the "
+            "same files. Each format comes with a Frictionless descriptor:\n\n"
+            f'<p class="trnkb-downloads">{pkgs} · <a href="data/zip/{zipname}">everything '
+            f"as one zip ({html.escape(zipname)})</a></p>\n\n" + table + "\n")
