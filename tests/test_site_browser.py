@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -569,3 +570,31 @@ def test_explorer_marks_estimates_and_computed_cells_and_compares_hbm_physically
     browser.eval(f"document.querySelector('{td}').click()")
     detail = browser.eval("document.getElementById('ex-detail').textContent")
     assert "stacks x dies per stack x die density" in detail and "0.537" in detail
+
+
+def test_planner_answer_matches_the_workload_cli(browser):
+    out = built_site()
+    assert not problems(browser.open((out / "planner.html").as_uri()))
+    for sel, value in (("#pl-model", "llama-3-1-70b"), ("#pl-system", "gb300-nvl72"),
+                       ("#pl-precision", "bf16"), ("#pl-chips", "8"),
+                       ("#pl-lengths", "2048/512")):
+        browser.eval(f"""(() => {{ const s = document.querySelector('{sel}'); s.value = '{value}';
+            s.dispatchEvent(new Event('change')); }})()""")
+    shown = browser.eval("""document.querySelector(
+        '#pl-table tr[data-metric=tokens_per_s_per_chip] td.pl-central').textContent""")
+    assert "model=llama-3-1-70b" in browser.eval("location.hash")
+    cli = subprocess.run(
+        [sys.executable, "-m", "trnkb", "workload", "serve", "--model", "llama-3-1-70b",
+         "--system", "gb300-nvl72", "--chips", "8", "--precision", "bf16", "--input-len",
+         "2048", "--output-len", "512", "--json"], capture_output=True, text=True, check=True)
+    central = json.loads(cli.stdout)["metrics"]["tokens_per_s_per_chip"]["central"]
+    assert float(shown.replace(",", "")) == pytest.approx(central, rel=5e-3)  # 3 figures shown
+
+
+def test_pages_carry_version_build_date_and_commit(browser):
+    out = built_site()
+    browser.open((out / "explorer.html").as_uri())
+    stamp = browser.eval("document.querySelector('.trnkb-stamp').textContent")
+    assert re.search(r"trnkb \d+\.\d+\.\d+ · built \d{4}-\d\d-\d\dT[\d:]+Z · commit \S+", stamp)
+    d = json.loads((out / "data" / "csv" / "datapackage.json").read_text())
+    assert {"version", "created"} <= set(d) and d["trnkb"]["commit"]

@@ -27,7 +27,7 @@ import typer
 
 from trnkb import export
 from trnkb.kb import KnowledgeBase, load
-from trnkb.site import explorer, landing, outdir, post
+from trnkb.site import explorer, headtohead, landing, outdir, planner, post, serving_grid
 from trnkb.site.pages import (
     all_sources,
     api_page,
@@ -146,6 +146,14 @@ def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> N
         (nbdir / nb.name).write_text(answer_first(nb.read_text(encoding="utf-8")), encoding="utf-8")
     for name, text in pages(kb).items():
         (src / name).write_text(text, encoding="utf-8")
+    grid = serving_grid.grid(kb)  # the planner's and the head-to-heads' one model run
+    (src / "planner.md").write_text(planner.planner_page(grid), encoding="utf-8")
+    (src / "compare").mkdir(exist_ok=True)
+    for name, (page, csv) in headtohead.pair_pages(kb, grid, export.build_info()).items():
+        (src / ("compare.md" if name == "compare" else f"compare/{name}.md")).write_text(
+            page, encoding="utf-8")
+        if csv:
+            (src / "compare" / f"{name}.csv").write_text(csv, encoding="utf-8")
     index = src / "index.md"
     text = index.read_text(encoding="utf-8")
     if landing.MARKER in text:
@@ -208,6 +216,9 @@ def build(out: str | Path = "build/site", docs: str | Path = DOCS,
     # pydata-sphinx-theme copies one of its Jinja templates into _static; it is not a page.
     (out / "_static" / "webpack-macros.html").unlink(missing_ok=True)
     step(3, "writing the downloads (" + ", ".join(DOWNLOAD_FORMATS) + ", claims, a zip)")
+    for csv in sorted((src / "compare").glob("*.csv")):  # each head-to-head's download
+        (out / "compare").mkdir(exist_ok=True)
+        shutil.copyfile(csv, out / "compare" / csv.name)
     # the downloads page links these files: data/<format>/ and data/zip/
     export.export_all(kb, out / "data", seed_urls=SEED_URLS)
     sources = all_sources(kb)
