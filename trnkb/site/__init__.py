@@ -116,18 +116,19 @@ def _is_answer(cell: Any) -> bool:
 
 
 def answer_first(text: str) -> str:
-    """A notebook (JSON text) as the site shows it: code before the answer hidden.
+    """A notebook (JSON text) as the site shows it: the question, the answer, then the
+    tables and charts, with no code.
 
-    Setup cells above the answer cell get the ``remove-cell`` tag (``remove-input`` when
-    they print something), and the answer cell shows only its output, so a page opens
-    with the question and the answer. The committed notebook keeps every cell.
+    Every code cell gets the ``remove-cell`` tag (``remove-input`` when it prints
+    something), so a page opens with the question and the answer and reads as a report
+    below it. The committed notebook keeps every cell; the page's download button gives it.
     """
     nb = nbformat.reads(text, as_version=4)  # type: ignore[no-untyped-call]
     answer = next((i for i, c in enumerate(nb.cells)
                    if c.cell_type == "code" and _is_answer(c)), None)
     if answer is None:
         return text
-    for c in nb.cells[: answer + 1]:
+    for c in nb.cells:
         if c.cell_type != "code":
             continue
         tags = set(c.metadata.get("tags", []))
