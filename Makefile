@@ -28,7 +28,7 @@ validate: setup
 	$(BIN)/trnkb claims --summary
 
 notebooks: setup
-	$(BIN)/python -m trnkb.notebooks execute notebooks
+	$(BIN)/python -m trnkb.views.notebooks execute notebooks
 
 site: setup
 	$(BIN)/python -m trnkb.site build/site
@@ -43,7 +43,7 @@ report: setup
 	@echo "[2/4] recomputing derived values (full list: trnkb check; JSON in build/check.json)"
 	@$(BIN)/trnkb check --json > build/check.json
 	@echo "[3/4] executing the notebooks"
-	@$(BIN)/python -m trnkb.notebooks execute notebooks
+	@$(BIN)/python -m trnkb.views.notebooks execute notebooks
 	@echo "[4/4] building the site"
 	@$(BIN)/python -m trnkb.site build/site
 	@$(BIN)/python -m trnkb.site.summary --site build/site --notebooks notebooks
@@ -55,6 +55,7 @@ screenshots: site
 lint: setup
 	$(BIN)/ruff check trnkb tests bench
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache  # the layer contract (docs/architecture.md)
 
 bench: setup
 	for f in bench/*.py; do $(BIN)/python $$f; done

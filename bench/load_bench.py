@@ -5,7 +5,7 @@
 3. 200 look-ups ``kb.get`` / ``kb.value`` / ``kb.provenance`` after load.
 
 trnkb caches parsed unit definitions (pint's own cache) and parsed spec YAML in its user
-cache directory, keyed by content (:mod:`trnkb.cache`); the first run after an install or
+cache directory, keyed by content (:mod:`trnkb.spec.cache`); the first run after an install or
 a spec edit fills it, and that case is measured too (``TRNKB_NO_CACHE=1``).
 
 Each measurement is repeated (``--repeat``, default 7) alternating the commands, so both

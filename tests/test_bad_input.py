@@ -16,8 +16,9 @@ import pytest
 import yaml
 
 import trnkb
+from trnkb.audit import validate
 from trnkb.cli import main
-from trnkb.specfile import SpecError
+from trnkb.spec.specfile import SpecError
 
 BAD = Path(__file__).parent / "data" / "bad"
 CASES = yaml.safe_load((BAD / "cases.yaml").read_text())
@@ -77,7 +78,7 @@ def test_the_corpus_covers_issue_10():
 def test_load_refuses_bad_spec_with_located_message(good_specs, case):
     specs = _spec_dir(good_specs, case)
     with pytest.raises(SpecError) as info:
-        trnkb.load(specs)
+        validate(specs)  # load, then the claims: what `trnkb validate` runs
     messages = _messages(info.value.errors)
     assert any(m.startswith(CASES[case]["expect"]) for m in messages), messages
     for m in messages:  # file:line: field: what is wrong, one line, capped, never line 0
@@ -87,7 +88,7 @@ def test_load_refuses_bad_spec_with_located_message(good_specs, case):
 
 @pytest.mark.parametrize("case", VALID)
 def test_valid_input_keeps_loading(good_specs, case):
-    kb = trnkb.load(_spec_dir(good_specs, case))
+    kb, _ = validate(_spec_dir(good_specs, case))
     if CASES[case]["table"] == "chips":
         assert kb.value("trainium3", "cores").magnitude == 8
 
@@ -146,7 +147,7 @@ def test_unreadable_file_is_refused_in_one_line(good_specs, monkeypatch):
             raise PermissionError(13, "Permission denied")
         return real_open(path, *args, **kw)
 
-    monkeypatch.setattr("trnkb.specfile.os.open", deny)
+    monkeypatch.setattr("trnkb.spec.specfile.os.open", deny)
     with pytest.raises(SpecError) as info:
         trnkb.load(good_specs)
     assert _messages(info.value.errors) == ["chips.yaml:1: (file): cannot read (Permission denied)"]

@@ -6,8 +6,8 @@ import pickle
 import pytest
 
 import trnkb
-from trnkb import cache
-from trnkb.specfile import SpecError, read_yaml
+from trnkb.spec import cache
+from trnkb.spec.specfile import SpecError, read_yaml
 
 
 @pytest.fixture
@@ -76,8 +76,8 @@ def test_no_cache_env_writes_nothing(good_specs, cache_home, monkeypatch):
 def test_every_shipped_spec_file_is_served_from_the_cache(cache_home, monkeypatch):
     # if the parse tree ever holds a class the unpickler refuses, the cache silently
     # stops working (every load parses again): this fails instead
-    from trnkb import specfile
     from trnkb.kb import default_specs_dir
+    from trnkb.spec import specfile
 
     files = sorted(default_specs_dir().glob("*.yaml"))
     for p in files:

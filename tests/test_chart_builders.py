@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import vl_convert as vlc
 
-from trnkb import charts
+from trnkb.views import charts
 
 
 def spec(chart) -> dict:

@@ -7,7 +7,7 @@ import pytest
 import vl_convert as vlc
 
 import trnkb.units  # registers the pint[...] dtypes with the project's registry
-from trnkb import charts
+from trnkb.views import charts
 
 
 def test_caption_splits_derived_sources_and_sorts():

@@ -2,7 +2,7 @@
 
 import pytest
 
-from trnkb.check import THRESHOLD, check, coverage
+from trnkb.audit.check import THRESHOLD, check, coverage
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ import pytest
 import yaml as _yaml
 
 import trnkb
-from trnkb.claims import evaluate_claims, validate_claims
-from trnkb.claims.history import changes_since, record_release
-from trnkb.claims.measured import WORKLOAD_MISSING, predicted_range
-from trnkb.specfile import SpecError
+from trnkb.audit.claims import evaluate_claims, validate_claims
+from trnkb.audit.claims.history import changes_since, record_release
+from trnkb.audit.claims.measured import predicted_range
+from trnkb.spec.specfile import SpecError
 from trnkb.units import Q_
 
 
@@ -280,34 +280,6 @@ def test_between_and_ordering_comparisons(kb, tmp_path):
     ]
 
 
-def test_measured_claim_without_workload_layer_is_unverifiable(kb, tmp_path, monkeypatch):
-    import builtins
-
-    real = builtins.__import__
-
-    def fake(name, *a, **k):
-        if name == "trnkb.workload":
-            raise ImportError(name)
-        return real(name, *a, **k)
-
-    monkeypatch.setattr(builtins, "__import__", fake)
-    import importlib
-
-    monkeypatch.setattr(
-        importlib, "import_module", lambda n, *a: fake(n) if n == "trnkb.workload" else real(n)
-    )
-    claims, errors = _one(
-        kb,
-        tmp_path,
-        kind="measured",
-        claimed="100 / s",
-        measured={"system": "x"},
-        workload={"call": "serve", "args": {}, "metric": "tps"},
-    )
-    assert not errors and claims[0].verdict == "unverifiable"
-    assert claims[0].reason == WORKLOAD_MISSING
-
-
 def test_predicted_range_reads_the_documented_shapes():
     unit = Q_(1, "1/s")
     assert predicted_range({"m": (Q_(3, "1/s"), Q_(1, "1/s"))}, "m", unit)[0].magnitude == 1
@@ -317,7 +289,7 @@ def test_predicted_range_reads_the_documented_shapes():
 
 
 def test_history_lists_what_moved(kb, tmp_path):
-    from trnkb.claims.core import Claim
+    from trnkb.audit.claims.core import Claim
 
     def c(i, v):
         return Claim(i, "s", "l", "st", "q", "==", None, None, v)
@@ -339,14 +311,14 @@ def test_history_lists_what_moved(kb, tmp_path):
 
 
 def test_release_0_1_0_is_recorded_for_every_original_claim(kb):
-    from trnkb.claims.history import history_path, read_history
+    from trnkb.audit.claims.history import history_path, read_history
 
     rel = {r["version"]: r for r in read_history(history_path(kb))}
     assert len(rel["0.1.0"]["verdicts"]) == 122  # the registry at commit cc65f25
 
 
 def test_every_seed_section_with_statements_has_claims(kb, claims):
-    from trnkb.claims.coverage import NO_SECTION, coverage_path, coverage_table
+    from trnkb.audit.claims.coverage import NO_SECTION, coverage_path, coverage_table
 
     df = coverage_table(list(claims.values()), coverage_path(kb))
     assert NO_SECTION not in set(df.section)
@@ -355,7 +327,7 @@ def test_every_seed_section_with_statements_has_claims(kb, claims):
 
 
 def test_tool_diagnosis_finds_gib_vs_gb(kb, claims):
-    from trnkb.claims.diagnose import diagnose
+    from trnkb.audit.claims.diagnose import diagnose
 
     # GenZ types H100 memory as 80 and multiplies by 1024 MB: 80 GiB = 85.9 GB vs 80 GB
     c = claims["genz-h100-gpu-memory-size"]
@@ -375,7 +347,7 @@ def test_audit_mlsysim_runs_when_installed(kb):
         reason="optional extra [audit] not installed: "
         "pip install 'trnkb[audit]' to run the MLSys·im audit",
     )
-    from trnkb.claims.audit import audit_mlsysim
+    from trnkb.audit.claims.audit import audit_mlsysim
 
     version, rows = audit_mlsysim(kb)
     assert rows and version
@@ -428,7 +400,7 @@ def test_cli_audit_mlsysim_prints_both_sources():
 
 
 def test_audit_table_orders_verdicts_and_never_shows_inf(claims):
-    from trnkb.claims.views import VERDICT_ORDER, audit_table
+    from trnkb.audit.claims.views import VERDICT_ORDER, audit_table
 
     t = audit_table(list(claims.values()))
     order = [VERDICT_ORDER.index(v) for v in t["verdict"]]

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from trnkb.claims import validate_claims
-from trnkb.claims.capabilities import CAPABILITIES, missing_named, reason_now
-from trnkb.claims.explain import explain, explain_text, formula, raw_entries
+from trnkb.audit.claims import validate_claims
+from trnkb.audit.claims.capabilities import CAPABILITIES, missing_named, reason_now
+from trnkb.audit.claims.explain import explain, explain_text, formula, raw_entries
 from trnkb.kb import load
 
 
@@ -39,7 +39,7 @@ def test_the_registry_still_holds_the_typed_reasons_that_are_regenerated(kb):
 def test_a_capability_that_is_missing_is_still_named(kb):
     import dataclasses
 
-    import trnkb.claims.capabilities as caps
+    import trnkb.audit.claims.capabilities as caps
     gone = [dataclasses.replace(c, exists=lambda _kb: False) if c.name == "workload cost model"
             else c for c in CAPABILITIES]
     saved = caps.CAPABILITIES
@@ -103,12 +103,12 @@ def test_cli_id_explains_one_claim_and_grep_and_seed_names_select():
 def test_cli_refuses_an_unknown_source_before_evaluating_claims(monkeypatch):
     from typer.testing import CliRunner
 
-    import trnkb.claims
+    import trnkb.audit.claims
     from trnkb.cli import app
 
     def boom(*a, **k):
         raise AssertionError("claims were evaluated for an unknown source")
-    monkeypatch.setattr(trnkb.claims, "validate_claims", boom)
+    monkeypatch.setattr(trnkb.audit.claims, "validate_claims", boom)
     r = CliRunner().invoke(app, ["claims", "--source", "no-such-source"])
     # the app's main() turns the KeyError into "error: ..." and exit 1
     assert isinstance(r.exception, KeyError) and "unknown source 'no-such-source'" in str(

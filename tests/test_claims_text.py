@@ -1,4 +1,4 @@
-"""Claimed and computed values read as people write numbers (trnkb.claims.text).
+"""Claimed and computed values read as people write numbers (trnkb.audit.claims.text).
 
 Expected strings are written by hand from the claim files and the KB figures they use.
 """
@@ -10,9 +10,9 @@ import re
 
 import pytest
 
-from trnkb.claims import claims_table, validate_claims
-from trnkb.claims.text import value_text, value_texts
-from trnkb.claims.views import audit_table, measured_table
+from trnkb.audit.claims import claims_table, validate_claims
+from trnkb.audit.claims.text import value_text, value_texts
+from trnkb.audit.claims.views import audit_table, measured_table
 from trnkb.units import Q_
 
 
@@ -125,7 +125,7 @@ def test_site_claims_page_shows_the_claims_strings_as_they_come(kb):
 
 def test_notebook_11_tool_table_writes_bytes_per_second_with_a_prefix(kb, claims):
     # notebook 11 showed "810,000,000,000 B/s" beside "858,993,459,200 B/s"
-    from trnkb.claims.views import tools_table
+    from trnkb.audit.claims.views import tools_table
 
     t = tools_table(list(claims.values()), kb).set_index("id")
     assert t.loc["scaling-book-tpuv5e-hbm-bandwidth", ["tool_value", "kb_value"]].tolist() == [

@@ -32,7 +32,7 @@ def test_rack_skus_of_trainium3_are_the_four_seed_004_skus(kb):
 
 
 def test_claims_view_has_one_row_per_claim_and_counts_add_up(kb):
-    from trnkb.claims import validate_claims
+    from trnkb.audit.claims import validate_claims
 
     view = compare.claims_view(kb)
     claims = validate_claims(kb)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import trnkb
-from trnkb.specfile import SpecError
+from trnkb.spec.specfile import SpecError
 
 ROOT = Path(__file__).resolve().parent.parent
 RACK = """\

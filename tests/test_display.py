@@ -5,8 +5,8 @@ import math
 
 import pandas as pd
 
-from trnkb import display
 from trnkb.units import Q_
+from trnkb.views import display
 
 
 def test_headers_carry_units_and_analysts_words():

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 import trnkb
-from trnkb.export import export
+from trnkb.output.export import export
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "json"])
@@ -52,7 +52,7 @@ def test_units_read_back_from_csv_headers_and_parquet_field_metadata(tmp_path):
 
     import pyarrow.parquet as pq
 
-    from trnkb.schema import TABLES
+    from trnkb.spec.schema import TABLES
     from trnkb.units import format_unit
 
     kb = trnkb.load()
@@ -97,7 +97,7 @@ def test_no_float_noise_and_qualifiers_beside_the_figure(tmp_path):
 def test_export_all_writes_every_format_claims_and_a_zip(tmp_path):
     import zipfile
 
-    from trnkb.export import FORMATS, export_all
+    from trnkb.output.export import FORMATS, export_all
 
     kb = trnkb.load()
     seed = "004_406711927e432c17.txt"

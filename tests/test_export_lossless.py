@@ -9,7 +9,7 @@ import pint
 import pytest
 
 import trnkb
-from trnkb.export import FORMATS, write_export
+from trnkb.output.export import FORMATS, write_export
 from trnkb.units import parse
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import trnkb
-from trnkb.export import ExportError, write_export
+from trnkb.output.export import ExportError, write_export
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -116,7 +116,7 @@ def test_foreign_and_stale_files_are_kept_and_not_counted(tmp_path, good_specs):
 
 KILLER = textwrap.dedent("""
     import os, signal, sys
-    import trnkb, trnkb.export as ex, trnkb.exportfs as fs
+    import trnkb, trnkb.output.export as ex, trnkb.output.exportfs as fs
     kb = trnkb.load(sys.argv[1])
     mode, k = sys.argv[3], int(sys.argv[4])
     if mode == "write":          # killed after the k-th file of the new export is written

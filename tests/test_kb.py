@@ -4,7 +4,7 @@ import pint_pandas
 import pytest
 
 import trnkb
-from trnkb.schema import TABLES
+from trnkb.spec.schema import TABLES
 from trnkb.units import Q_
 
 
@@ -87,7 +87,7 @@ def test_shipped_tables_validate_against_their_schemas(shipped):
 
     import pandera.errors
 
-    from trnkb.schema import ID_PATTERN, pandera_schema
+    from trnkb.spec.schema import ID_PATTERN, pandera_schema
     from trnkb.units import ureg
 
     checked = 0

@@ -3,7 +3,7 @@
 import pandas as pd
 from markdown_it import MarkdownIt
 
-from trnkb import markdown as md
+from trnkb.views import markdown as md
 
 render = MarkdownIt("commonmark").enable("table").render
 

@@ -2,7 +2,7 @@
 
 import altair as alt
 
-from trnkb import nbsetup
+from trnkb.views import nbsetup
 
 
 def test_setup_selects_the_svg_renderer_and_returns_the_kb():

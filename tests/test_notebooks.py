@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from trnkb import notebooks
 from trnkb.site import answer_first
+from trnkb.views import notebooks
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
@@ -62,7 +62,7 @@ def test_answers_are_three_sentences_at_most(path):
 
 
 def test_execute_takes_notebook_files_or_folders_and_refuses_neither(tmp_path):
-    from trnkb.notebooks import _notebooks
+    from trnkb.views.notebooks import _notebooks
 
     nb = NOTEBOOKS / "01-trainium3-at-a-glance.ipynb"
     assert _notebooks(nb) == [nb]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from trnkb import prefer
+from trnkb.spec import prefer
 
 INFO = {"aws": (prefer.SOURCE_RANK["vendor"], "2026-08-21"),
         "aws-old": (prefer.SOURCE_RANK["vendor"], "2023"),

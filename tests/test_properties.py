@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import trnkb
-from trnkb.specfile import SpecError
+from trnkb.spec.specfile import SpecError
 from trnkb.units import format_quantity, format_unit, parse, ureg
 
 SPEC_UNITS = ["B", "EFLOP/s", "GB", "GB/s", "GHz", "GW", "Gbit", "Gbit/s", "GiB", "GiB/s",
@@ -79,7 +79,7 @@ def test_pints_default_registry_reads_format_unit_as_the_same_quantity(m, unit):
 
 GOOD = Path(__file__).parent / "data" / "good"
 SOURCES = ("semianalysis-trn3", "aws-neuron-trn3")  # tests/data/good/sources.yaml
-# field -> (unit, low, high): inside specs' plausible ranges (trnkb/schema.py documents
+# field -> (unit, low, high): inside specs' plausible ranges (trnkb/spec/schema.py documents
 # 1-10,000 GB, 0.1-100 TB/s, 0.01-100,000 TFLOPS, 0.1-6 GHz), drawn from a narrower band
 FIELDS = {"hbm_capacity": ("GB", 1, 5000), "hbm_bandwidth": ("TB/s", 0.2, 50),
           "dense_bf16": ("TFLOPS", 0.1, 50000), "clock": ("GHz", 0.2, 5)}

@@ -76,7 +76,7 @@ def test_example_runs(lang, code, tmp_path, monkeypatch):
         if "--record" in args:  # writes the verdict history: into a copy, never the checkout's
             import shutil
 
-            import trnkb.claims.history as history
+            import trnkb.audit.claims.history as history
 
             copy = tmp_path / "history.yaml"
             shutil.copy(history.history_path(trnkb.load()), copy)

@@ -4,7 +4,7 @@ import pandas as pd
 import pandera.pandas as pa
 import pytest
 
-from trnkb.schema import CHIPS, TABLES, pandera_schema
+from trnkb.spec.schema import CHIPS, TABLES, pandera_schema
 from trnkb.units import DIMENSIONS, ureg
 
 

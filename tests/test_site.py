@@ -9,7 +9,7 @@ import pytest
 from sitebuild import built_site
 
 from trnkb import site
-from trnkb.schema import TABLES
+from trnkb.spec.schema import TABLES
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 import re
 
-from trnkb.claims import validate_claims
-from trnkb.claims.explain import raw_entries
+from trnkb.audit.claims import validate_claims
+from trnkb.audit.claims.explain import raw_entries
 from trnkb.kb import load
 from trnkb.site.pages import claims_page
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import trnkb.notebooks as nbs
+import trnkb.views.notebooks as nbs
 
 
 def test_notebook_execution_prints_one_line_per_notebook_to_a_pipe(tmp_path, monkeypatch,

@@ -1,6 +1,6 @@
 """The closing summary of `make report`: counts, not failure-looking lines."""
 
-from trnkb import claims
+from trnkb.audit import claims
 from trnkb.kb import load
 from trnkb.site.summary import summary
 

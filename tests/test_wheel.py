@@ -142,7 +142,7 @@ def test_notebooks_execute_from_the_wheel(installed, tmp_path):
     sh(
         bin_ / "python",
         "-c",
-        f"from trnkb.notebooks import execute; execute({str(copy / src.name)!r})",
+        f"from trnkb.views.notebooks import execute; execute({str(copy / src.name)!r})",
         cwd=work,
         timeout=600,
     )

@@ -11,22 +11,25 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # what type checkers see; at run time the names load on first use
     from trnkb.kb import KnowledgeBase, load
-    from trnkb.specfile import SpecError
+    from trnkb.peaks import peaks
+    from trnkb.spec.specfile import SpecError
     from trnkb.units import Q_, ureg
 
-__all__ = ["KnowledgeBase", "SpecError", "Q_", "load", "ureg"]
+__all__ = ["KnowledgeBase", "SpecError", "Q_", "load", "peaks", "ureg"]
 __version__ = "0.3.0"
 
 _LAZY = {
     "KnowledgeBase": "trnkb.kb",
     "load": "trnkb.kb",
-    "SpecError": "trnkb.specfile",
+    "SpecError": "trnkb.spec.specfile",
     "Q_": "trnkb.units",
     "ureg": "trnkb.units",
 }
 
 
 def __getattr__(name: str) -> Any:
+    if name == "peaks":  # the module is callable: trnkb.peaks(...) works either way
+        return importlib.import_module("trnkb.peaks")
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)
         globals()[name] = value

@@ -66,8 +66,6 @@ ACCEPTS: dict[tuple[tuple[str, ...], str], set[str]] = {
     # --timeline names the trace file to write: any name is a file name
     (("engine", "gemm"), "timeline"): set(HOSTILE) - {"", "x" * 100_000},
     (("engine", "attention"), "timeline"): set(HOSTILE) - {"", "x" * 100_000},
-    # two spec directories are compared directly; --repo is read only for git revisions
-    (("diff",), "repo"): set(HOSTILE) - {""},
 }
 
 # Options the battery does not run with hostile values, and why.

@@ -10,9 +10,9 @@ from trnkb.engine import attention, gemm
 from trnkb.engine.profile import (
     hbm_bandwidth,
     lanes,
-    timeline_chart,
     write_chrome_trace,
 )
+from trnkb.views.timeline import timeline_chart
 
 
 def test_the_chrome_trace_has_complete_events_in_microseconds(trn3, tmp_path):

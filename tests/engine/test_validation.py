@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from trnkb.engine.validation import CASES, table, write_page
+from trnkb.audit.engine_validation import CASES, table, write_page
 
 DOC = Path(__file__).parents[2] / "docs" / "engine-validation.md"
 
@@ -16,7 +16,7 @@ def test_the_validation_page_matches_the_engines_predictions(kb):
                       text, re.S)
     assert block, "docs/engine-validation.md lost its generated table markers"
     assert block.group(1) == table(kb), ("the engine's predictions changed: regenerate the table "
-                                         "with trnkb.engine.validation.table()")
+                                         "with trnkb.audit.engine_validation.table()")
 
 
 def test_every_case_states_its_device_or_that_it_is_unknown():

@@ -3,7 +3,7 @@
 import pytest
 
 from trnkb import workload as W
-from trnkb.workload import calibration as C
+from trnkb.audit import calibration as C
 from trnkb.workload.serving import SERVE_ASSUMPTIONS
 
 

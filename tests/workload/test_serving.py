@@ -88,8 +88,9 @@ def test_cloud_pricing_uses_the_sourced_price_per_chip_hour(kb):
     assert r.breakdown["usd_per_chip_hour"] == pytest.approx(1.2)
     # p5.48xlarge: 98.32 USD/h for 8 GPUs (prices table)
     assert W.system(kb, "hgx-h100-8").cloud_price.mid == pytest.approx(98.32 / 8)
-    with pytest.raises(ValueError, match="no cloud price for gb300"):
-        W.serve(m, W.system(kb, "gb300-nvl72"), 8, 32, 2048, 128, "fp8", pricing="cloud")
+    with pytest.raises(ValueError, match="no cloud price for trainium3"):
+        W.serve(m, W.system(kb, "trn3-nl72x2-switched"), 8, 32, 2048, 128, "fp8",
+                pricing="cloud")
 
 
 # Llama 2 70B by hand (d 8192, 80 layers, 64 heads of 128, 8 KV heads, FFN 28672, vocab

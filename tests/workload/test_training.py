@@ -109,3 +109,39 @@ def test_engine_mfu_is_used_when_the_engine_has_layer_time(kb, llama):
     assert 0 < mfu.lo < mfu.mid <= 1 and mfu.kind == "engine"
     with pytest.raises(ValueError, match="MLA"):
         engine_mfu(kb, W.model(kb, "deepseek-v3"), "trainium3")
+
+
+def test_explicit_plan_that_does_not_fit_is_refused_with_its_memory() -> None:
+    import trnkb
+
+    kb = trnkb.load()
+    m, s = W.model(kb, "llama-3-1-70b"), W.system(kb, "gb300-nvl72")
+    # tp=1 on 8 chips: every chip holds 70.6B bf16 weights (141 GB) before anything else,
+    # and with gradients and Adam state far above 288 GB x 0.9
+    with pytest.raises(ValueError, match=r"does not fit .* needs \d+\.\d GB per chip"):
+        W.train(m, s, 8, "tp=1", 1e12)
+    r = W.train(m, s, 8, "tp=1", 1e12, allow_unfit=True)
+    assert r.breakdown["fits"] == 0.0
+
+
+def test_lora_adapters_flops_and_memory() -> None:
+    import trnkb
+    from trnkb.workload.lora import LoRA, adapter_params, lora_flops_per_token
+
+    kb = trnkb.load()
+    m = W.model(kb, "llama-2-70b")
+    # r=16 on the fused qkv (8192 -> (64 + 2 x 8) x 128 = 10240) and o (8192 -> 8192), 80 layers
+    per_layer = 16 * (8192 + 10240) + 16 * (8192 + 8192)
+    assert adapter_params(m, LoRA(16, ("qkv", "o"))) == 80 * per_layer == 44_564_480
+    n = m.active_params(False)
+    attn = 3 * m.attention_flops_per_token(8192)
+    assert lora_flops_per_token(m, LoRA(), 8192) == 4 * n + 6 * 44_564_480 + attn
+    s = W.system(kb, "hgx-h100-8")
+    full = W.train(m, s, 64, "tp=8,zero=1", 1e9, seq_len=8192, batch_tokens=8 * 8192)
+    lo = W.train(m, s, 64, "tp=8,zero=1", 1e9, seq_len=8192, batch_tokens=8 * 8192, lora=LoRA())
+    # frozen base: no gradients or Adam state for 69B parameters, a 4N step instead of 6N
+    assert lo.breakdown["memory"] < 0.5 * full.breakdown["memory"]
+    assert lo.breakdown["flops_per_token"] < 0.7 * full.breakdown["flops_per_token"]
+    assert lo.breakdown["memory_adapters"] == pytest.approx(44_564_480 * 16 / 8)
+    with pytest.raises(ValueError, match="targets"):
+        LoRA(16, ("mlp",))

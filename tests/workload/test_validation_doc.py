@@ -1,21 +1,21 @@
-"""docs/workload-validation.md is exactly what trnkb.workload.validation computes."""
+"""docs/workload-validation.md is exactly what trnkb.audit.workload_validation computes."""
 
 from pathlib import Path
 
-from trnkb.workload.validation import page
+from trnkb.audit.workload_validation import page
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "workload-validation.md"
 
 
 def test_validation_page_is_up_to_date(kb):
     assert DOC.read_text(encoding="utf-8") == page(kb), \
-        "re-run: python -m trnkb.workload.validation > docs/workload-validation.md"
+        "re-run: python -m trnkb.audit.workload_validation > docs/workload-validation.md"
 
 
 def test_measured_runs_have_central_inside_range_and_verdicts_agree(kb):
     """Each measured run's central prediction lies in its range, and the verdict says whether
     the measurement does (checked here from the numbers, independently of the verdict code)."""
-    from trnkb.workload.validation import measured_claims
+    from trnkb.audit.workload_validation import measured_claims
 
     rows = measured_claims(kb)
     assert sum(1 for r in rows if r["held_out"]) >= 20
@@ -31,7 +31,7 @@ def test_mlperf_llama2_claims_use_the_reference_output_length():
     """MLCommons' llama2-70b README: 'Tokens per sample: 294.45' (the reference's mean output)."""
     import yaml
 
-    from trnkb.workload.validation import MLPERF_LLAMA2_OUTPUT
+    from trnkb.audit.workload_validation import MLPERF_LLAMA2_OUTPUT
 
     assert MLPERF_LLAMA2_OUTPUT == round(294.45)
     doc = yaml.safe_load((DOC.parents[1] / "specs" / "claims" / "measured.yaml").read_text())
@@ -45,7 +45,7 @@ def test_mlperf_llama2_claims_use_the_reference_output_length():
 
 def test_validation_numbers_read_as_plain_numbers_with_units():
     """Written by hand: separators, no exponent, '/s' for counts per second, days plural."""
-    from trnkb.workload.validation import _ranged, _with_unit
+    from trnkb.audit.workload_validation import _ranged, _with_unit
 
     assert _with_unit(865000.0, "1/s") == "865,000 /s"
     assert _with_unit(12014.0, "1 / s") == "12,014 /s"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from trnkb.workload import views
+from trnkb.views import workload as views
 
 
 @pytest.fixture(scope="module")

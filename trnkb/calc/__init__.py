@@ -12,6 +12,8 @@ Modules: :mod:`~trnkb.calc.flops`, :mod:`~trnkb.calc.memory`, :mod:`~trnkb.calc.
 :data:`CALCULATORS` names every calculator for the command line and the claims registry
 (``trnkb calc NAME --param value``); parameter names are the function's, with ``-`` for
 ``_``.
+
+May import: :mod:`trnkb.spec` and :mod:`trnkb.units` only.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any
 
 from trnkb.calc import flops, memory, network, power, scaleup, system, tco
 from trnkb.calc.derivation import Derivation, Input, Result
-from trnkb.qtypes import Quantity, Sources
+from trnkb.units.qtypes import Quantity, Sources
 
 __all__ = [
     "CALCULATORS",
@@ -105,7 +107,7 @@ def calculator(name: str) -> Calculator:
     try:
         return CALCULATORS[name]
     except KeyError:
-        from trnkb.specfile import show, suggest
+        from trnkb.spec.specfile import show, suggest
 
         raise KeyError(
             f"no calculator {show(name)}{suggest(name, CALCULATORS)}; calculators "
@@ -128,7 +130,7 @@ def run(name: str, args: dict[str, Any], sources: Sources = None) -> Result:
     for key, raw in args.items():
         pname = key.replace("-", "_")
         if pname not in params:
-            from trnkb.specfile import show, suggest
+            from trnkb.spec.specfile import show, suggest
 
             flags = [f"--{p.replace('_', '-')}" for p in params]
             raise ValueError(

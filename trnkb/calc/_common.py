@@ -7,8 +7,8 @@ from typing import Any
 import pint
 
 from trnkb.calc.derivation import Derivation, Input, Result, count
-from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import DIMENSIONS, Q_, has_dimension, parse
+from trnkb.units.qtypes import Quantity, QuantityLike, Sources
 
 
 def quantity(x: QuantityLike, dim: str, name: str) -> Quantity:

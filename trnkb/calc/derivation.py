@@ -14,8 +14,8 @@ from typing import Any
 
 import pint
 
-from trnkb.qtypes import Provenance, Quantity, QuantityLike
 from trnkb.units import Q_, format_unit, parse
+from trnkb.units.qtypes import Provenance, Quantity, QuantityLike
 
 __all__ = ["Input", "Derivation", "Result", "quantity_json", "unit_text", "count"]
 

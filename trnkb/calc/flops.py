@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from trnkb.calc._common import fraction, positive_count, quantity, result
 from trnkb.calc.derivation import Result
-from trnkb.qtypes import QuantityLike, Sources
 from trnkb.units import Q_
+from trnkb.units.qtypes import QuantityLike, Sources
 
 __all__ = [
     "FLOPS_PER_MAC",

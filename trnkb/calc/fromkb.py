@@ -11,7 +11,7 @@ from typing import Any
 
 from trnkb.calc import run
 from trnkb.calc.derivation import Result
-from trnkb.qtypes import Provenance, Quantity
+from trnkb.units.qtypes import Provenance, Quantity
 
 __all__ = ["ref", "call", "first"]
 

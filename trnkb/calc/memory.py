@@ -10,8 +10,8 @@ import pint
 
 from trnkb.calc._common import positive_count, quantity, result
 from trnkb.calc.derivation import Result, count
-from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import Q_, parse
+from trnkb.units.qtypes import Quantity, QuantityLike, Sources
 
 __all__ = ["hbm_capacity", "hbm_bandwidth", "ridge_point", "lnc_memory"]
 

@@ -14,8 +14,8 @@ import math
 
 from trnkb.calc._common import positive_count, quantity, result
 from trnkb.calc.derivation import Result, count
-from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import Q_
+from trnkb.units.qtypes import Quantity, QuantityLike, Sources
 
 __all__ = ["LAYER_NAMES", "radix", "fabric_size", "tor_fabric_size"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from trnkb.calc._common import fraction, positive_count, quantity, result
 from trnkb.calc.derivation import Result, count
-from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import Q_
+from trnkb.units.qtypes import Quantity, QuantityLike, Sources
 
 __all__ = ["it_power", "facility_power", "chips_per_mw", "rack_power_density", "training_energy"]
 

@@ -10,8 +10,8 @@ import math
 
 from trnkb.calc._common import positive_count, quantity, result
 from trnkb.calc.derivation import Result, count
-from trnkb.qtypes import QuantityLike, Sources
 from trnkb.units import Q_
+from trnkb.units.qtypes import QuantityLike, Sources
 
 __all__ = ["scaleup_bandwidth", "lane_budget", "switches_per_rack"]
 

@@ -10,8 +10,8 @@ import pint
 
 from trnkb.calc._common import positive_count, result
 from trnkb.calc.derivation import Result
-from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import parse
+from trnkb.units.qtypes import Quantity, QuantityLike, Sources
 
 __all__ = ["domain_total", "domain_totals"]
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from trnkb.calc._common import fraction, positive_count, quantity, result
 from trnkb.calc.derivation import Result, count
 from trnkb.calc.power import _pue
-from trnkb.qtypes import Quantity, QuantityLike, Sources
 from trnkb.units import Q_
+from trnkb.units.qtypes import Quantity, QuantityLike, Sources
 
 __all__ = ["tco"]
 

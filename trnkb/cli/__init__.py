@@ -10,6 +10,8 @@ module is imported only when that command runs (or its own ``--help`` is asked f
 ``trnkb --help`` and ``trnkb calc --list`` do not pay for pandas, the knowledge base or the
 engine. A topic in :data:`TOPICS` that is missing from :data:`COMMANDS` still works: it is
 imported eagerly (tests/cli/test_lazy_cli.py checks the table against the modules).
+
+May import: every layer below it (it is the top).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from typer.core import TyperGroup
 __all__ = ["COMMANDS", "HELP", "TOPICS", "LazyGroup", "app", "main"]
 
 # Order is the order of `trnkb --help`.
-TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "workload", "diff", "audit")
+TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "workload", "prices", "diff",
+          "audit", "peaks", "stale")
 
 # command -> (topic module, one-line help shown by `trnkb --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -50,8 +53,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "engine": ("engine", "Run GEMM and attention on a modelled NeuronCore (time and numerics)."),
     "workload": ("workload",
                  "Train and serve models on systems: time, chips, tokens/s, cost, with ranges."),
+    "prices": ("prices", "Every accelerator price (cloud and owner cost per chip-hour) with source "
+                         "and date."),
     "diff": ("diff", "List what changed between two versions of the knowledge base."),
     "audit": ("audit", "Compare another tool's hardware constants with the knowledge base."),
+    "peaks": ("peaks", "Resolve a device string to its chip row and sourced dense peaks (for "
+                       "MFU)."),
+    "stale": ("stale", "List values whose source is older than a newer same-kind source on the "
+                       "same row, and rows still 'announced' that a shipping system, a price or "
+                       "a device string names."),
 }
 
 HELP = "Sourced, unit-checked AI-accelerator specifications: show, compare, validate, export."
@@ -132,7 +142,7 @@ def _options(
 
 
 def _one_line(message: str) -> str:
-    from trnkb.specfile import _one_line as one_line
+    from trnkb.spec.specfile import _one_line as one_line
 
     return one_line(message)
 
@@ -155,7 +165,7 @@ def main(argv: list[str] | None = None) -> None:
         print(_one_line(f"error: {msg}{where}"), file=sys.stderr)
         sys.exit(1)
     except Exception as e:
-        from trnkb.specfile import SpecError
+        from trnkb.spec.specfile import SpecError
 
         if isinstance(e, SpecError):
             for line in e.errors:

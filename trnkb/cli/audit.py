@@ -19,7 +19,7 @@ def mlsysim_command(
     """Compare the installed MLSys·im hardware registry with the KB; print disagreements
     with both sources."""
     import trnkb
-    from trnkb.claims.audit import MissingTool, audit_mlsysim
+    from trnkb.audit.claims.audit import MissingTool, audit_mlsysim
     from trnkb.units import format_quantity
 
     kb = trnkb.load()

@@ -13,9 +13,9 @@ import sys
 import typer
 
 from trnkb.calc import CALCULATORS, calculator, run
-from trnkb.qtypes import Quantity
-from trnkb.specfile import _one_line
+from trnkb.spec.specfile import _one_line
 from trnkb.units import format_quantity
+from trnkb.units.qtypes import Quantity
 
 
 def _pairs(extra: list[str]) -> dict[str, str]:

@@ -16,7 +16,7 @@ def check_command(as_json: bool = typer.Option(False, "--json", help="Print JSON
                                                 help="List the agreeing pairs too.")) -> None:
     """Compare every derived value with the reported values of the same field."""
     import trnkb
-    from trnkb.check import THRESHOLD, check, coverage
+    from trnkb.audit.check import THRESHOLD, check, coverage
 
     kb = trnkb.load()
     df, cov = check(kb), coverage(kb)

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from trnkb.claims.core import Claim
+    from trnkb.audit.claims.core import Claim
 
 
 def _print_claims(sel: list[Claim]) -> None:
-    from trnkb.claims import claims_table
+    from trnkb.audit.claims import claims_table
 
     for r in claims_table(sel).to_dict("records"):
         print(f"[{r['verdict']}] {r['id']} ({r['source']}): {r['statement']}")
@@ -49,8 +49,8 @@ def claims_command(
     --source takes a source id or a seed document's file name (004_406711927e432c17.txt).
     """
     import trnkb
-    from trnkb.claims import VERDICTS, validate_claims
-    from trnkb.claims.core import KINDS
+    from trnkb.audit.claims import VERDICTS, validate_claims
+    from trnkb.audit.claims.core import KINDS
     from trnkb.cli.validate import choice
 
     choice(verdict, VERDICTS, "--verdict")
@@ -63,14 +63,14 @@ def claims_command(
         _explain(kb, claims, claim_id, as_json)
         return
     if record is not None:
-        from trnkb.claims.history import history_path, record_release
+        from trnkb.audit.claims.history import history_path, record_release
 
         record_release(record, claims, history_path(kb))
         print(f"recorded {len(claims)} verdicts as release {record} in "
               f"{history_path(kb)}")
         return
     if changed_since is not None:
-        from trnkb.claims.history import changes_since, history_path
+        from trnkb.audit.claims.history import changes_since, history_path
 
         moved = changes_since(changed_since, claims, history_path(kb))
         if as_json:
@@ -82,7 +82,7 @@ def claims_command(
                                                           if m.statement else ""))
         return
     if coverage:
-        from trnkb.claims.coverage import coverage_markdown, coverage_path, coverage_table
+        from trnkb.audit.claims.coverage import coverage_markdown, coverage_path, coverage_table
 
         if as_json:
             print(coverage_table(claims, coverage_path(kb)).to_json(orient="records",
@@ -91,7 +91,7 @@ def claims_command(
             print(coverage_markdown(claims, coverage_path(kb)), end="")
         return
     if source is not None and source not in {c.source for c in claims}:
-        from trnkb.specfile import show, suggest
+        from trnkb.spec.specfile import show, suggest
 
         raise KeyError(f"no claims from source {show(source)}"
                        f"{suggest(source, sorted({c.source for c in claims}))}")
@@ -128,8 +128,8 @@ def claims_command(
 def _source_id(kb: object, text: str) -> str:
     """A source id, or the id of the source whose URL is the seed file ``text``
     (``004_406711927e432c17.txt``, with or without ``.txt``); KeyError when neither."""
-    from trnkb.claims import claim_sources
-    from trnkb.specfile import show, suggest
+    from trnkb.audit.claims import claim_sources
+    from trnkb.spec.specfile import show, suggest
 
     sources = kb.sources  # type: ignore[attr-defined]
     extra = claim_sources(kb)  # type: ignore[arg-type]
@@ -146,8 +146,8 @@ def _source_id(kb: object, text: str) -> str:
 
 
 def _explain(kb: object, claims: list[Claim], claim_id: str, as_json: bool) -> None:
-    from trnkb.claims.explain import explain, explain_text
-    from trnkb.specfile import show, suggest
+    from trnkb.audit.claims.explain import explain, explain_text
+    from trnkb.spec.specfile import show, suggest
 
     hit = next((c for c in claims if c.id == claim_id), None)
     if hit is None:

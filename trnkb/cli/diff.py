@@ -36,13 +36,15 @@ def diff_command(
     """
     from pathlib import Path
 
-    from trnkb.diff import diff
     from trnkb.kb import default_specs_dir
+    from trnkb.views.diff import diff
 
     specs = default_specs_dir()
     for name, given in (("OLD", old), ("NEW", new), ("--repo", repo)):
         if given is not None and not given.strip():
             raise ValueError(f"{name}: empty; give a spec directory or a git revision")
+    if repo is not None and not Path(repo).is_dir():
+        raise ValueError(f"--repo: {repo[:200]!r} is not a directory (a git checkout)")
     if repo is None:
         checkout = specs.parent
         repo = str(checkout) if (checkout / ".git").exists() else "."

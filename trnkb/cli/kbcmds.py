@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -20,7 +19,7 @@ if TYPE_CHECKING:  # imported lazily: `trnkb --help` must not load pandas and pi
 __all__ = ["FORMATS", "MISSING", "JsonOpt", "SpecsOpt", "compare_json", "counts_text", "print_json",
            "register", "row_json", "value_json"]
 
-FORMATS = ("parquet", "csv", "json")  # trnkb.export.FORMATS (a test checks they agree)
+FORMATS = ("parquet", "csv", "json")  # trnkb.output.export.FORMATS (a test checks they agree)
 MISSING = "missing"
 
 
@@ -94,7 +93,7 @@ def _load(specs: Path | None) -> KnowledgeBase:
 def row_json(kb: KnowledgeBase, row_id: str) -> dict[str, Any]:
     """Every field of one row: labels as text, values with provenance, missing fields
     marked as such (``"value": null``)."""
-    from trnkb.schema import TABLES
+    from trnkb.spec.schema import TABLES
 
     table = kb.table_of(row_id)
     wide = kb.table(table)
@@ -121,7 +120,7 @@ def row_json(kb: KnowledgeBase, row_id: str) -> dict[str, Any]:
 
 
 def _missing(kb: KnowledgeBase, table: str, name: str) -> dict[str, Any]:
-    from trnkb.schema import TABLES
+    from trnkb.spec.schema import TABLES
     from trnkb.units import format_unit
 
     f = TABLES[table].field(name)
@@ -151,7 +150,7 @@ def _compare_row(kb: KnowledgeBase, table: str, f: str, by_id: dict[str, dict[st
     (``dense_bf16 (TFLOP/s)``) so a row reads across; a qualifier is shown with its value."""
     import pint
 
-    from trnkb.schema import TABLES
+    from trnkb.spec.schema import TABLES
     from trnkb.units import format_number, format_unit
 
     field = TABLES[table].field(f)
@@ -200,25 +199,19 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Load and check every spec file (and claim); exit 1 listing every problem."""
-        import trnkb
+        from trnkb.audit import validate as audit_validate
 
-        kb = trnkb.load(directory, schemas=True)
-        n_claims = None
-        if importlib.util.find_spec("trnkb.claims") is not None:
-            from trnkb.claims import validate_claims
-
-            n_claims = len(validate_claims(kb))
+        kb, n_claims = audit_validate(directory)
         summary: dict[str, Any] = {
             "ok": True, "facts": len(kb.facts), "sources": len(kb.sources),
             "rows": {t: len(kb.table(t)) for t in kb.tables}, "conflicts": len(kb.conflicts),
         }
-        if n_claims is not None:
-            summary["claims"] = n_claims
+        summary["claims"] = n_claims
         if as_json:
             print_json(summary)
             return
         rows = ", ".join(f"{t} {n}" for t, n in summary["rows"].items())
-        claims = f", {n_claims} claims evaluated" if n_claims is not None else ""
+        claims = f", {n_claims} claims evaluated" if n_claims else ""
         _console().print(f"ok: {summary['facts']} values from {summary['sources']} sources "
                          f"({rows}); "
                          f"{summary['conflicts']} conflicts between sources{claims}")
@@ -231,7 +224,7 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """List the tables, or the rows of one table."""
-        from trnkb.schema import TABLES
+        from trnkb.spec.schema import TABLES
 
         kb = _load(specs)
         if table is None:
@@ -247,8 +240,8 @@ def register(app: typer.Typer) -> None:
             _console().print(rt)
             return
         if table not in TABLES:
-            from trnkb.specfile import show as show_value
-            from trnkb.specfile import suggest
+            from trnkb.spec.specfile import show as show_value
+            from trnkb.spec.specfile import suggest
 
             raise KeyError(f"no table {show_value(table)}{suggest(table, TABLES)}; tables are "
                            f"{', '.join(TABLES)}")
@@ -374,11 +367,11 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOpt = False,
     ) -> None:
         """Write every table, facts, sources and conflicts plus a Frictionless datapackage.json."""
-        from trnkb.export import write_export
+        from trnkb.output.export import write_export
 
         kb = _load(specs)
         if fmt == "all":
-            from trnkb.export import export_all
+            from trnkb.output.export import export_all
             from trnkb.site.seeds import SEEDS
 
             results = export_all(kb, out, seed_urls={k: v["public_url"] for k, v in SEEDS.items()

@@ -12,7 +12,7 @@ import trnkb
 from trnkb import topology
 from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
 from trnkb.cli.validate import choice, positive_quantity
-from trnkb.qtypes import Quantity
+from trnkb.units.qtypes import Quantity
 
 console = Console()
 

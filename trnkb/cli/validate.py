@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from trnkb.qtypes import Quantity
-from trnkb.specfile import suggest
+from trnkb.spec.specfile import suggest
 from trnkb.units import DIMENSIONS, QuantityError, has_dimension, parse
+from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase

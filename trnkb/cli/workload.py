@@ -5,6 +5,9 @@
     trnkb workload serve --model deepseek-v3 --system gb300-nvl72 --chips 72 --batch 64 \\
         --input-len 2048 --output-len 512
     trnkb workload plans --model llama-3.1-70b --system gb300-nvl72 --chips 1024
+    trnkb workload serve --model llama-2-70b --system gb300-nvl72 --chips 8 \\
+        --benchmark mlperf-inf-llama2-70b-server --input-len 1024
+    trnkb workload serve --model llama-2-70b --system gb300-nvl72 --chips 8 --curve
 
 ``--json`` prints the central value, the range and the inputs that move each metric, every
 assumption and every input's source. Bad arguments exit 1 with one line.
@@ -40,7 +43,8 @@ PrecisionOpt = Annotated[str | None, typer.Option(
 GenOpt = Annotated[str | None, typer.Option(
     "--switch-gen", help="Switch generation of the fabric.")]
 PricingOpt = Annotated[str, typer.Option(
-    "--pricing", help="tco (the TCO model) or cloud (a sourced public price per chip-hour).")]
+    "--pricing", help="owner (alias tco: analyst owner cost or the TCO formula) or cloud (the "
+                      "sourced prices a renter pays per chip-hour; `trnkb prices`).")]
 SetOpt = Annotated[list[str] | None, typer.Option(
     "--set", help="Override an input: NAME=VALUE or NAME=LOW:CENTRAL:HIGH (e.g. mfu=0.4).")]
 
@@ -56,7 +60,9 @@ def _number(text: str, what: str) -> float:
 
 
 # Upper bounds keep a hostile value from turning into hours of work.
-_LIMITS = {"--chips": 10_000_000, "--batch": 10_000_000, "--input-len": 100_000_000,
+_LIMITS = {"--chips": 10_000_000, "--batch": 10_000_000, "--concurrency": 1_000_000,
+           "--requests": 100_000, "--max-seqs": 100_000, "--replicas": 100_000,
+           "--input-len": 100_000_000,
            "--output-len": 100_000_000, "--seq-len": 100_000_000, "--tp": 65_536, "--top": 100_000}
 
 
@@ -148,11 +154,123 @@ def _print(res: WorkloadResult) -> None:
 
 
 def _fail(e: Exception) -> NoReturn:
-    from trnkb.specfile import _one_line
+    from trnkb.spec.specfile import _one_line
 
     msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
     print(_one_line(f"error: {msg}"), file=sys.stderr)
     raise typer.Exit(1) from None
+
+
+def _lora(text: str | None, bench: str | None, specs: Path | None,
+          seq_len: str) -> tuple[Any, str]:
+    """(LoRA or None, --seq-len) from ``--lora RANK[:TARGETS]`` and a training benchmark."""
+    from trnkb.workload.benchmarks import benchmark
+    from trnkb.workload.lora import LoRA
+
+    if bench is not None:
+        b = benchmark(bench, specs)
+        if b.kind != "training":
+            raise ValueError(f"benchmark {b.id} is an inference benchmark; use it with "
+                             f"`trnkb workload serve`")
+        lo = b.extra.get("lora")
+        if lo and text is None:
+            text = f"{lo['rank']}:{lo['targets'].replace('_proj', '')}"
+        sl = b.extra.get("seq_len")
+        if sl:
+            seq_len = str(sl["value"])
+    if text is None:
+        return None, seq_len
+    rank, _, targets = text.partition(":")
+    r = _int(rank, "--lora")
+    names = tuple(t.strip() for t in targets.split(",") if t.strip()) or ("qkv", "o")
+    return LoRA(int(r or 0), names), seq_len
+
+
+def _disagg(text: str | None, prefill_tp: int | None, tp: int | None) -> Any:
+    """``xPyD`` -> (x, y, prefill Layout)."""
+    import re
+
+    from trnkb.workload import Layout
+
+    if text is None:
+        return None
+    hit = re.fullmatch(r"\s*(\d{1,4})\s*[Pp]\s*(\d{1,4})\s*[Dd]\s*", text)
+    if not hit or int(hit.group(1)) < 1 or int(hit.group(2)) < 1:
+        raise ValueError(f"--disagg expects xPyD with x, y >= 1 (e.g. 2P1D), not {text[:40]!r}")
+    ptp = prefill_tp or tp
+    if ptp is None:
+        raise ValueError("--disagg needs --prefill-tp (chips of one prefill instance) or --tp")
+    return int(hit.group(1)), int(hit.group(2)), Layout(ptp, 1, 1)
+
+
+def _simulated(m: Model, s: System, specs: Path | None, *, chips: str, input_len: str | None,
+               output_len: str | None, precision: str, kv_precision: str | None,
+               tp: str | None, dp: str | None, pp: str | None, replicas: str | None,
+               disagg: str | None, prefill_tp: str | None, concurrency: str | None,
+               rate: str | None, slo: str | None, curve: bool, bench: str | None,
+               requests: str | None, max_seqs: str | None, set_: list[str] | None,
+               pricing: str) -> Any:
+    """The simulator's answer for ``serve`` (a result, or the curve as a dict)."""
+    from trnkb import workload as W
+    from trnkb.workload.benchmarks import benchmark
+    from trnkb.workload.fromkb import normalise_id
+
+    b = benchmark(bench, specs) if bench is not None else None
+    ins = _int(input_len, "--input-len")
+    outs = _int(output_len, "--output-len")
+    if b is not None:
+        for flag, mine, theirs in (("--input-len", ins, b.input_len),
+                                   ("--output-len", outs, b.output_len)):
+            if mine is None and theirs is None:
+                raise ValueError(f"benchmark {b.id} has no sourced {flag[2:]} "
+                                 f"({b.missing or 'not published'}); pass {flag}")
+        if b.kind != "inference":
+            raise ValueError(f"benchmark {b.id} is a {b.kind} benchmark; use it with "
+                             f"`trnkb workload train`")
+    in_len: Any = ins or (b.input_len if b and b.input_len else 2048)
+    out_len: Any = outs or (b.output_len if b and b.output_len else 512)
+    in_len = W.Lengths(float(in_len)) if isinstance(in_len, float) else in_len
+    out_len = W.Lengths(float(out_len)) if isinstance(out_len, float) else out_len
+    conc = _int(concurrency, "--concurrency")
+    rate_v = _number(rate, "--rate") if rate is not None else None
+    tp_v = _int(tp, "--tp")
+    kw: dict[str, Any] = {
+        "input_len": in_len, "output_len": out_len, "precision": precision,
+        "kv_precision": kv_precision, "tp": tp_v, "dp": _int(dp, "--dp"),
+        "pp": _int(pp, "--pp") or 1, "replicas": _int(replicas, "--replicas") or 1,
+        "disagg": _disagg(disagg, _int(prefill_tp, "--prefill-tp"), tp_v),
+        "requests": _int(requests, "--requests"), "max_seqs": _int(max_seqs, "--max-seqs"),
+        "assumptions": _overrides(set_), "pricing": pricing}
+    n = _count(chips, "--chips")
+    target = slo if slo is not None else (b.slo if b is not None and b.slo and conc is None
+                                          and rate_v is None else None)
+    if curve or (b is not None and b.load == "concurrency" and conc is None and rate_v is None):
+        rows = W.frontier(m, s, n, **kw)
+        return {"model": m.id, "system": s.id, "chips": n,
+                "benchmark": b.id if b is not None else None,
+                "input_len": getattr(in_len, "mean", in_len),
+                "output_len": getattr(out_len, "mean", out_len), "curve": rows}
+    if target:
+        res = W.max_throughput(m, s, n, target, **kw)
+    else:
+        res = W.simulate(m, s, n, rate=rate_v, concurrency=conc, **kw)
+    if b is not None:
+        res.settings["benchmark"] = b.id
+        res.extra["benchmark"] = b.to_dict()
+        if b.model and normalise_id(b.model) != normalise_id(m.id):
+            res.notes.append(f"benchmark {b.id} is defined for {b.model}, not {m.id}")
+    return res
+
+
+def _print_curve(out: dict[str, Any]) -> None:
+    print(f"frontier: {out['model']} on {out['chips']} x {out['system']} "
+          f"({_num(out['input_len'])} in / {_num(out['output_len'])} out)")
+    print("  clients  tok/s/chip (range)              tok/s/user (range)")
+    for r in out["curve"]:
+        c, u = r["tokens_per_s_per_chip"], r["tokens_per_s_per_user"]
+        print(f"  {r['concurrency']:>7}  {_num(c['central']):>8} ({_num(c['low'])} to "
+              f"{_num(c['high'])})  {_num(u['central']):>8} ({_num(u['low'])} to "
+              f"{_num(u['high'])})")
 
 
 def register(app: typer.Typer) -> None:
@@ -160,6 +278,9 @@ def register(app: typer.Typer) -> None:
         help="Train and serve models on systems: time, chips, tokens/s, cost, with ranges.",
         no_args_is_help=True, add_completion=False, rich_markup_mode=None)
     app.add_typer(wl, name="workload")
+    from trnkb.cli.fleet import register_fleet
+
+    register_fleet(wl)  # plan-fleet, cost-target, train-plan (issue 21)
 
     @wl.command("train")
     def train_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt,
@@ -180,12 +301,21 @@ def register(app: typer.Typer) -> None:
                       "--mfu-from-engine",
                       help="Trainium: take the MFU from the reference engine's "
                            "simulation of one layer.")] = False,
+                  lora: Annotated[str | None, typer.Option(
+                      "--lora", help="LoRA fine-tuning on a frozen base: RANK or "
+                                     "RANK:TARGETS, e.g. 16:qkv,o (targets qkv, o, gate, up, "
+                                     "down).")] = None,
+                  bench: Annotated[str | None, typer.Option(
+                      "--benchmark", help="Training benchmark id from specs/benchmarks.yaml "
+                                          "(sets --seq-len and --lora), e.g. "
+                                          "mlperf-train-llama2-70b-lora.")] = None,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
                   specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """Time, cost and energy to train MODEL on CHIPS chips of SYSTEM for TOKENS tokens."""
         from trnkb import workload as W
         try:
             precision = _precision(precision)
+            lora_obj, seq_len = _lora(lora, bench, specs, seq_len)
             m, s = _objects(specs, model, system, switch_gen)
             prec = precision or s.fallback_precision("bf16")
             extra = _overrides(set_)
@@ -196,8 +326,9 @@ def register(app: typer.Typer) -> None:
             res = W.train(m, s, _count(chips, "--chips"), plan, _number(tokens, "--tokens"),
                           prec,
                           seq_len=_count(seq_len, "--seq-len"),
-                          batch_tokens=_number(batch_tokens, "--batch-tokens"), recipe=recipe,
-                          assumptions=extra, pricing=pricing)
+                          batch_tokens=_number(batch_tokens, "--batch-tokens"),
+                          recipe="bf16-lora" if lora_obj and recipe == "bf16-adam" else recipe,
+                          assumptions=extra, pricing=pricing, lora=lora_obj)
             if precision is None and prec != "bf16":
                 res.notes.append(
                     f"{s.chip} has no bf16 peak in the knowledge base; trained at {prec}")
@@ -208,30 +339,103 @@ def register(app: typer.Typer) -> None:
     @wl.command("serve")
     def serve_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt = "8",
                   batch: Annotated[str, typer.Option(
-                      "--batch", help="Sequences decoded together on the replica.")] = "64",
-                  input_len: Annotated[str, typer.Option(
-                      "--input-len", help="Prompt tokens per sequence.")] = "2048",
-                  output_len: Annotated[str, typer.Option(
-                      "--output-len", help="Generated tokens per sequence.")] = "512",
+                      "--batch", help="Sequences decoded together on the replica (closed-form "
+                                      "answer only).")] = "64",
+                  input_len: Annotated[str | None, typer.Option(
+                      "--input-len", help="Prompt tokens per sequence (default 2048, or the "
+                                          "benchmark's).")] = None,
+                  output_len: Annotated[str | None, typer.Option(
+                      "--output-len", help="Generated tokens per sequence (default 512, or the "
+                                           "benchmark's).")] = None,
                   precision: PrecisionOpt = None,
                   kv_precision: Annotated[str | None, typer.Option(
                       "--kv-precision", help="KV-cache format (default: --precision).")] = None,
                   tp: Annotated[str | None, typer.Option(
                       "--tp", help="Tensor-parallel width (default: the largest power of two "
                                    "dividing the chips and the heads).")] = None,
+                  dp: Annotated[str | None, typer.Option(
+                      "--dp", help="Attention data-parallel groups per stage (MoE: experts over "
+                                   "tp x dp chips, DEP). Simulator.")] = None,
+                  pp: Annotated[str | None, typer.Option(
+                      "--pp", help="Pipeline stages. Simulator.")] = None,
+                  replicas: Annotated[str | None, typer.Option(
+                      "--replicas", help="Copies of the CHIPS-chip replica. Simulator.")] = None,
+                  disagg: Annotated[str | None, typer.Option(
+                      "--disagg", help="Disaggregated prefill/decode, e.g. 2P1D: 2 prefill "
+                                       "instances of --prefill-tp chips, 1 decode instance of "
+                                       "the replica layout. Simulator.")] = None,
+                  prefill_tp: Annotated[str | None, typer.Option(
+                      "--prefill-tp", help="Chips (tensor parallel) of one prefill instance "
+                                           "under --disagg (default: --tp).")] = None,
+                  concurrency: Annotated[str | None, typer.Option(
+                      "--concurrency", help="Closed loop of N clients: latency and throughput "
+                                            "at this load (simulator).")] = None,
+                  rate: Annotated[str | None, typer.Option(
+                      "--rate", help="Poisson arrivals at R requests/s (simulator).")] = None,
+                  slo: Annotated[str | None, typer.Option(
+                      "--slo", help="Highest throughput meeting p-latency targets, e.g. "
+                                    "ttft_p99=2s,tpot_p99=80ms (simulator).")] = None,
+                  curve: Annotated[bool, typer.Option(
+                      "--curve", help="Throughput-interactivity frontier: tokens/s per chip "
+                                      "against tokens/s per user, with ranges "
+                                      "(simulator).")] = False,
+                  bench: Annotated[str | None, typer.Option(
+                      "--benchmark", help="Benchmark id from specs/benchmarks.yaml: sets lengths, "
+                                          "SLO and load (e.g. mlperf-inf-llama2-70b-server, "
+                                          "dashboard-1k-1k).")] = None,
+                  requests: Annotated[str | None, typer.Option(
+                      "--requests", help="Requests to simulate (default: enough for steady "
+                                         "percentiles).")] = None,
+                  max_seqs: Annotated[str | None, typer.Option(
+                      "--max-seqs", help="Most sequences running per attention group (default: "
+                                         "what the KV cache holds, at most 1024).")] = None,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
                   specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
-        """TTFT, TPOT, tokens/s per chip, per MW and per dollar serving MODEL on one replica."""
+        """TTFT, TPOT, tokens/s per chip, per MW and per dollar serving MODEL on one replica.
+
+        Without a load option: the closed-form answer at --batch. With --concurrency, --rate,
+        --slo, --curve, --benchmark or a layout option: the step-level simulator
+        (continuous batching, chunked prefill, KV admission), p50/p90/p99 latencies.
+        """
         from trnkb import workload as W
+        sim = any(x is not None for x in (dp, pp, replicas, disagg, concurrency, rate, slo, bench,
+                                          requests, max_seqs)) or curve
         try:
             precision = _precision(precision)
             m, s = _objects(specs, model, system, switch_gen)
-            res = W.serve(m, s, _count(chips, "--chips"), _count(batch, "--batch"),
-                          _count(input_len, "--input-len"), _count(output_len, "--output-len"),
-                          precision or "bf16", kv_precision=kv_precision,
-                          tp=_int(tp, "--tp"), assumptions=_overrides(set_), pricing=pricing)
+            if not sim:
+                res = W.serve(m, s, _count(chips, "--chips"), _count(batch, "--batch"),
+                              _count(input_len or "2048", "--input-len"),
+                              _count(output_len or "512", "--output-len"),
+                              precision or "bf16", kv_precision=kv_precision,
+                              tp=_int(tp, "--tp"), assumptions=_overrides(set_), pricing=pricing)
+            else:
+                out = _simulated(m, s, specs, chips=chips, input_len=input_len,
+                                 output_len=output_len, precision=precision or "bf16",
+                                 kv_precision=kv_precision, tp=tp, dp=dp, pp=pp,
+                                 replicas=replicas, disagg=disagg, prefill_tp=prefill_tp,
+                                 concurrency=concurrency, rate=rate, slo=slo, curve=curve,
+                                 bench=bench, requests=requests, max_seqs=max_seqs,
+                                 set_=set_, pricing=pricing)
         except (KeyError, ValueError) as e:
             _fail(e)
+        if sim:
+            if isinstance(out, dict):
+                if as_json:
+                    print_json(out)
+                    return
+                _print_curve(out)
+                return
+            if as_json:
+                print_json(out.to_dict())
+                return
+            _print(out)
+            if "slo" in out.extra:
+                found = out.extra["slo"]
+                print(f"  slo: {'met' if found['met'] else 'NOT met'} at "
+                      f"{_num(found['rate_per_s'])} requests/s "
+                      + ", ".join(f"{k}<={_num(v, 3)} s" for k, v in found["targets"].items()))
+            return
         if as_json:
             print_json(res.to_dict())
             return

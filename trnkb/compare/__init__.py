@@ -1,14 +1,16 @@
 """Comparison views over the knowledge base: tidy tables of magnitudes with their sources.
 
 Every view returns plain magnitudes in a stated unit (the field's unit from
-:mod:`trnkb.schema`, or the unit named in the column) next to the source of each value,
-ready for a table or a chart (:mod:`trnkb.charts`). Missing values stay missing: a chip
+:mod:`trnkb.spec.schema`, or the unit named in the column) next to the source of each value,
+ready for a table or a chart (:mod:`trnkb.views.charts`). Missing values stay missing: a chip
 whose sources give no TDP has no FLOP/s per watt. Derived figures come from the
 calculators of :mod:`trnkb.calc`; nothing here has a formula of its own.
 
 One module per subject: :mod:`~trnkb.compare.tables` (generic), :mod:`~.chips`,
 :mod:`~.memory`, :mod:`~.power`, :mod:`~.network`, :mod:`~.engine`, :mod:`~.claims`.
 Notebooks use the flat namespace: ``from trnkb import compare; compare.comparison(kb)``.
+
+May import: :mod:`trnkb.views`, :mod:`trnkb.audit` and the models.
 """
 
 from trnkb.compare.chips import (

@@ -12,10 +12,10 @@ import pint
 from trnkb.calc import flops, memory
 from trnkb.calc.derivation import Result
 from trnkb.compare.tables import unit_str
-from trnkb.display import short_name
 from trnkb.kb import KnowledgeBase
-from trnkb.qtypes import Quantity
-from trnkb.schema import TABLES, Field
+from trnkb.spec.schema import TABLES, Field
+from trnkb.units.qtypes import Quantity
+from trnkb.views.display import short_name
 
 __all__ = ["PRECISIONS", "CHIP_FIELDS", "LONG_COLUMNS", "HEADLINE", "accelerators", "chip_values",
            "DERIVED", "ridge_point", "flops_per_watt", "comparison", "wide", "columns",
@@ -71,7 +71,7 @@ def chip_values(kb: KnowledgeBase, ids: Sequence[str] | None = None,
     DataFrame
         ``id, chip, name, vendor, field, unit, magnitude, source, locator, kind, qualifier``
         (``chip`` the full display name, ``name`` the short one for axes); ``magnitude`` is
-        in the field's unit from :data:`trnkb.schema.TABLES` (e.g. TFLOPS, GB, TB/s, W);
+        in the field's unit from :data:`trnkb.spec.schema.TABLES` (e.g. TFLOPS, GB, TB/s, W);
         ``qualifier`` is what the source says the figure counts when that is not the
         field's plain meaning (MI455X FP8: "dense or sparse not stated"), else ''.
     """
@@ -273,7 +273,7 @@ def caveats(kb: KnowledgeBase, long: pd.DataFrame,
     or sparse not stated") and, where sources disagree, which figure the view uses and
     what the others say (Trainium3 FP8: AWS's chip table, the MXFP8 rate, against the
     architecture guide's plain FP8 at the BF16 rate; ``trnkb conflicts`` lists them).
-    Plain text (no markup), for :func:`trnkb.nbsetup.answer` or a Markdown escape.
+    Plain text (no markup), for :func:`trnkb.views.nbsetup.answer` or a Markdown escape.
 
     Values are the KB's, written by :func:`trnkb.units.format_quantity`.
     """

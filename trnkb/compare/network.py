@@ -11,7 +11,7 @@ import pandas as pd
 from trnkb.calc import network
 from trnkb.compare.tables import fmt, sources_of
 from trnkb.kb import KnowledgeBase
-from trnkb.qtypes import Quantity
+from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
     from trnkb.topology import Fabric
@@ -110,7 +110,7 @@ def _torus_edges(g: Any, pos: Mapping[Any, Any]) -> list[dict[str, Any]] | None:
 
 
 def graph_layout(fabric: Fabric, seed: int = 1) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Node and edge tables to draw a fabric (:func:`trnkb.charts.graph`).
+    """Node and edge tables to draw a fabric (:func:`trnkb.views.charts.graph`).
 
     Laid out by rack, tray and switch plane (or torus coordinate) from the node
     attributes of ``fabric.graph`` so a reader can follow a path; a seeded spring layout

@@ -10,9 +10,9 @@ import pandas as pd
 from trnkb.calc import power, tco
 from trnkb.compare.chips import accelerators
 from trnkb.compare.tables import fmt
-from trnkb.display import header
 from trnkb.kb import KnowledgeBase
 from trnkb.units import Q_
+from trnkb.views.display import header
 
 __all__ = ["PUE_FIELD", "assumptions_table", "chips_per_mw", "campus_power", "tco_sweep"]
 

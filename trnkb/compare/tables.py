@@ -11,7 +11,7 @@ import pandas as pd
 import pint
 
 from trnkb.kb import KnowledgeBase
-from trnkb.schema import TABLES
+from trnkb.spec.schema import TABLES
 from trnkb.units import format_number, format_unit
 
 __all__ = ["unit_str", "fmt", "magnitudes", "rows", "sources_of", "cited", "conflicts", "profile"]

@@ -6,6 +6,9 @@
 >>> r = gemm(core, 1024, 1024, 1024, dtype="mxfp8", execute=False)
 >>> r.utilization <= 1.0
 True
+
+May import: :mod:`trnkb.kb`, :mod:`trnkb.calc`, :mod:`trnkb.spec`, :mod:`trnkb.units`
+(charts of its runs live in :mod:`trnkb.views.timeline`).
 """
 
 from trnkb.engine.chip import chip_attention, chip_gemm

@@ -36,7 +36,7 @@ from trnkb.engine.model import NeuronCore
 from trnkb.engine.numerics import error_stats, round_to
 from trnkb.engine.result import Result
 from trnkb.engine.timeline import Timeline
-from trnkb.qtypes import Quantity
+from trnkb.units.qtypes import Quantity
 
 __all__ = [
     "MAX_HEAD_DIM",

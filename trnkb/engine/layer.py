@@ -24,8 +24,8 @@ from trnkb.engine.chip import chip_gemm
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.result import Result
 from trnkb.engine.timeline import Timeline
-from trnkb.qtypes import Quantity
 from trnkb.units import Q_
+from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase

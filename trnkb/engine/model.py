@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pint
 
-from trnkb.qtypes import Quantity
+from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase

@@ -3,8 +3,6 @@
 * :func:`lanes` — the result's records as bars (one per instruction, or per run of equal
   back-to-back instructions), one lane per core and engine / DMA queue, in microseconds.
 * :func:`hbm_bandwidth` — bytes moved by DMA per time bin, as GB/s.
-* :func:`timeline_chart` — an altair chart of both, in the spirit of the Neuron
-  profiler's view (engines stacked, time across).
 * :func:`chrome_trace` / :func:`write_chrome_trace` — the Trace Event Format JSON that
   Perfetto (ui.perfetto.dev) and chrome://tracing open: complete events (``ph: "X"``)
   with ``ts``/``dur`` in microseconds, one process per core and one thread per engine.
@@ -13,18 +11,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import altair as alt
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from trnkb.engine.result import ENGINES, Result
 
-__all__ = ["chrome_trace", "hbm_bandwidth", "lanes", "timeline_chart", "write_chrome_trace"]
+__all__ = ["chrome_trace", "hbm_bandwidth", "lanes", "write_chrome_trace"]
 
 
 LANES = (*ENGINES[:4], "dma in", "dma out")  # DMA split by direction: loads and stores
@@ -74,43 +70,6 @@ def hbm_bandwidth(res: Result, bins: int = 200) -> pd.DataFrame:
         out += (ov * rr).sum(axis=0)
     return pd.DataFrame({"start_us": edges[:-1] * 1e6, "end_us": edges[1:] * 1e6,
                          "GB_per_s": out / width / 1e9})
-
-
-def timeline_chart(res: Result, title: str, sources: Iterable[str] = (), max_bars: int = 4000,
-                   bins: int = 120) -> alt.VConcatChart:
-    """Per-lane bars coloured by instruction, above HBM bandwidth over time (GB/s).
-
-    Lanes with more than ``max_bars`` bars keep the longest ones (a readable chart).
-    """
-    from trnkb.charts import caption
-
-    bars = lanes(res)
-    if len(bars) > max_bars:
-        bars = bars.assign(d=bars.end_us - bars.start_us).nlargest(max_bars, "d").drop(columns="d")
-    def rank(lane: str) -> tuple[str, int]:
-        for i, name in enumerate(LANES):
-            if lane == name or lane.endswith(" " + name):
-                return (lane[: len(lane) - len(name)], i)
-        return (lane, len(LANES))
-
-    order = sorted(bars["lane"].unique(), key=rank)
-    top = alt.Chart(bars).mark_bar().encode(
-        y=alt.Y("lane:N", title=None, sort=order),
-        x=alt.X("start_us:Q", title="Time (µs)"),
-        x2="end_us:Q",
-        color=alt.Color("op:N", title="Instruction"),
-        tooltip=["lane", "op", "count", alt.Tooltip("start_us:Q", format=",.3f"),
-                 alt.Tooltip("end_us:Q", format=",.3f")],
-    ).properties(width=640, height=24 * len(order))
-    bw = hbm_bandwidth(res, bins)
-    bottom = alt.Chart(bw).mark_area(interpolate="step-after").encode(
-        x=alt.X("start_us:Q", title="Time (µs)"),
-        y=alt.Y("GB_per_s:Q", title="HBM traffic (GB/s)"),
-    ).properties(width=640, height=110)
-    lines = caption(sources, f"makespan {res.seconds.to('us').magnitude:,.1f} µs; bound by "
-                             f"{res.bound_by} (critical path), busiest {res.busiest}")
-    return alt.vconcat(top, bottom).properties(
-        title=alt.TitleParams(title, subtitle=lines, anchor="start"))
 
 
 def chrome_trace(res: Result) -> dict[str, Any]:

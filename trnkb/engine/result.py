@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from trnkb.qtypes import Quantity
 from trnkb.units import Q_
+from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
     from trnkb.engine.model import NeuronCore

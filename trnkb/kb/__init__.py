@@ -11,6 +11,9 @@ Modules, one idea each: :mod:`~trnkb.kb.values` (one field's values -> facts),
 (where sources disagree), :mod:`~trnkb.kb.tables` (wide views),
 :mod:`~trnkb.kb.base` (:class:`KnowledgeBase` and its index) and
 :mod:`~trnkb.kb.loading` (the pipeline, :func:`load`).
+
+May import: :mod:`trnkb.calc`, :mod:`trnkb.spec`, :mod:`trnkb.units`; never the judging
+layer (loading does not evaluate claims).
 """
 
 from trnkb.kb.base import KnowledgeBase

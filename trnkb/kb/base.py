@@ -140,7 +140,7 @@ class KnowledgeBase:
 
         ``density`` is dense, sparse or unstated ('' for fields that are not FLOP/s);
         ``direction`` is per-direction, bidirectional or unstated ('' for fields that are
-        not link bandwidths). See :mod:`trnkb.attributes`.
+        not link bandwidths). See :mod:`trnkb.spec.attributes`.
         """
         f = self._fact(row_id, field)
         return {k: f[k] for k in ("density", "direction", "qualifier")}

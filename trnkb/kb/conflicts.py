@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import pint
 
-from trnkb.schema import TABLES, Field
+from trnkb.spec.schema import TABLES, Field
 from trnkb.units import format_unit, is_binary_prefixed, ureg
 
 __all__ = ["CONFLICT_COLUMNS", "conflict_type", "find_conflicts"]

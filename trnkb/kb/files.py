@@ -8,10 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from trnkb.cache import read_yaml_cached as read_yaml
 from trnkb.kb.values import Ctx, parse_field
-from trnkb.schema import ID_PATTERN, SOURCE_FIELDS, SOURCE_KINDS, Table, date_problem
-from trnkb.specfile import LineDict, display_path, item_line, show
+from trnkb.spec.cache import read_yaml_cached as read_yaml
+from trnkb.spec.schema import ID_PATTERN, SOURCE_FIELDS, SOURCE_KINDS, Table, date_problem
+from trnkb.spec.specfile import LineDict, display_path, item_line, show
 
 __all__ = ["SEED_PATTERN", "parse_sources", "parse_table"]
 
@@ -66,7 +66,7 @@ def parse_table(path: Path, table: Table, source_ids: set[str], errors: list[str
     """(labels, facts) of one table file. ``labels`` has one dict per row (id, label
     fields, ``_file``, ``_line``); ``ids`` (id -> file:line) is shared across tables so
     an id is unique in the whole knowledge base. Derived-value declarations are appended
-    to ``declarations`` (:mod:`trnkb.derive`)."""
+    to ``declarations`` (:mod:`trnkb.kb.derive`)."""
     ctx = Ctx(display_path(path), errors, declarations)
     data = read_yaml(path)
     labels: list[dict[str, Any]] = []

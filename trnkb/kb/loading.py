@@ -14,7 +14,7 @@
    tables are built on first use.
 
 Nothing is returned unless every step passed: a directory with any error raises
-:class:`~trnkb.specfile.SpecError` listing every ``file:line: field: problem``.
+:class:`~trnkb.spec.specfile.SpecError` listing every ``file:line: field: problem``.
 """
 
 from __future__ import annotations
@@ -28,16 +28,16 @@ from typing import Any
 
 import pandas as pd
 
-from trnkb import derive
+from trnkb.kb import derive
 from trnkb.kb.base import KnowledgeBase
 from trnkb.kb.conflicts import find_conflicts
 from trnkb.kb.files import parse_sources, parse_table
 from trnkb.kb.tables import wide_table
 from trnkb.kb.values import FACT_COLUMNS, suggest
-from trnkb.schema import SOURCE_FIELDS, TABLES, pandera_schema
-from trnkb.specfile import SpecError, display_path, show
+from trnkb.spec.schema import SOURCE_FIELDS, TABLES, pandera_schema
+from trnkb.spec.specfile import SpecError, display_path, show
 
-__all__ = ["Parsed", "check_claims", "check_references", "check_schemas", "default_specs_dir",
+__all__ = ["Parsed", "check_references", "check_schemas", "default_specs_dir",
            "derive_facts", "load", "read_sources", "read_tables", "table_builders"]
 
 
@@ -60,7 +60,7 @@ class Parsed:
     labels: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # table -> row labels
     facts: list[dict[str, Any]] = field(default_factory=list)
     unreadable: set[str] = field(default_factory=set)  # tables whose file failed to parse
-    declarations: list[Any] = field(default_factory=list)  # derived values (trnkb.derive)
+    declarations: list[Any] = field(default_factory=list)  # derived values (trnkb.kb.derive)
 
     def raise_if_errors(self) -> None:
         if self.errors:
@@ -95,7 +95,7 @@ def read_tables(p: Parsed) -> None:
             continue
         p.labels[name] = labels
         p.facts += facts
-    known = {f"{n}.yaml" for n in TABLES} | {"sources.yaml", "claims.yaml"}
+    known = {f"{n}.yaml" for n in TABLES} | {"sources.yaml", "claims.yaml", "benchmarks.yaml"}
     for path in sorted(p.root.iterdir()):
         if path.suffix.lower() in (".yaml", ".yml") and path.name not in known:
             stem = path.name.split(".")[0]
@@ -108,7 +108,7 @@ def read_tables(p: Parsed) -> None:
 def derive_facts(p: Parsed) -> None:
     """Evaluate derived-value declarations into facts (their provenance lists every
     input's source), then mark the preferred value of every field by rule
-    (:mod:`trnkb.prefer`). Runs after parsing, before validation."""
+    (:mod:`trnkb.spec.prefer`). Runs after parsing, before validation."""
     p.facts += derive.derive_and_prefer(p.facts, p.declarations, p.sources, p.labels, p.errors)
 
 
@@ -140,7 +140,7 @@ def table_builders(p: Parsed) -> dict[str, Callable[[], pd.DataFrame]]:
 
 
 def check_schemas(kb: KnowledgeBase) -> list[str]:
-    """Check every wide table against its pandera schema (:func:`trnkb.schema.pandera_schema`).
+    """Check every wide table against its pandera schema (:func:`trnkb.spec.schema.pandera_schema`).
 
     The schemas restate rules the loader already applies to each value as it is read
     (dimension, plausible range, id pattern and uniqueness, choices, required fields),
@@ -183,33 +183,15 @@ def _schema_errors(kb: KnowledgeBase, name: str, wide: pd.DataFrame, cases: pd.D
     return out
 
 
-def check_claims(kb: KnowledgeBase) -> None:
-    """Evaluate the directory's claim files (``claims.yaml`` and the files it names): a
-    claim that is malformed or fails to evaluate refuses the load."""
-    if not any((Path(kb.path) / f).exists() for f in ("claims.yaml",)):
-        return
-    from trnkb.claims import evaluate_claims
-
-    try:
-        _, errors = evaluate_claims(kb)
-    except (ArithmeticError, TypeError, ValueError, KeyError) as e:  # safety net: one line
-        errors = [f"{display_path(Path(kb.path) / 'claims.yaml')}:1: (claims): cannot evaluate "
-                  f"({type(e).__name__}: {show(str(e), 200)})"]
-    if errors:
-        raise SpecError(errors)
-
-
-def load(path: str | Path | None = None, *, schemas: bool = False,
-         claims: bool | None = None) -> KnowledgeBase:
+def load(path: str | Path | None = None, *, schemas: bool = False) -> KnowledgeBase:
     """Load and validate a spec directory (default: the specs shipped with trnkb).
 
     Every value is checked as it is read; ``schemas=True`` also runs the pandera table
-    schemas (:func:`check_schemas`), as ``trnkb validate`` does. ``claims`` evaluates the
-    directory's claim files (:func:`check_claims`): by default for a directory given by
-    ``path`` (a user's specs, maybe hand-edited), not for the shipped specs, which CI
-    validates whole (evaluating every claim costs seconds).
+    schemas (:func:`check_schemas`), as ``trnkb validate`` does. Loading reads and checks
+    data only: the claim files are judged by :func:`trnkb.audit.validate` (``trnkb
+    validate``), which loads first, so a data error is reported before any claim runs.
 
-    Raises :class:`~trnkb.specfile.SpecError` listing every problem; nothing is returned
+    Raises :class:`~trnkb.spec.specfile.SpecError` listing every problem; nothing is returned
     unless the whole directory is valid.
     """
     root = Path(path) if path is not None else default_specs_dir()
@@ -230,7 +212,4 @@ def load(path: str | Path | None = None, *, schemas: bool = False,
         errors = check_schemas(kb)
         if errors:
             raise SpecError(errors)
-    if claims or (claims is None and path is not None
-                  and root.resolve() != default_specs_dir().resolve()):
-        check_claims(kb)
     return kb

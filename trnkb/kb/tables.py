@@ -18,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from trnkb.schema import TABLES, Table
+from trnkb.spec.schema import TABLES, Table
 from trnkb.units import format_unit
 
 __all__ = ["column_name", "plain_columns", "wide_table"]

@@ -16,9 +16,10 @@ from typing import Any, TypeAlias
 
 import pint
 
-from trnkb import attributes, derive, specfile
-from trnkb.schema import VALUE_KINDS, Field, Table, value_problem
-from trnkb.specfile import LineDict, show
+from trnkb.kb import derive
+from trnkb.spec import attributes, specfile
+from trnkb.spec.schema import VALUE_KINDS, Field, Table, value_problem
+from trnkb.spec.specfile import LineDict, show
 from trnkb.units import DIMENSIONS, QuantityError, format_unit, parse, ureg
 
 __all__ = ["FACT_COLUMNS", "VALUE_KEYS", "Ctx", "Fact", "parse_field", "parse_value", "suggest",
@@ -42,7 +43,7 @@ class Ctx:
 
     file: str
     errors: list[str]
-    declarations: list[Any] | None = None  # derived-value declarations found (trnkb.derive)
+    declarations: list[Any] | None = None  # derived-value declarations found (trnkb.kb.derive)
 
     def err(self, line: int, where: str, msg: str) -> None:
         self.errors.append(f"{self.file}:{line}: {where}: {msg}")
@@ -74,7 +75,7 @@ _NO_UNIT = ureg.dimensionless  # a plain number (``%`` is a unit here)
 
 
 def _value_problem(f: Field, q: pint.Quantity[Any]) -> str | None:
-    """:func:`trnkb.schema.value_problem`, remembered per (dimension, unit) for quantities
+    """:func:`trnkb.spec.schema.value_problem`, remembered per (dimension, unit) for quantities
     (for them the answer depends on nothing else; pint makes it costly to compute)."""
     if f.kind == "count" and q.units == _NO_UNIT and (
             not f.integer or float(q.magnitude).is_integer()):
@@ -202,4 +203,4 @@ def parse_field(table: Table, row_id: str, fname: str, raw: Any, row: LineDict, 
             "file": ctx.file, "line": bline, "density": density, "direction": direction,
             "derivation": "", "override": bool(block.get("preferred", False)),
         })
-    return facts  # which value is preferred is decided by rule at load (trnkb.prefer)
+    return facts  # which value is preferred is decided by rule at load (trnkb.spec.prefer)

@@ -8,6 +8,8 @@ notebook outputs. Nothing generated is written into ``docs/``.
 The result must open from disk with no network: :func:`external_resources` lists any
 script, stylesheet, image or font the built pages would fetch from elsewhere, and
 :func:`build` refuses to finish while there is one.
+
+May import: every layer below it: views, compare, output, audit and the models.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from typing import Annotated, Any
 import nbformat
 import typer
 
-from trnkb import export
 from trnkb.kb import KnowledgeBase, load
+from trnkb.output import export
 from trnkb.site import explorer, headtohead, landing, outdir, planner, post, serving_grid
 from trnkb.site.pages import (
     all_sources,
@@ -37,7 +39,7 @@ from trnkb.site.pages import (
     data_dictionary,
 )
 from trnkb.site.seeds import SEEDS
-from trnkb.specfile import SpecError
+from trnkb.spec.specfile import SpecError
 
 __all__ = ["build", "external_resources", "pages"]
 
@@ -231,7 +233,8 @@ def build(out: str | Path = "build/site", docs: str | Path = DOCS,
     post.stamp(out, export.build_info())
     raw = {k.split(":", 1)[1]: v for k, v in fixed.items() if k.startswith("pages:")}
     if raw:
-        print("site: missing cells shown as raw NaN/None, fixed at build (use trnkb.display): "
+        print("site: missing cells shown as raw NaN/None, fixed at build "
+              "(use trnkb.views.display): "
               + ", ".join(f"{p} ({n})" for p, n in raw.items()), file=sys.stderr)
     bad = external_resources(out)
     if bad:

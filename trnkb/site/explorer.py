@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from typing import Any, SupportsFloat, cast
 
 from trnkb.compare.chips import accelerators
-from trnkb.display import short_name
 from trnkb.kb import KnowledgeBase
-from trnkb.schema import TABLES
 from trnkb.site.explorer_derived import DERIVED_COLUMNS, derived_cells
 from trnkb.site.memory import EXPLANATION
+from trnkb.spec.schema import TABLES
+from trnkb.views.display import short_name
 
 __all__ = ["CHIP_COLUMNS", "DOMAIN_COLUMNS", "downloads_page", "explorer_data", "explorer_page"]
 
@@ -208,7 +208,7 @@ def downloads_page(kb: KnowledgeBase,
                    formats: Sequence[str] = ("csv", "parquet", "json")) -> str:
     """MyST page linking every exported file (written into ``data/<format>/`` and
     ``data/zip/`` after the build by :func:`trnkb.export.export_all`)."""
-    from trnkb import export
+    from trnkb.output import export
 
     info = export.build_info()
     names = list(kb.tables) + ["facts", "sources", "conflicts", "claims"]
@@ -232,8 +232,8 @@ def downloads_page(kb: KnowledgeBase,
              '<thead><tr><th scope="col">table</th><th scope="col">what it holds</th>'
              '<th scope="col">download</th></tr></thead><tbody>' + "".join(rows)
              + "</tbody></table></div></div>")
-    return ("# Data downloads\n\nThe knowledge base as files, written by `trnkb.export` when "
-            f"this site was built (trnkb {info['version']}, {info['date']}, commit "
+    return ("# Data downloads\n\nThe knowledge base as files, written by "
+            f"`trnkb.output.export` when this site was built (trnkb {info['version']}, {info['date']}, commit "
             f"`{info['commit'][:12]}`; the same three facts are in each `datapackage.json`): "
             "one file per table plus the long `facts` table (every value with its source, "
             "locator and kind), the bibliography, the conflicts and the claims. Quantity "

@@ -20,12 +20,12 @@ from typing import Any
 
 import pandas as pd
 
-from trnkb.display import short_name
 from trnkb.kb import KnowledgeBase
-from trnkb.schema import TABLES
 from trnkb.site.memory import EXPLANATION, physical_hbm
 from trnkb.site.serving_grid import HEADLINE_SYSTEMS, METRICS, key
+from trnkb.spec.schema import TABLES
 from trnkb.units import format_number
+from trnkb.views.display import short_name
 
 __all__ = ["REFERENCE", "pair_pages", "slug"]
 

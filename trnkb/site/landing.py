@@ -14,11 +14,12 @@ from pathlib import Path
 import pandas as pd
 
 import trnkb
-from trnkb import charts, compare, display
-from trnkb import markdown as md
+from trnkb import compare
 from trnkb.kb import KnowledgeBase
 from trnkb.site.memory import EXPLANATION, physical_hbm
 from trnkb.units import format_number
+from trnkb.views import charts, display
+from trnkb.views import markdown as md
 
 __all__ = ["HEADLINE_FIELDS", "MARKER", "comparisons", "headline_table", "landing",
            "memory_sentence", "standings"]

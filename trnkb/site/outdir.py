@@ -19,7 +19,7 @@ import os
 import shutil
 from pathlib import Path
 
-from trnkb.outdir import refusal
+from trnkb.output.outdir import refusal
 
 __all__ = ["MARKER", "UnsafeOutput", "check", "claim"]
 

@@ -1,6 +1,6 @@
 """Pages generated from the knowledge base: data dictionary, sources, conflicts, claims, API.
 
-Tables are drawn with :func:`trnkb.display.table` (the site's one table style) and
+Tables are drawn with :func:`trnkb.views.display.table` (the site's one table style) and
 embedded as raw HTML blocks in MyST pages; spec text is HTML-escaped there. Every source
 id links to its anchor ``sources.html#src-<id>``.
 """
@@ -16,12 +16,13 @@ import pandas as pd
 import pint
 
 import trnkb
-from trnkb import claims, display
-from trnkb import markdown as md
+from trnkb.audit import claims
 from trnkb.kb import KnowledgeBase
-from trnkb.schema import TABLES, Table
 from trnkb.site.seeds import SEEDS
+from trnkb.spec.schema import TABLES, Table
 from trnkb.units import Q_, format_number, format_quantity
+from trnkb.views import display
+from trnkb.views import markdown as md
 
 __all__ = ["all_sources", "api_page", "bibliography", "claim_sections", "claims_page",
            "conflicts_page", "data_dictionary", "source_anchor"]
@@ -72,9 +73,9 @@ def _field_rows(table: Table) -> pd.DataFrame:
 
 
 def data_dictionary() -> str:
-    """MyST page: every table and field of :data:`trnkb.schema.TABLES`."""
+    """MyST page: every table and field of :data:`trnkb.spec.schema.TABLES`."""
     out = ["# Data dictionary\n",
-           "Generated from `trnkb/schema.py`. Quantities are stored with their unit as the "
+           "Generated from `trnkb/spec/schema.py`. Quantities are stored with their unit as the "
            "source writes it and shown in the unit below; `range` is the plausible range "
            "outside which a value is refused. `kind` is `quantity` (with a unit), `count`, "
            "`text` (sourced text), `ref` (the id of a row in another table) or `label` "
@@ -243,7 +244,7 @@ def claims_page(kb: KnowledgeBase) -> str:
                                          max_rows=10**6 if verdict == "contradicted" else 25,
                                          summary=f"{len(sub)} {verdict} claims").html)]
     # what was and was not checked: seed coverage, verdicts over time, other tools
-    from trnkb.claims.views import page_sections
+    from trnkb.audit.claims.views import page_sections
 
     out.append(page_sections(kb, claim_list))
     out += ["## Every claim, explained\n",
@@ -270,8 +271,8 @@ _SEP = re.compile(r"(\s*[+;,]\s*)")
 
 def claim_sections(kb: KnowledgeBase, claim_list: list[Any]) -> str:
     """HTML: one ``<section id="claim-<id>">`` per claim with everything
-    :func:`trnkb.claims.explain.explain` gives."""
-    from trnkb.claims.explain import _history, explain, raw_entries
+    :func:`trnkb.audit.claims.explain.explain` gives."""
+    from trnkb.audit.claims.explain import _history, explain, raw_entries
 
     raw, hist = raw_entries(kb), _history(kb)
     e = html.escape

@@ -1,7 +1,7 @@
 """Finishing passes over the built HTML, for every page whoever wrote its notebook.
 
 - a table cell that reads a pandas missing-value marker (not-a-number, NA, null) becomes the
-  em dash with its tooltip (:data:`trnkb.display.MISSING`);
+  em dash with its tooltip (:data:`trnkb.views.display.MISSING`);
 - a table cell or inline literal that holds source ids (alone, or joined by ``+``, ``;``
   or ``,``) and no link yet links each id to its anchor on the sources page; a seed file
   name links to the source that cites it; a source id (one with a hyphen) named in running
@@ -13,7 +13,7 @@
   before it (an equals sign or a bar), so a lone null in a page always means a data cell to fix.
 
 :func:`finish` returns counts of what each pass changed, so the build can report pages
-that still needed cleaning (their notebooks should use :mod:`trnkb.display`).
+that still needed cleaning (their notebooks should use :mod:`trnkb.views.display`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from trnkb.display import MISSING
+from trnkb.views.display import MISSING
 
 __all__ = ["finish", "stamp"]
 
@@ -72,7 +72,7 @@ def _linker(ids: dict[str, str], page_prefix: str) -> Callable[[str], str | None
 
 
 def _svg_caption(svg: Path) -> tuple[str, list[str]]:
-    """(title, caption lines) of a chart SVG drawn by :mod:`trnkb.charts`."""
+    """(title, caption lines) of a chart SVG drawn by :mod:`trnkb.views.charts`."""
     try:
         text = svg.read_text(encoding="utf-8", errors="replace")
     except OSError:

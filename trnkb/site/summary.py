@@ -21,8 +21,8 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 def summary(site: Path, notebooks: Path, specs: Path | None = None) -> list[str]:
     """The summary lines (plain text)."""
-    from trnkb import claims
-    from trnkb.check import THRESHOLD, check
+    from trnkb.audit import claims
+    from trnkb.audit.check import THRESHOLD, check
     from trnkb.kb import load
 
     kb = load(specs)

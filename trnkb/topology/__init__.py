@@ -17,6 +17,8 @@ all-reduce and all-to-all times over a packed group of chips), :mod:`~trnkb.topo
 and the cached entry points).
 
 Bandwidths are per direction throughout.
+
+May import: :mod:`trnkb.kb`, :mod:`trnkb.calc`, :mod:`trnkb.spec`, :mod:`trnkb.units`.
 """
 
 from trnkb.topology.build import build_graph

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, cast
 
 import networkx as nx
 
-from trnkb.qtypes import Quantity
 from trnkb.topology.parts import FabricParts
 from trnkb.topology.spec import POSITION_NAMES, RACK_NAMES
 from trnkb.units import Q_
+from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator

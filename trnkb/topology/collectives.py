@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any, cast
 import networkx as nx
 import numpy as np
 
-from trnkb.qtypes import Quantity
 from trnkb.topology.bandwidth import contracted_max_flow
 from trnkb.topology.parts import FabricParts
 from trnkb.units import Q_
+from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
     pass

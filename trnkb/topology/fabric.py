@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
-from trnkb.qtypes import Quantity
 from trnkb.topology import report
 from trnkb.topology.bandwidth import BandwidthMixin
 from trnkb.topology.build import build_graph
 from trnkb.topology.collectives import CollectivesMixin
 from trnkb.topology.hops import HopsMixin
 from trnkb.topology.spec import FabricSpec, fabric_spec, find_row
+from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase

@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from trnkb.qtypes import Quantity
 from trnkb.topology.spec import chip_name
 from trnkb.units import Q_
+from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from trnkb.qtypes import Quantity
+from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase

@@ -47,7 +47,12 @@ def model_ids(kb: KnowledgeBase) -> list[str]:
 
 
 def system_ids(kb: KnowledgeBase) -> list[str]:
-    return list(kb.table("racks")["id"])
+    """The racks the workload layer can model: their chip states HBM capacity and bandwidth
+    (an SRAM-only part such as an LPU has no HBM row to build a memory model from)."""
+    racks = kb.table("racks")
+    return [r for r, chip in zip(racks["id"], racks["chip"], strict=True)
+            if kb.get(str(chip), "hbm_capacity") is not None
+            and kb.get(str(chip), "hbm_bandwidth") is not None]
 
 
 def _lookup(kb: KnowledgeBase, table: str, text: str) -> str:
@@ -143,27 +148,32 @@ def _pue(kb: KnowledgeBase, rack: str) -> Input:
     return Input("pue", a, (a + d) / 2, d, "", "sourced x assumption", basis)
 
 
-def _cloud_price(kb: KnowledgeBase, chip: str) -> Input | None:
-    """Per chip-hour price range over the ``prices`` rows of ``chip`` (price / chips per
-    instance)."""
+def _price(kb: KnowledgeBase, chip: str, owner: bool) -> Input | None:
+    """Per chip-hour price range over the ``prices`` rows of ``chip``: the rented offers
+    (``owner`` False) or the analysts' owner-cost rows (``owner-tco``). Central = the first
+    row listed for the chip (the file lists a vendor's list price first)."""
     if "prices" not in kb.tables:
         return None
     t = kb.table("prices")
-    rows = [r for r in t["id"] if kb.get(r, "chip") == chip]
+    rows = [r for r in t["id"] if kb.get(r, "chip") == chip
+            and (kb.get(r, "offer") == "owner-tco") == owner]
     vals: list[float] = []
+    label: list[str] = []
     srcs: list[str] = []
     for r in rows:
-        n = kb.get(r, "chips_per_instance")
-        price = kb.get(r, "price")
-        if n is None or price is None:
+        per_chip = kb.get(r, "price_per_chip")
+        if per_chip is None:
             continue
-        vals.append(float(price.to("USD/hour").magnitude) / float(n.magnitude))
-        srcs.append(kb.provenance(r, "price")["source"])
+        vals.append(float(per_chip.to("USD/hour").magnitude))
+        prov = kb.provenance(r, "price")
+        kind = "" if prov["kind"] == "reported" else f", {prov['kind']}"
+        label.append(f"{r} ({prov['source']}{kind})")
+        srcs.append(prov["source"])
     if not vals:
         return None
-    return Input("cloud_price", min(vals), vals[0], max(vals), "USD/h", "sourced",
-                 "prices: " + ", ".join(f"{r} ({s})" for r, s in zip(rows, srcs, strict=False)),
-                 tuple(dict.fromkeys(srcs)))
+    name = "owner_price" if owner else "cloud_price"
+    return Input(name, min(vals), vals[0], max(vals), "USD/h", "sourced",
+                 "prices: " + ", ".join(label), tuple(dict.fromkeys(srcs)))
 
 
 def _torus_dims(topology: str, domain: int) -> tuple[tuple[int, ...], int]:
@@ -227,7 +237,8 @@ def system(kb: KnowledgeBase, rack_id: str, generation: str | None = None) -> Sy
                   chips_per_rack=per_rack, peak=peak, hbm_capacity=hbm_c, hbm_bandwidth=hbm_b,
                   chip_power=power, pue=_pue(kb, rid), capex=capex, network=net, scaleup_input=up,
                   scaleout_input=out, generation=fab.spec.generation if fab is not None else None,
-                  notes=notes, cloud_price=_cloud_price(kb, chip))
+                  notes=notes, cloud_price=_price(kb, chip, False),
+                  owner_price=_price(kb, chip, True))
 
 
 ASSUMED_CAPEX_BASIS = "placeholder assumption (no public source); set your own with capex_per_chip"

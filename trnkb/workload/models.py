@@ -157,6 +157,20 @@ class Model:
         return (2.0 * self.attention_heads * (self.head_dim + self.v_dim)
                 * self._attended(context, causal_mean))
 
+    def decode_attention_flops_per_position(self) -> float:
+        """Decode FLOPs of QK^T and AV per new token per attended position, all layers.
+
+        GQA/MHA: ``2*h*(hd + v)`` per layer. MLA decodes in the absorbed form (DeepSeek-V2
+        paper, section 2.1.3: the K/V up-projections fold into the query and output
+        projections), so the scores and the weighted sum run over the latent:
+        ``2*h*((kv_rank + rope) + kv_rank)`` per layer, 3.4x the per-head count for
+        DeepSeek-V3 (``2*128*(576 + 512)`` against ``2*128*(192 + 128)``).
+        """
+        if self.attention == "mla":
+            kv, rope = self.kv_lora_rank or 0, self.qk_rope_head_dim or 0
+            return 2.0 * self.attention_heads * (kv + rope + kv) * self.layers
+        return 2.0 * self.attention_heads * (self.head_dim + self.v_dim) * self.layers
+
     def forward_flops_per_token(self, context: float, causal_mean: bool = True) -> float:
         """``2 * active parameters (without the input embedding) + attention``."""
         return (2.0 * self.active_params(False)

@@ -51,6 +51,10 @@ MEMORY_RECIPES = {
     "fp8-adam": (3.0, 2.0, 12.0, "bf16-adam plus an fp8 copy of the weights for the fp8 matmuls"),
     "scaling-book": (2.0, 0.0, 8.0, "scaling-book part 6: bf16 parameters and fp32 Adam state; "
                                     "gradients not counted"),
+    "bf16-lora": (2.0, 0.0, 0.0, "LoRA (Hu et al. 2021): frozen bf16 base weights, no gradients "
+                                 "or optimizer state for them; the adapters' own state "
+                                 "(bf16 weights and gradients, fp32 Adam: 16 bytes each) is "
+                                 "added by train()"),
 }
 RECOMPUTE = ("none", "selective", "full")
 

@@ -20,8 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from trnkb.qtypes import Quantity
 from trnkb.units import Q_
+from trnkb.units.qtypes import Quantity
 
 __all__ = ["Input", "Ranged", "assumption", "propagate", "user_value"]
 

@@ -88,7 +88,8 @@ class System:
     scaleout_input: Input
     generation: str | None = None
     notes: list[str] = field(default_factory=list)
-    cloud_price: Input | None = None  # USD per chip-hour from the prices table
+    cloud_price: Input | None = None  # USD per chip-hour a renter pays (prices table)
+    owner_price: Input | None = None  # USD per owned chip-hour, analyst all-in (prices table)
 
     def peak_input(self, precision: str) -> Input:
         """Peak dense FLOP/s at ``precision`` (raises ``KeyError`` naming what exists)."""

@@ -52,6 +52,7 @@ from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.system import System
 
 if TYPE_CHECKING:
+    from trnkb.workload.lora import LoRA
     from trnkb.workload.result import WorkloadResult
 
 __all__ = ["TRAIN_ASSUMPTIONS", "step_breakdown"]
@@ -97,8 +98,14 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
                    batch_tokens: float, recipe: str, weight_bytes: float,
                    include_attention: bool = True,
                    budget: float | None = None,
-                   flops_per_token: float | None = None) -> dict[str, float]:
+                   flops_per_token: float | None = None,
+                   trainable: float | None = None) -> dict[str, float]:
     """Every part of one training step for the input values ``v`` (floats; see ranges.propagate).
+
+    ``trainable``: LoRA's adapter parameters (the base frozen, recipe ``bf16-lora``): only
+    they are reduced across data-parallel ranks and carry gradients and optimizer state
+    (16 bytes each, split over ``tp x pp``: ``memory_adapters``); full recomputation adds one
+    forward of the base to a step whose backward skips the weight gradients.
 
     Returns seconds for ``compute``, ``bubble``, ``<part>_comm`` (raw) and
     ``<part>_exposed``, ``step_time``; bytes ``memory`` and its parts; ``fits`` (1.0/0.0);
@@ -109,13 +116,21 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     sequences = batch_tokens / seq_len
     n_micro = sequences / (plan.dp * plan.microbatch)
     mem = memory_per_chip(model, plan, recipe, seq_len, n_micro)
+    if trainable is not None:
+        mem["adapters"] = trainable * 16.0 / (plan.tp * plan.pp)
+        mem["total"] += mem["adapters"]
     f_tok = (flops_per_token if flops_per_token is not None
              else model.training_flops_per_token(seq_len, include_attention))
     flops_step = f_tok * batch_tokens
     peak = v["peak_flops"]
     compute = flops_step / (chips * peak * v["mfu"])
     if plan.recompute == "full":
-        compute *= 4 / 3
+        if trainable is None:
+            compute *= 4 / 3
+        else:  # one more forward of the base over a 4N (not 6N) step
+            fwd = 2.0 * model.active_params(False) + (
+                model.attention_flops_per_token(seq_len) if include_attention else 0.0)
+            compute *= 1 + fwd / f_tok
     # HBM traffic
     w, g, o, _ = MEMORY_RECIPES[recipe]
     local_w = mem["weights"] if plan.zero < 3 else mem["weights"] * plan.dp * plan.cp
@@ -137,8 +152,10 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     # ZeRO >= 1 reduce-scatters gradients to their optimizer shard, then all-gathers the updated
     # weights (once per step; per microbatch forward and backward under ZeRO-3); ZeRO-0 all-reduces
     red = "reduce-scatter" if plan.zero >= 1 else "all-reduce"
+    if trainable is not None:  # only the adapters' gradients and weights move
+        dense_local, expert_local, weight_bytes = trainable / (plan.tp * plan.pp), 0.0, 2.0
     t_dp = net.time(red, dense_local * grad_bytes, data, plan.tp, **kw)
-    if plan.ep > 1 or model.moe:
+    if (plan.ep > 1 or model.moe) and expert_local > 0:
         t_dp += net.time(red, expert_local * grad_bytes, max(data // plan.ep, 1),
                          plan.tp * plan.ep, **kw)
     gathers = 2 * max(n_micro, 1) if plan.zero >= 3 else (1 if plan.zero >= 1 else 0)
@@ -203,12 +220,39 @@ TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": 
                  "energy_mwh": "MWh", "facility_mw": "MW"}
 
 
+def _refuse_unfit(model: Model, system: System, plan: Plan, inputs: dict[str, Input],
+                  seq_len: int, batch_tokens: float, recipe: str,
+                  trainable: float | None) -> None:
+    """Raise when ``plan`` does not fit at the central inputs, saying what it needs."""
+    v = {k: i.mid for k, i in inputs.items()}
+    mem = memory_per_chip(model, plan, recipe, seq_len,
+                          batch_tokens / seq_len / (plan.dp * plan.microbatch))
+    if trainable is not None:
+        mem["adapters"] = trainable * 16.0 / (plan.tp * plan.pp)
+        mem["total"] += mem["adapters"]
+    usable = v["hbm_capacity"] * v["usable_hbm"]
+    if mem["total"] <= usable:
+        return
+    parts = ", ".join(f"{k} {b / 1e9:.1f}" for k, b in mem.items() if k != "total" and b > 0)
+    raise ValueError(f"plan {plan.label} does not fit {model.id} on {system.chip}: it needs "
+                     f"{mem['total'] / 1e9:.1f} GB per chip ({parts} GB) and "
+                     f"{v['hbm_capacity'] / 1e9:.0f} GB x usable_hbm {v['usable_hbm']:g} = "
+                     f"{usable / 1e9:.1f} GB is usable; use more chips, more tp/pp/ZeRO, "
+                     f"full recomputation or a smaller microbatch")
+
+
 def train(model: Model, system: System, chips: int, plan: Plan | str | None = None,
           tokens: float = 15e12, precision: str = "bf16", *, seq_len: int = 8192,
           batch_tokens: float = 4 * 2**20, recipe: str = "bf16-adam",
           assumptions: dict[str, Input] | None = None, include_attention: bool = True,
-          flops_per_token: float | None = None, pricing: str = "tco") -> WorkloadResult:
+          flops_per_token: float | None = None, pricing: str = "tco",
+          allow_unfit: bool = False, lora: LoRA | None = None) -> WorkloadResult:
     """Train ``model`` on ``chips`` chips of ``system`` for ``tokens`` tokens.
+
+    An explicit ``plan`` whose memory per chip exceeds the usable HBM at the central inputs
+    is refused (``ValueError`` with the bytes it needs by part) unless ``allow_unfit``.
+    ``lora``: fine-tune adapters on a frozen base (:mod:`~trnkb.workload.lora`; recipe
+    ``bf16-lora``, ``4N + 6P + 3 x attention`` FLOPs per token).
 
     ``plan`` is a :class:`Plan`, its text form (``"tp=4,pp=2"``, dp fills the chips) or
     None for the fastest plan that fits (:func:`trnkb.workload.search.plans`).
@@ -221,6 +265,18 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
     from trnkb.workload.search import plans as search_plans
 
     check_positive(chips=chips, tokens=tokens, seq_len=seq_len, batch_tokens=batch_tokens)
+    trainable: float | None = None
+    if lora is not None:
+        from trnkb.workload.lora import adapter_params, lora_flops_per_token
+
+        recipe = "bf16-lora" if recipe == "bf16-adam" else recipe
+        if recipe != "bf16-lora":
+            raise ValueError(f"LoRA trains with the bf16-lora recipe, not {recipe!r}")
+        trainable = float(adapter_params(model, lora))
+        if flops_per_token is None:
+            flops_per_token = lora_flops_per_token(model, lora, seq_len, include_attention)
+    elif recipe == "bf16-lora":
+        raise ValueError("the bf16-lora recipe needs lora=LoRA(rank, targets)")
     if recipe not in MEMORY_RECIPES:
         raise ValueError(f"unknown memory recipe {recipe!r}; choose from "
                          f"{', '.join(MEMORY_RECIPES)}")
@@ -242,12 +298,16 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
     bad = chosen.problems(model, chips, batch_tokens / seq_len)
     if bad:
         raise ValueError(f"plan {chosen.label}: " + "; ".join(bad))
+    if plan is not None and not allow_unfit:
+        _refuse_unfit(model, system, chosen, inputs, seq_len, batch_tokens, recipe,
+                      trainable)
 
     def run(v: dict[str, float]) -> dict[str, float]:
         s = step_breakdown(model, system, chosen, v, seq_len=seq_len, batch_tokens=batch_tokens,
                            recipe=recipe, weight_bytes=weight_bytes,
                            include_attention=include_attention,
-                           budget=tokens, flops_per_token=flops_per_token)
+                           budget=tokens, flops_per_token=flops_per_token,
+                           trainable=trainable)
         hours = s["days"] * 24
         s["min_chips"] = min_chips(model, recipe, seq_len, v["hbm_capacity"] * v["usable_hbm"])
         s["tokens_per_s"] = batch_tokens / s["step_time"]
@@ -266,5 +326,6 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
                                                        "batch_tokens": batch_tokens,
                                                        "recipe": recipe,
                                                        "include_attention": include_attention,
-                                                       "pricing": pricing})
+                                                       "pricing": pricing,
+                                                       "lora": lora.label if lora else None})
     return result

@@ -1,0 +1,54 @@
+"""Where claims live: ``claims.yaml`` and the extra claim files beside it, read as entries
+and the sources those files define for themselves."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from trnkb.spec.specfile import display_path, read_yaml
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
+
+__all__ = ["EXTRA_FILES", "claim_files", "claim_sources", "claims_path", "read_claim_file"]
+
+EXTRA_FILES = ("claims/tools.yaml", "claims/measured.yaml")
+
+
+def claims_path(kb: KnowledgeBase) -> Path:
+    return Path(kb.path) / "claims.yaml"
+
+
+def claim_files(kb: KnowledgeBase, path: Path | None = None) -> list[Path]:
+    """The claim files: ``claims.yaml`` and the extra files beside it that exist."""
+    main = Path(path) if path is not None else claims_path(kb)
+    files = [main]
+    if path is None:
+        files += [main.parent / f for f in EXTRA_FILES if (main.parent / f).exists()]
+    return files
+
+
+def read_claim_file(path: Path) -> tuple[list[Any], list[Any], list[str]]:
+    """(claims, sources, errors) of one file: a list of claims or ``{sources, claims}``."""
+    name = display_path(path)
+    data = read_yaml(path)
+    if isinstance(data, list):
+        return data, [], []
+    if isinstance(data, dict) and isinstance(data.get("claims"), list):
+        sources = data.get("sources") or []
+        if not isinstance(sources, list):
+            return [], [], [f"{name}:1: sources: expected a list"]
+        return data["claims"], sources, []
+    return [], [], [f"{name}:1: (file): expected a list of claims or {{sources, claims}}"]
+
+
+def claim_sources(kb: KnowledgeBase, path: Path | None = None) -> pd.DataFrame:
+    """The sources that claim files define for themselves (other tools, benchmarks)."""
+    rows = []
+    for p in claim_files(kb, path):
+        if p.exists():
+            rows += [dict(s) for s in read_claim_file(p)[1] if isinstance(s, dict)]
+    return pd.DataFrame(rows)

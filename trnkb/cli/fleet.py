@@ -1,0 +1,145 @@
+"""``trnkb workload plan-fleet | cost-target | train-plan``: planner answers, with ranges.
+
+    trnkb workload plan-fleet --model llama-3.1-70b --system gb300-nvl72 --power-mw 50 \\
+        --tokens-per-user 50 --precision fp8
+    trnkb workload cost-target --model llama-3.1-70b --system mi355x-8 --max-usd-per-mtok 0.5
+    trnkb workload train-plan --model llama-3.1-70b --system trn3-nl72x2-switched \\
+        --tokens 15e12 --days 30
+
+Every answer gives central, low and high, and the inputs its $ figure rests on (sourced or
+assumption, with their share of the range). ``--pricing owner`` (default) or ``cloud``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
+
+__all__ = ["register_fleet"]
+
+_Model = Annotated[str, typer.Option("--model", help="Model id (trnkb list models).")]
+_System = Annotated[str, typer.Option("--system", help="Rack id (trnkb list racks).")]
+_Prec = Annotated[str, typer.Option("--precision", help="Weight format: bf16, fp8, fp4...")]
+_Pricing = Annotated[str, typer.Option(
+    "--pricing", help="owner (analyst owner cost or the TCO formula) or cloud (`trnkb prices`).")]
+_Chips = Annotated[str | None, typer.Option(
+    "--chips", help="Chips per serving replica (default: the smallest power of two from 8 "
+                    "whose KV cache holds a sequence per attention replica).")]
+_In = Annotated[str, typer.Option("--input-len", help="Prompt tokens per request.")]
+_Out = Annotated[str, typer.Option("--output-len", help="Generated tokens per request.")]
+
+
+def _r(d: dict[str, Any] | None, sig: int = 3) -> str:
+    if not d or d.get("central") is None:
+        return "n/a"
+    return f"{d['central']:.{sig}g} ({d['low']:.{sig}g} to {d['high']:.{sig}g})"
+
+
+def _shares(rows: list[dict[str, Any]]) -> None:
+    print("  rests on (input, kind, share of the range):")
+    for s in rows[:6]:
+        print(f"    {s['input']:<22} {s['kind']:<22} {s['share']:.0%}")
+
+
+def register_fleet(wl: typer.Typer) -> None:
+    """Add the planner commands to the ``trnkb workload`` group."""
+    from trnkb.cli.workload import _count, _fail, _number, _objects, _precision
+
+    @wl.command("plan-fleet")
+    def plan_fleet_cmd(model: _Model, system: _System,
+                       power_mw: Annotated[str, typer.Option(
+                           "--power-mw", help="Facility power budget, MW.")] = "50",
+                       tokens_per_user: Annotated[str, typer.Option(
+                           "--tokens-per-user", help="Target tokens/s per user.")] = "50",
+                       precision: _Prec = "fp8", chips: _Chips = None,
+                       input_len: _In = "2048", output_len: _Out = "512",
+                       pricing: _Pricing = "owner", specs: SpecsOpt = None,
+                       as_json: JsonOpt = False) -> None:
+        """Racks, tokens/s and $/Mtok that POWER_MW of facility power buys at a target
+        tokens/s per user."""
+        from trnkb.workload.fleet import plan_fleet
+        try:
+            _precision(precision)
+            m, s = _objects(specs, model, system, None)
+            r = plan_fleet(m, s, _number(power_mw, "--power-mw"),
+                           _number(tokens_per_user, "--tokens-per-user"), precision,
+                           input_len=_count(input_len, "--input-len"),
+                           output_len=_count(output_len, "--output-len"),
+                           chips=_count(chips, "--chips") if chips else None, pricing=pricing)
+        except (KeyError, ValueError) as e:
+            _fail(e)
+        if as_json:
+            print_json(r)
+            return
+        reach = "" if r["reachable"] else " (target NOT reached; most interactive point shown)"
+        print(f"{r['system']}: {r['model']} {r['precision']}, {r['power_mw']:g} MW, "
+              f"{r['pricing']} pricing{reach}")
+        print(f"  operating point   batch {r['batch']} on {r['replica_chips']} chips, "
+              f"{r['tokens_per_s_per_user']:.3g} tok/s/user")
+        print(f"  racks             {r['racks']['central']} ({r['racks']['low']} to "
+              f"{r['racks']['high']}) of {r['racks']['chips_per_rack']} chips")
+        print(f"  fleet tokens/s    {_r(r['fleet_tokens_per_s'])}")
+        print(f"  $/Mtok            {_r(r['usd_per_million_tokens'])}")
+        _shares(r["usd_per_million_tokens_rests_on"])
+
+    @wl.command("cost-target")
+    def cost_target_cmd(model: _Model, system: _System,
+                        max_usd_per_mtok: Annotated[str, typer.Option(
+                            "--max-usd-per-mtok", help="Cost ceiling, USD per million output "
+                                                       "tokens.")] = "1",
+                        precision: _Prec = "fp8", chips: _Chips = None,
+                        input_len: _In = "2048", output_len: _Out = "512",
+                        pricing: _Pricing = "owner", specs: SpecsOpt = None,
+                        as_json: JsonOpt = False) -> None:
+        """The tokens/s per user SYSTEM reaches at or under a $/Mtok ceiling."""
+        from trnkb.workload.fleet import cost_target
+        try:
+            _precision(precision)
+            m, s = _objects(specs, model, system, None)
+            r = cost_target(m, s, _number(max_usd_per_mtok, "--max-usd-per-mtok"), precision,
+                            input_len=_count(input_len, "--input-len"),
+                            output_len=_count(output_len, "--output-len"),
+                            chips=_count(chips, "--chips") if chips else None, pricing=pricing)
+        except (KeyError, ValueError) as e:
+            _fail(e)
+        if as_json:
+            print_json(r)
+            return
+        t = r["tokens_per_s_per_user"]
+
+        def f(x: float | None) -> str:
+            return "not reachable" if x is None else f"{x:.3g}"
+        print(f"{r['system']}: {r['model']} {r['precision']} at <= "
+              f"${r['max_usd_per_million_tokens']:g}/Mtok ({r['pricing']} pricing)")
+        print(f"  tok/s/user  central {f(t['central'])}, optimistic {f(t['optimistic'])}, "
+              f"pessimistic {f(t['pessimistic'])}")
+        _shares(r["rests_on"])
+
+    @wl.command("train-plan")
+    def train_plan_cmd(model: _Model, system: _System,
+                       tokens: Annotated[str, typer.Option("--tokens", help="Tokens.")] = "15e12",
+                       days: Annotated[str, typer.Option("--days", help="Days.")] = "30",
+                       precision: _Prec = "bf16", pricing: _Pricing = "owner",
+                       specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
+        """Chips and racks to train MODEL on TOKENS tokens in DAYS days; cost and energy."""
+        from trnkb.workload.fleet import train_plan
+        try:
+            _precision(precision)
+            m, s = _objects(specs, model, system, None)
+            r = train_plan(m, s, _number(tokens, "--tokens"), _number(days, "--days"),
+                           precision, pricing=pricing)
+        except (KeyError, ValueError) as e:
+            _fail(e)
+        if as_json:
+            print_json(r)
+            return
+        print(f"{r['system']}: {r['model']} on {r['tokens']:.3g} tokens in {r['target_days']:g} "
+              f"days ({r['pricing']} pricing)")
+        print(f"  {r['chips']} chips = {r['racks']} racks, plan {r['plan']}")
+        print(f"  days        {_r(r['days'])}")
+        print(f"  cost USD    {_r(r['cost_usd'])}")
+        print(f"  energy MWh  {_r(r['energy_mwh'])}")
+        _shares(r["cost_rests_on"])

@@ -1,0 +1,269 @@
+"""Peak rates for a device string: what a training framework needs to compute MFU.
+
+``trnkb.peaks("NVIDIA H100 80GB HBM3")`` resolves the string that
+``torch.cuda.get_device_name()``, ``jax.devices()[0].device_kind``, ``amd-smi`` or
+``neuron-ls`` prints to one chip row (one SKU: an H100 PCIe is not an H100 SXM) and returns
+its sourced dense peak per dtype, HBM bandwidth and capacity, TDP and clock, each with the
+source id the knowledge base prefers::
+
+    >>> import trnkb.peaks
+    >>> p = trnkb.peaks("NVIDIA H100 80GB HBM3")
+    >>> p.chip, p.dense["bf16"].value / 1e12, p.dense["bf16"].source
+    ('h100', 989.4, 'klockwood-h100')
+
+A string naming several rows is refused with the candidates (:class:`AmbiguousDevice`);
+an unknown one with the closest known strings (:class:`UnknownDevice`). Both are
+``ValueError``.
+
+Importing this module is light (standard library only: no pandas, pint or altair). It
+reads a small JSON table generated from the specs (:mod:`trnkb.kb.peaks_table`), keyed by a
+digest of the spec files; when the specs changed since the shipped table was built, the
+table is rebuilt from the knowledge base once and cached per digest.
+
+Units: every value is in SI base units, named in ``unit`` (FLOP/s, B/s, B, W, Hz).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trnkb.spec.peaks_format import DTYPES, FORMAT, shipped_table, specs_digest, specs_dir
+
+# json and re are imported on first use: `import trnkb.peaks` stays cheap for a framework that
+# imports it at start-up (bench/peaks_bench.py).
+
+__all__ = ["DTYPES", "AmbiguousDevice", "Peak", "Peaks", "UnknownDevice", "device_strings",
+           "peaks"]
+
+
+
+class AmbiguousDevice(ValueError):
+    """The string names several chip rows; ``candidates`` lists them (chip ids)."""
+
+    def __init__(self, device: str, candidates: list[str]) -> None:
+        self.device = device
+        self.candidates = candidates
+        super().__init__(f"device {device!r} is ambiguous: it matches {', '.join(candidates)}; "
+                         "give the full device string or a chip id")
+
+
+class UnknownDevice(ValueError):
+    """No device string or chip id matches; ``suggestions`` lists close known strings."""
+
+    def __init__(self, device: str, suggestions: list[str]) -> None:
+        self.device = device
+        self.suggestions = suggestions
+        hint = f" (known strings like it: {'; '.join(suggestions)})" if suggestions else ""
+        super().__init__(f"unknown device {device!r}{hint}; `trnkb peaks --list` shows the "
+                         "known strings")
+
+
+@dataclass(frozen=True)
+class Peak:
+    """One sourced value: ``value`` in SI ``unit`` (FLOP/s, B/s, B, W or Hz)."""
+
+    value: float
+    unit: str
+    source: str
+    kind: str
+    locator: str = ""
+    density: str = ""
+    qualifier: str = ""
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v != "" or k in ("value", "unit")}
+
+
+@dataclass(frozen=True)
+class Peaks:
+    """What :func:`peaks` resolves: the chip row and its sourced peaks.
+
+    ``dense`` maps a dtype (:data:`DTYPES`) to its dense peak; dtypes the row has no
+    sourced value for are absent (never guessed).
+    """
+
+    device: str
+    chip: str
+    name: str
+    family: str
+    status: str
+    matched: str  # the device string (or chip id) that matched
+    device_source: str  # source of that device string ('' for a chip id)
+    dense: dict[str, Peak] = field(default_factory=dict)
+    hbm_bandwidth: Peak | None = None
+    hbm_capacity: Peak | None = None
+    tdp: Peak | None = None
+    clock: Peak | None = None
+
+    def peak(self, dtype: str) -> Peak:
+        """The dense peak of ``dtype``; ValueError when the row has none sourced."""
+        key = dtype.lower()
+        if key not in DTYPES:
+            raise ValueError(f"unknown dtype {dtype!r}: use one of {', '.join(DTYPES)}")
+        if key not in self.dense:
+            have = ", ".join(self.dense) or "none"
+            raise ValueError(f"{self.chip} has no sourced dense {key} peak (has: {have})")
+        return self.dense[key]
+
+    def as_dict(self, dtype: str | None = None) -> dict[str, Any]:
+        """JSON form; with ``dtype`` only that dtype's peak under ``dense``."""
+        dense = {dtype.lower(): self.peak(dtype)} if dtype else self.dense
+        out: dict[str, Any] = {
+            "device": self.device, "chip": self.chip, "name": self.name, "family": self.family,
+            "status": self.status, "matched": self.matched,
+            "device_source": self.device_source,
+            "dense": {k: v.as_dict() for k, v in dense.items()},
+        }
+        for key in ("hbm_bandwidth", "hbm_capacity", "tdp", "clock"):
+            v = getattr(self, key)
+            out[key] = v.as_dict() if v is not None else None
+        return out
+
+
+
+
+_CACHE: dict[str, dict[str, Any]] = {}
+
+
+def _read_json(path: Any) -> dict[str, Any] | None:
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
+
+
+def _table(specs: Path | None = None) -> dict[str, Any]:
+    """The table for ``specs`` (default: the shipped specs): the shipped JSON when its
+    digest matches, else a cached or freshly built one."""
+    root = Path(specs) if specs is not None else specs_dir()
+    digest = specs_digest(root)
+    if digest in _CACHE:
+        return _CACHE[digest]
+    table = _read_json(shipped_table())
+    if table is None or table.get("specs_digest") != digest:
+        from trnkb.units import cache_dir
+
+        folder = cache_dir("peaks")
+        cached = folder / f"{digest}.json" if folder is not None else None
+        table = _read_json(cached) if cached is not None and cached.exists() else None
+        if table is None or table.get("specs_digest") != digest:
+            from trnkb.kb.peaks_table import build_table
+
+            table = build_table(root)
+            if cached is not None:
+                import json
+
+                try:
+                    cached.write_text(json.dumps(table, sort_keys=True), encoding="utf-8")
+                except OSError:
+                    pass
+    _CACHE[digest] = table
+    return table
+
+
+def _norm(s: str) -> str:
+    import re
+
+    return " ".join(re.sub(r"[\s_,;:()\[\]/-]+", " ", s.casefold()).split())
+
+
+def device_strings(specs: Path | None = None) -> list[dict[str, str]]:
+    """Every known device string: ``{"string", "chip", "reported_by", "source", ...}``."""
+    return [dict(d) for d in _table(specs)["devices"]]
+
+
+def _resolve(device: str, table: dict[str, Any]) -> tuple[str, str, str]:
+    """(chip id, matched string, its source) for ``device``; raises on ambiguity."""
+    q = _norm(device)
+    if not q:
+        raise UnknownDevice(device, [])
+    devs = table["devices"]
+    exact = [d for d in devs if _norm(d["string"]) == q]
+    if exact:
+        chips = sorted({d["chip"] for d in exact})
+        if len(chips) > 1:
+            raise AmbiguousDevice(device, chips)
+        return chips[0], exact[0]["string"], exact[0]["source"]
+    if q in table["chips"] or device in table["chips"]:  # a chip id names one row
+        cid = device if device in table["chips"] else q
+        return cid, cid, ""
+    words = set(q.split())
+    # a known string inside a longer one ("NVIDIA H100 80GB HBM3 MIG 3g.40gb"): the longest wins
+    inside = [d for d in devs if set(_norm(d["string"]).split()) <= words]
+    if inside:
+        most = max(len(_norm(d["string"]).split()) for d in inside)
+        inside = [d for d in inside if len(_norm(d["string"]).split()) == most]
+        chips = sorted({d["chip"] for d in inside})
+        if len(chips) > 1:
+            raise AmbiguousDevice(device, chips)
+        return chips[0], inside[0]["string"], inside[0]["source"]
+    # a fragment of known strings ("H100"): one row or an ambiguity
+    around = [d for d in devs if words <= set(_norm(d["string"]).split())]
+    chips = sorted({d["chip"] for d in around})
+    if len(chips) == 1:
+        return chips[0], around[0]["string"], around[0]["source"]
+    if len(chips) > 1:
+        raise AmbiguousDevice(device, chips)
+    close = [d["string"] for d in devs if words & set(_norm(d["string"]).split())]
+    raise UnknownDevice(device, close[:5])
+
+
+def _peak(entry: dict[str, Any] | None) -> Peak | None:
+    if entry is None:
+        return None
+    return Peak(**{k: entry[k] for k in Peak.__dataclass_fields__ if k in entry})
+
+
+def peaks(device: str, specs: Path | None = None) -> Peaks:
+    """Resolve ``device`` (a device string or chip id) to its chip row and sourced peaks.
+
+    Parameters
+    ----------
+    device
+        What ``torch.cuda.get_device_name()``, ``jax.devices()[0].device_kind``,
+        ``amd-smi`` or ``neuron-ls`` prints (case and punctuation are ignored), or a
+        chip id such as ``gb200``.
+    specs
+        Spec directory (default: the specs trnkb ships).
+
+    Raises
+    ------
+    AmbiguousDevice
+        The string names several rows (``candidates``).
+    UnknownDevice
+        Nothing matches (``suggestions``).
+    """
+    table = _table(specs)
+    chip, matched, source = _resolve(device, table)
+    row = table["chips"][chip]
+    values = row["values"]
+    dense = {}
+    for dtype, fname in DTYPES.items():
+        p = _peak(values.get(fname))
+        if p is not None:
+            dense[dtype] = p
+    return Peaks(device=device, chip=chip, name=row.get("name", chip),
+                 family=row.get("family", ""), status=row.get("status", ""), matched=matched,
+                 device_source=source, dense=dense,
+                 hbm_bandwidth=_peak(values.get("hbm_bandwidth")),
+                 hbm_capacity=_peak(values.get("hbm_capacity")),
+                 tdp=_peak(values.get("tdp")), clock=_peak(values.get("clock")))
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``trnkb.peaks(...)`` work whether ``trnkb.peaks`` is this module or the function
+    (``import trnkb.peaks`` binds the module to the package attribute)."""
+
+    def __call__(self, device: str, specs: Path | None = None) -> Peaks:
+        return peaks(device, specs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

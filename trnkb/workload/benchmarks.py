@@ -1,0 +1,140 @@
+"""Benchmarks as data: ``specs/benchmarks.yaml`` -> :class:`Benchmark` (lengths, load, SLO).
+
+A benchmark row fixes what a published result was run at: the model, the scenario
+(``offline``, ``server``, ``interactive``, ``concurrency`` or ``training``), the mean input
+and output lengths where published, and the p99 TTFT/TPOT targets (seconds) of a server
+scenario. Every value names its source (checked against ``sources.yaml``); a length nobody
+publishes is absent and ``missing`` says where we looked. Bad rows are refused with
+``file:line: field: what is wrong``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trnkb.spec.specfile import display_path, item_line, read_yaml
+
+__all__ = ["Benchmark", "benchmark", "benchmarks"]
+
+_SCENARIOS = ("offline", "server", "interactive", "concurrency", "training")
+_KINDS = ("inference", "training")
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One row of ``specs/benchmarks.yaml`` (lengths in tokens, SLO targets in seconds)."""
+
+    id: str
+    title: str
+    kind: str
+    scenario: str
+    model: str | None
+    input_len: float | None
+    output_len: float | None
+    slo: dict[str, float]
+    sources: dict[str, str] = field(default_factory=dict)
+    missing: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def load(self) -> str:
+        """How the simulator loads it: ``offline``, ``rate`` (searched under the SLO) or
+        ``concurrency``."""
+        return {"offline": "offline", "server": "rate", "interactive": "rate",
+                "concurrency": "concurrency"}.get(self.scenario, "none")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "title": self.title, "kind": self.kind, "scenario": self.scenario,
+                "model": self.model, "input_len": self.input_len, "output_len": self.output_len,
+                "slo": self.slo, "sources": self.sources, "missing": self.missing}
+
+
+def _default_path() -> Path:
+    from trnkb.kb.loading import default_specs_dir
+
+    return default_specs_dir() / "benchmarks.yaml"
+
+
+def _source_ids(path: Path) -> set[str]:
+    src = path.parent / "sources.yaml"
+    rows = read_yaml(src) if src.exists() else []
+    return {str(r.get("id")) for r in rows or [] if isinstance(r, dict)}
+
+
+def benchmarks(path: Path | str | None = None) -> dict[str, Benchmark]:
+    """Every benchmark of ``path`` (default ``specs/benchmarks.yaml``), by id."""
+    p = Path(path) if path is not None else _default_path()
+    if p.is_dir():
+        p = p / "benchmarks.yaml"
+    rows = read_yaml(p)
+    where = display_path(p)
+    ids = _source_ids(p)
+    if not isinstance(rows, list):
+        raise ValueError(f"{where}:1: (file): expected a list of benchmarks")
+    out: dict[str, Benchmark] = {}
+    for i, row in enumerate(rows):
+        line = item_line(rows, i)
+        b = _row(row, f"{where}:{line}", ids)
+        if b.id in out:
+            raise ValueError(f"{where}:{line}: id: {b.id!r} appears twice")
+        out[b.id] = b
+    return out
+
+
+def _row(row: Any, where: str, ids: set[str]) -> Benchmark:
+    if not isinstance(row, dict):
+        raise ValueError(f"{where}: (row): expected a mapping")
+    for key in ("id", "title", "kind", "scenario"):
+        if not isinstance(row.get(key), str):
+            raise ValueError(f"{where}: {key}: required text")
+    if row["kind"] not in _KINDS:
+        raise ValueError(f"{where}: kind: {row['kind']!r} is not one of {', '.join(_KINDS)}")
+    if row["scenario"] not in _SCENARIOS:
+        raise ValueError(f"{where}: scenario: {row['scenario']!r} is not one of "
+                         f"{', '.join(_SCENARIOS)}")
+    sources: dict[str, str] = {}
+
+    def sourced(key: str) -> dict[str, Any] | None:
+        val = row.get(key)
+        if val is None:
+            return None
+        if not isinstance(val, dict) or not val.get("source"):
+            raise ValueError(f"{where}: {key}: needs a source")
+        if val["source"] not in ids:
+            raise ValueError(f"{where}: {key}: unknown source {val['source']!r} (not in "
+                             f"sources.yaml)")
+        sources[key] = str(val["source"])
+        return val
+
+    def number(val: dict[str, Any] | None, key: str, name: str) -> float | None:
+        if val is None:
+            return None
+        x = val.get(name)
+        if isinstance(x, bool) or not isinstance(x, (int, float)) or x <= 0:
+            raise ValueError(f"{where}: {key}.{name}: a positive number, not {x!r}")
+        return float(x)
+
+    ins, outs, slo_row = sourced("input"), sourced("output"), sourced("slo")
+    for key in ("samples", "seq_len", "lora", "target"):
+        sourced(key)
+    slo: dict[str, float] = {}
+    if slo_row is not None:
+        for name in ("ttft_p99", "tpot_p99"):
+            val = number(slo_row, "slo", name)
+            if val is not None:
+                slo[name] = val
+    extra = {k: row[k] for k in ("samples", "seq_len", "lora", "target", "model_note")
+             if k in row}
+    return Benchmark(row["id"], row["title"], row["kind"], row["scenario"], row.get("model"),
+                     number(ins, "input", "mean"), number(outs, "output", "mean"), slo, sources,
+                     str(row.get("missing", "")), extra)
+
+
+def benchmark(bench_id: str, path: Path | str | None = None) -> Benchmark:
+    """The benchmark ``bench_id`` (``KeyError`` naming the ones that exist)."""
+    rows = benchmarks(path)
+    if bench_id not in rows:
+        raise KeyError(f"unknown benchmark {bench_id!r}; known: {', '.join(sorted(rows))}")
+    return rows[bench_id]

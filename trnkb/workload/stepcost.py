@@ -1,0 +1,230 @@
+"""Shape-aware time of one serving step: the batch a continuous-batching scheduler runs.
+
+A step is described by four numbers for one attention group (one tensor-parallel attention
+replica; its data-parallel siblings run the same step in lockstep): ``n_dec`` decoding
+sequences (one token each), ``ctx_dec`` the sum of their contexts (tokens attended),
+``n_pre`` prefill tokens (chunks of prompts) and ``attn_pre`` the positions those prefill
+tokens attend to (a chunk of ``c`` tokens after ``p`` cached ones attends to
+``c*p + c*(c+1)/2``). :func:`step_time` returns seconds per pipeline stage pass times
+``pp``, the sum of named parts, each a roofline of its own shape:
+
+* ``dense``: the local attention projections, dense FFNs, shared experts and output head as
+  GEMMs of ``M = tokens`` rows: ``max(FLOPs / (peak x gemm_eff(M)), weight bytes / (HBM x
+  hbm_efficiency))`` with ``gemm_eff(M) = gemm_efficiency x M / (M + gemm_m_half)`` (small-M
+  decode GEMMs waste the tile rows they do not fill: :mod:`trnkb.workload.gemmfit`);
+* ``experts``: routed experts at their real rows, ``M = tokens x k / E`` per expert across the
+  expert-parallel group, times ``moe_imbalance`` (busiest chip over mean, a named ranged
+  input) for the chip that sets the pace; the weights of the experts the batch touches;
+* ``attention``: decode ``max(FLOPs / (peak x attention_efficiency), KV bytes / (HBM x
+  hbm_efficiency))`` with MLA's absorbed FLOPs (:meth:`Model.decode_attention_flops_per_position`);
+  prefill ``FLOPs / (peak x attention_efficiency)`` (flash attention, causal half);
+* ``elementwise``: norms, residual adds and activation traffic (``elementwise_fraction``);
+* ``comm``: per layer 2 tensor-parallel all-reduces, per MoE layer an expert dispatch and
+  combine all-to-all, per stage boundary a point-to-point send, each over the system's network
+  (:class:`~trnkb.workload.collectives.Network`'s bandwidth) plus the stack's latency per
+  collective, ``collective_latency + collective_latency_per_rank x ranks``, fitted to
+  collective benchmarks (:mod:`~trnkb.workload.collfit`); ``serve_overlap`` of it hidden;
+* ``fixed``: ``step_overhead`` per step (scheduler, sampling, the launches a graph does not
+  hide) and ``layer_overhead`` per layer.
+
+Every rate is a float in SI units (FLOP/s, B/s, s); arrays work too (numpy), so a recorded
+schedule can be re-timed for every input end at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from trnkb.workload.models import Model
+from trnkb.workload.system import System
+
+__all__ = ["Layout", "StepModel", "step_fn", "step_time"]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one model replica sits on its chips.
+
+    ``tp`` chips share each attention group's heads (tensor parallel), ``dp`` attention groups
+    (attention data parallel; ``dp > 1`` with a MoE model is DEP: experts spread over all
+    ``tp x dp`` chips of a stage), ``pp`` pipeline stages, ``replicas`` copies of all that.
+    Chips per replica ``tp x dp x pp``.
+    """
+
+    tp: int = 1
+    dp: int = 1
+    pp: int = 1
+    replicas: int = 1
+
+    @property
+    def stage_chips(self) -> int:
+        return self.tp * self.dp
+
+    @property
+    def chips(self) -> int:
+        return self.tp * self.dp * self.pp
+
+    @property
+    def label(self) -> str:
+        parts = [f"tp={self.tp}"]
+        if self.dp > 1:
+            parts.append(f"dp={self.dp}")
+        if self.pp > 1:
+            parts.append(f"pp={self.pp}")
+        if self.replicas > 1:
+            parts.append(f"replicas={self.replicas}")
+        return ",".join(parts)
+
+
+@dataclass(frozen=True)
+class StepModel:
+    """The shape constants of one model on one layout (bytes per element given)."""
+
+    model: Model
+    system: System
+    layout: Layout
+    weight_bytes: float
+    kv_bytes: float
+    params: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "params", self.model.params())  # counted once
+
+    def weights_per_chip(self) -> float:
+        p = self.params
+        lay = self.layout
+        dense = (p["total"] - p["routed_experts"]) * self.weight_bytes / (lay.tp * lay.pp)
+        experts = p["routed_experts"] * self.weight_bytes / (lay.stage_chips * lay.pp)
+        return dense + experts
+
+    def kv_shard(self) -> int:
+        """Ranks of an attention group that split one sequence's cache (GQA: by KV head; an
+        MLA latent is not split by head, so every tensor-parallel rank holds all of it)."""
+        return 1 if self.model.attention == "mla" else min(self.layout.tp, self.model.kv_heads)
+
+    def kv_bytes_per_token_chip(self) -> float:
+        """KV-cache bytes one token of context costs on one chip of its attention group."""
+        m = self.model
+        return m.kv_bytes(1.0, self.kv_bytes) / self.kv_shard() / self.layout.pp
+
+    def kv_capacity_tokens(self, hbm: float, workspace_fraction: float) -> float:
+        """Tokens of context one attention group holds (0 when the weights do not fit)."""
+        free = hbm * (1 - workspace_fraction) - self.weights_per_chip()
+        return max(free, 0.0) / self.kv_bytes_per_token_chip()
+
+
+def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
+    """``fn(n_dec, ctx_dec, n_pre, attn_pre, parts=False)``: seconds of one step for the input
+    values ``v`` (see the module docstring), the constants folded once. Floats or numpy arrays
+    (one entry per step); with ``parts`` also ``{part: seconds}``."""
+    m, lay, net = sm.model, sm.layout, sm.system.network
+    tp, dp, pp = lay.tp, lay.dp, lay.pp
+    L = m.layers / pp  # layers per stage
+    moe_L = m.moe_layers / pp
+    peak, bw = v["peak_flops"], v["hbm_bandwidth"] * v["hbm_efficiency"]
+    e_max, m_half = v["gemm_efficiency"], v["gemm_m_half"]
+    p = sm.params
+    wb = sm.weight_bytes
+    # dense matmuls of one stage on one chip: every parameter but the routed experts and the
+    # input embedding (a lookup), split over tp
+    dense_params = (p["total"] - p["routed_experts"] - p["embedding"]) / (tp * pp)
+    dense_flops_tok, dense_mem = 2.0 * dense_params / peak, dense_params * wb / bw
+    imb = v["moe_imbalance"]
+    if m.moe:
+        chips = lay.stage_chips
+        k_over_e = m.active_experts / m.experts
+        local_experts = m.experts / chips
+        expert_params = m.ffn_params(m.expert_ffn_size or 0)
+        exp_flops_row = 2.0 * local_experts * expert_params * moe_L / peak
+        exp_mem_each = expert_params * wb * moe_L / bw
+    share = L / m.layers
+    heads_share = share / tp
+    ae = v["attention_efficiency"]
+    attn_dec_c = m.decode_attention_flops_per_position() * heads_share / (peak * ae)
+    kv_c = m.kv_bytes(1.0, sm.kv_bytes) * share / sm.kv_shard() / bw
+    attn_pre_c = (2.0 * m.attention_heads * (m.head_dim + m.v_dim) * m.layers * heads_share
+                  / (peak * ae))
+    d = m.d_model
+    f_dense = (m.ffn_size or 0) * (m.dense_layers if m.moe else m.layers)
+    f_moe = (m.active_experts + m.shared_experts) * (m.expert_ffn_size or 0) * m.moe_layers
+    elem_c = 2.0 * (10 * d * m.layers + 3 * (f_dense + f_moe) / tp) / pp \
+        * v["elementwise_fraction"] / bw
+    # bandwidth from the network model; latency from the stack's fitted small-message time
+    kw = {"efficiency": v["collective_efficiency"], "step_latency": 0.0, "hop_latency": 0.0,
+          "scaleout_latency": v["scaleout_latency"],
+          "scaleup_scale": v["scaleup_bandwidth"] / sm.system.scaleup_input.mid,
+          "scaleout_scale": v["scaleout_bandwidth"] / sm.system.scaleout_input.mid}
+
+    def launch_for(ranks: int) -> float:
+        return v["collective_latency"] + v["collective_latency_per_rank"] * ranks
+    # collective time = a + b x tokens (the network model is linear in bytes above latency)
+    comm_a = comm_b = 0.0
+    if tp > 1:
+        a, b = _line(net, "all-reduce", d * 2.0, tp, kw)
+        comm_a += 2 * L * (a + launch_for(tp))
+        comm_b += 2 * L * b
+    if m.moe and lay.stage_chips > 1:
+        per_tok = m.active_experts * d * (wb if wb <= 1 else 2.0) / tp
+        a, b = _line(net, "all-to-all", per_tok, lay.stage_chips, kw)
+        comm_a += 2 * moe_L * (a + launch_for(lay.stage_chips))
+        comm_b += 2 * moe_L * b
+    if pp > 1:
+        link = net.scaleout if lay.chips > net.domain else net.group(2).injection
+        comm_a += (pp - 1) / pp * launch_for(2)
+        comm_b += (pp - 1) / pp * d * 2.0 / (link * v["collective_efficiency"])
+    overlap = v["serve_overlap"]
+    fixed = v["step_overhead"] / pp + v["layer_overhead"] * L
+
+    # GEMM time at M rows = FLOPs x (M + m_half) / (M x peak x gemm_efficiency): each GEMM
+    # pays m_half rows of waste; a routed expert only when the batch touches it
+    dense_c = dense_flops_tok / e_max
+    if m.moe:
+        exp_c = exp_flops_row / e_max
+        tok_to_local = dp * k_over_e * local_experts * imb  # rows on the busiest chip
+    moe = m.moe
+
+    def fn(n_dec: Any, ctx_dec: Any, n_pre: Any, attn_pre: Any, parts: bool = False) -> Any:
+        arr = isinstance(n_dec, np.ndarray) or isinstance(n_pre, np.ndarray)
+        mx = np.maximum if arr else max
+        mn = np.minimum if arr else min
+        tokens = n_dec + n_pre
+        t_dense = mx(dense_c * (tokens + m_half), dense_mem)
+        if moe:
+            touched = local_experts * (1 - (1 - k_over_e) ** (tokens * dp))
+            t_exp = mx(exp_c / local_experts * (tokens * tok_to_local + touched * m_half),
+                       touched * exp_mem_each)
+        else:
+            t_exp = 0.0 * tokens
+        t_attn = mx(ctx_dec * attn_dec_c, ctx_dec * kv_c) + attn_pre * attn_pre_c
+        t_elem = tokens * elem_c
+        comm = (comm_a + comm_b * tokens) * (tokens > 0)
+        compute = t_dense + t_exp + t_attn + t_elem
+        exposed = comm - mn(comm * overlap, compute)
+        total = (compute + exposed + fixed) * pp
+        if parts:
+            return total, {"dense": t_dense * pp, "experts": t_exp * pp,
+                           "attention": t_attn * pp, "elementwise": t_elem * pp,
+                           "comm": comm * pp, "comm_exposed": exposed * pp, "fixed": fixed * pp}
+        return total
+
+    return fn
+
+
+def step_time(sm: StepModel, v: Mapping[str, float], n_dec: Any, ctx_dec: Any, n_pre: Any,
+              attn_pre: Any, parts: bool = False) -> Any:
+    """Seconds of one step (see :func:`step_fn`)."""
+    return step_fn(sm, v)(n_dec, ctx_dec, n_pre, attn_pre, parts)
+
+
+def _line(net: Any, kind: str, bytes_per_token: float, g: int,
+          kw: dict[str, float]) -> tuple[float, float]:
+    """(seconds at zero tokens, seconds per token) of a collective of ``bytes_per_token`` x
+    tokens bytes over ``g`` ranks."""
+    t1 = net.time(kind, bytes_per_token, g, 1, **kw)
+    t2 = net.time(kind, bytes_per_token * 1e4, g, 1, **kw)
+    slope = (t2 - t1) / (1e4 - 1)
+    return t1 - slope, slope
