@@ -233,7 +233,8 @@ def downloads_page(kb: KnowledgeBase,
              '<th scope="col">download</th></tr></thead><tbody>' + "".join(rows)
              + "</tbody></table></div></div>")
     return ("# Data downloads\n\nThe knowledge base as files, written by "
-            f"`trnkb.output.export` when this site was built (trnkb {info['version']}, {info['date']}, commit "
+            "`trnkb.output.export` when this site was built "
+            f"(trnkb {info['version']}, {info['date']}, commit "
             f"`{info['commit'][:12]}`; the same three facts are in each `datapackage.json`): "
             "one file per table plus the long `facts` table (every value with its source, "
             "locator and kind), the bibliography, the conflicts and the claims. Quantity "
