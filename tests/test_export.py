@@ -25,8 +25,8 @@ def test_round_trip_keeps_values_units_and_sources(good_specs, tmp_path, fmt):
     chips_res = next(r for r in descriptor["resources"] if r["name"] == "chips")
     units = {f.get("field", f["name"]): f.get("unit") for f in chips_res["schema"]["fields"]}
     assert units["hbm_capacity"] == "GB"
-    assert chips.loc[0, "hbm_capacity [GB]"] == pytest.approx(144.0)
-    assert chips.loc[0, "hbm_bandwidth [TB/s]"] == pytest.approx(4.9)
+    assert chips.loc[0, "hbm_capacity (GB)"] == pytest.approx(144.0)
+    assert chips.loc[0, "hbm_bandwidth (TB/s)"] == pytest.approx(4.9)
 
 
 def test_parquet_reads_in_duckdb_without_trnkb(good_specs, tmp_path):
@@ -59,7 +59,7 @@ def test_units_read_back_from_csv_headers_and_parquet_field_metadata(tmp_path):
     for fmt in ("csv", "parquet"):
         export(kb, tmp_path / fmt, fmt)
     headers = pd.read_csv(tmp_path / "csv" / "chips.csv", nrows=0).columns
-    from_csv = dict(m.groups() for h in headers if (m := re.fullmatch(r"(\w+) \[(.+)\]", h)))
+    from_csv = dict(m.groups() for h in headers if (m := re.fullmatch(r"(\w+) \((.+)\)", h)))
     schema = pq.read_schema(tmp_path / "parquet" / "chips.parquet")
     from_parquet = {f.metadata[b"field"].decode(): f.metadata[b"unit"].decode()
                     for f in schema if f.metadata and b"unit" in f.metadata}
@@ -89,7 +89,7 @@ def test_no_float_noise_and_qualifiers_beside_the_figure(tmp_path):
     assert "103.079215104," in text and "103.07921510400001" not in text
     chips = pd.read_csv(tmp_path / "csv" / "chips.csv", keep_default_na=False)
     mi455x = chips[chips["id"] == "mi455x"].iloc[0]
-    assert float(mi455x["dense_fp8 [TFLOP/s]"]) == 20000
+    assert float(mi455x["dense_fp8 (TFLOP/s)"]) == 20000
     assert mi455x["dense_fp8 qualifier"] == kb.provenance("mi455x", "dense_fp8")["qualifier"]
     assert mi455x["dense_fp8 qualifier"]  # AMD does not say dense
 

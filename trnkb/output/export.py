@@ -1,7 +1,7 @@
 """Exports: plain Parquet / CSV / JSON tables with a Frictionless ``datapackage.json``.
 
 Exported files need nothing of trnkb to read: quantity columns are plain floats in the
-field's unit, named in the column header itself (``hbm_bandwidth [TB/s]``), in the
+field's unit, named in the column header itself (``hbm_bandwidth (TB/s)``), in the
 descriptor (``unit``) and, in Parquet, in each field's metadata (``unit``,
 ``description``). Beside a quantity column whose preferred values carry a qualifier, a
 density (dense/sparse) or a direction, the wide table has ``<field> qualifier``,
@@ -127,8 +127,8 @@ def _plain_table(kb: KnowledgeBase, name: str) -> tuple[pd.DataFrame, list[dict[
 
 
 def header(field: str, unit: str) -> str:
-    """The column header of a quantity: its field and unit, ``hbm_bandwidth [TB/s]``."""
-    return f"{field} [{unit}]" if unit else field
+    """The column header of a quantity: its field and unit, ``hbm_bandwidth (TB/s)``."""
+    return f"{field} ({unit})" if unit else field  # as kb.table(units="columns") names it
 
 
 def _clean(s: pd.Series) -> pd.Series:

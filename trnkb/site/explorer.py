@@ -238,7 +238,7 @@ def downloads_page(kb: KnowledgeBase,
             f"`{info['commit'][:12]}`; the same three facts are in each `datapackage.json`): "
             "one file per table plus the long `facts` table (every value with its source, "
             "locator and kind), the bibliography, the conflicts and the claims. Quantity "
-            "columns carry their unit in the header (`hbm_bandwidth [TB/s]`), in the "
+            "columns carry their unit in the header (`hbm_bandwidth (TB/s)`), in the "
             "descriptor and, in Parquet, in each field's metadata; a figure its source "
             "qualifies (dense or sparse not stated, usable or physical, per direction) has "
             "the qualifier in the column beside it. `trnkb export --format all` writes the "
