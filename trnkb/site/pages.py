@@ -261,9 +261,10 @@ def claims_page(kb: KnowledgeBase) -> str:
                              if m.group(1) in ids else m.group(0)), text)
 
 
-def _src(sid: str) -> str:
+def _src(sid: str, known: set[str]) -> str:
+    """Source ids linked to the sources page; anything else (a library version) as text."""
     return "".join(f'<a class="trnkb-source" href="{HERE}#{source_anchor(p)}">{html.escape(p)}</a>'
-                   if p and not _SEP.fullmatch(p) else html.escape(p) for p in _SEP.split(sid))
+                   if p in known else html.escape(p) for p in _SEP.split(sid))
 
 
 _SEP = re.compile(r"(\s*[+;,]\s*)")
@@ -275,19 +276,24 @@ def claim_sections(kb: KnowledgeBase, claim_list: list[Any]) -> str:
     from trnkb.audit.claims.explain import _history, explain, raw_entries
 
     raw, hist = raw_entries(kb), _history(kb)
+    known = set(all_sources(kb)["id"].astype(str))
     e = html.escape
     out = []
     for c in claim_list:
         x = explain(c, kb, raw, hist)
         rows = [("statement", e(x["statement"])), ("quantity", e(x["quantity"])),
-                ("source", f"{_src(x['source'])} ({e(x['locator'])})")]
+                ("source", f"{_src(x['source'], known)} ({e(x['locator'])})")]
         if x["formula"]:
             rows.append(("formula", f"<code>{e(x['formula'])}</code>"))
         if x["inputs"]:
+            def where(i: dict[str, str]) -> str:
+                if not i["source"]:
+                    return ""
+                loc = f"; {e(i['locator'])}" if i["locator"] else ""
+                return f" ({_src(i['source'], known)}{loc})"
             rows.append(("inputs", "<ul>" + "".join(
-                f"<li><code>{e(i['input'])}</code> = {e(i['value'])}"
-                + (f" ({_src(i['source'])}" + (f"; {e(i['locator'])}" if i["locator"] else "")
-                   + ")" if i["source"] else "") + "</li>" for i in x["inputs"]) + "</ul>"))
+                f"<li><code>{e(i['input'])}</code> = {e(i['value'])}{where(i)}</li>"
+                for i in x["inputs"]) + "</ul>"))
         if x["claimed"] or x["computed"]:
             rows.append(("compared", f"claimed {e(x['compare'])} {e(x['claimed'])}; "
                                      f"computed {e(x['computed'] or '—')}"))
