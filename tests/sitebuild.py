@@ -31,7 +31,7 @@ INJECTED_CHIP = """
   status: announced
   process_node:
     - {value: "<script>alert('value')</script>", source: test-injection, locator: "x",
-       kind: reported, preferred: true}
+       kind: reported, preferred: true, note: "test override"}
     - {value: "N3 *plain*", source: test-injection, locator: "y", kind: reported}
 """
 

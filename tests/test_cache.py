@@ -89,3 +89,23 @@ def test_every_shipped_spec_file_is_served_from_the_cache(cache_home, monkeypatc
     monkeypatch.setattr(specfile, "parse_yaml", no_parse)
     for p in files:
         cache.read_yaml_cached(p)
+
+
+def test_the_cache_is_bounded_and_evicts_the_least_recently_used(good_specs, cache_home,
+                                                                 monkeypatch):
+    import os
+
+    path = good_specs / "chips.yaml"
+    text = path.read_text()
+    cache.read_yaml_cached(path)
+    one = next(cache_home.glob("*.pickle")).stat().st_size
+    monkeypatch.setattr(cache, "MAX_CACHE_BYTES", 4 * one)  # room for about four trees
+    first = next(cache_home.glob("*.pickle"))
+    os.utime(first, (1, 1))  # the oldest entry...
+    for i in range(12):  # ...and a dozen edits, each a new entry
+        path.write_text(text.replace("kind: reported}", f"kind: reported, note: v{i}}}", 1))
+        cache.read_yaml_cached(path)
+    kept = list(cache_home.glob("*.pickle"))
+    assert sum(p.stat().st_size for p in kept) <= 4 * one * 1.05
+    assert 2 <= len(kept) <= 5 and first not in kept
+    assert cache.read_yaml_cached(path) == read_yaml(path)  # the newest is still served

@@ -118,7 +118,7 @@ QUALIFIED = """
   hbm_bandwidth: {value: 4 TB/s, source: src-b, locator: t2, kind: reported}
   dense_fp8:
     - {value: 4 PFLOPS, source: src-a, locator: t5, kind: reported, preferred: true,
-       density: unstated, qualifier: "dense or sparse not stated"}
+       note: "test override", density: unstated, qualifier: "dense or sparse not stated"}
     - {value: 1000 TFLOPS, source: src-b, locator: t6, kind: reported, note: "at the BF16 rate"}
 """
 

@@ -93,7 +93,7 @@ def test_diff_tells_apart_two_values_of_one_field_from_one_source(two_versions):
          'kind: reported}',
          '  dense_bf16:\n'
          '    - {value: 671 TFLOPS, source: aws-neuron-trn3, locator: "specs table", '
-         'kind: reported, preferred: true}\n'
+         'kind: reported, preferred: true, note: "test override"}\n'
          '    - {value: 640 TFLOPS, source: aws-neuron-trn3, locator: "per core x 8", '
          'kind: reported, qualifier: per core x 8}')
     out = json.loads(run("diff", str(old), str(new), "--json").stdout)

@@ -2,8 +2,9 @@
 
 The claims registry (:mod:`~trnkb.audit.claims`), derived-vs-reported checks
 (:mod:`~trnkb.audit.check`), workload validation and calibration
-(:mod:`~trnkb.audit.workload_validation`, :mod:`~trnkb.audit.calibration`) and the
-engine's validation page (:mod:`~trnkb.audit.engine_validation`).
+(:mod:`~trnkb.audit.workload_validation`, :mod:`~trnkb.audit.calibration`), the measured
+ledger of published runs (:mod:`~trnkb.audit.ledger`, :mod:`~trnkb.audit.ledger_report`) and
+the engine's validation page (:mod:`~trnkb.audit.engine_validation`).
 
 May import: every model layer (units, spec, kb, calc, topology, engine, workload).
 Imported by: views, output, site and the CLI only; never by a layer below.

@@ -1,5 +1,9 @@
 """Held-out calibration of one serving central against the measured runs.
 
+Kept as a record: since issue 19 end-to-end runs are validation only (constants are fitted
+to operator-level data), so this experiment can no longer change a shipped central; the
+measured ledger (:mod:`trnkb.audit.ledger`) is scored with no end-to-end fit.
+
 The measured serving runs in ``specs/claims/measured.yaml`` come in below the central
 prediction for nearly every stack. This module asks, run by run, what value of one input
 (:data:`CALIBRATED`, the achieved fraction of peak HBM bandwidth) would make the central
@@ -99,7 +103,8 @@ def implied(kb: KnowledgeBase, run: Run, name: str = CALIBRATED, tol: float = 1e
     bisection on the log-ratio; clipped to the ends of (0.02, 1.0) when no value in between
     reaches it (the median only needs the side)."""
     base = _result(kb, run, {})
-    point = {k: user_value(k, i.mid, i.unit) for k, i in base.inputs.items()}
+    point = {k: user_value(k, i.mid, i.unit) for k, i in base.inputs.items()
+             if math.isfinite(i.mid)}  # an input with no value (no sourced capex) stays unset
 
     def f(x: float) -> float:
         r = _result(kb, run, {**point, name: user_value(name, x, "")})[run.metric]
@@ -169,6 +174,10 @@ def markdown(kb: KnowledgeBase) -> str:
     cal = ", ".join(f"{k.removeprefix('measured-')} {v:.2f}" for k, v in rep["implied"].items())
     lines = [
         "\n## Calibrating a serving central on held-out runs\n",
+        "An experiment kept for the record: since issue 19, end-to-end runs are for validation "
+        "only and no constant is fitted to them (the serving costs are fitted to operator-level "
+        "data), so nothing below is adopted whatever it shows; the measured ledger above is "
+        "scored with no end-to-end fit.\n",
         f"Rule, fixed before fitting (`trnkb.audit.calibration`): the serving runs of batch "
         f"{HELD_OUT_BATCH} are held out; runs of vLLM on MI300X (sources "
         f"{', '.join(STACK_GAP_SOURCES)}) and of MoE models are excluded from the fit as "

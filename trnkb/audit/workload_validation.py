@@ -300,10 +300,10 @@ def measured_markdown(kb: KnowledgeBase) -> str:
 
 def page(kb: KnowledgeBase) -> str:
     """The whole of ``docs/workload-validation.md``."""
-    from trnkb.audit import calibration
+    from trnkb.audit import calibration, ledger_report
 
-    return (_HEADER + markdown(kb) + _what_ifs(kb) + measured_markdown(kb)
-            + calibration.markdown(kb))
+    return (_HEADER + markdown(kb) + _what_ifs(kb) + ledger_report.markdown(kb)
+            + measured_markdown(kb) + calibration.markdown(kb))
 
 
 if __name__ == "__main__":

@@ -170,7 +170,8 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(e, SpecError):
             for line in e.errors:
                 print(line, file=sys.stderr)
-            print(f"{len(e.errors)} problem(s); nothing loaded.", file=sys.stderr)
+            print(f"{getattr(e, 'total', len(e.errors)):,} problem(s); nothing loaded.",
+                  file=sys.stderr)
             sys.exit(1)
         # bad user input (DiffError is a ValueError): unknown id, bad quantity...
         if isinstance(e, (KeyError, ValueError)):

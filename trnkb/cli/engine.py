@@ -17,7 +17,7 @@ from rich.table import Table
 import trnkb
 from trnkb.cli.validate import attention_args, chip_with_core, gemm_args, positive_int
 from trnkb.engine import NeuronCore, Result, attention, chip_attention, chip_gemm, gemm
-from trnkb.engine.profile import write_chrome_trace
+from trnkb.engine.profile import chrome_trace
 
 __all__ = ["Dtype", "ExpEngine", "register"]
 
@@ -101,9 +101,19 @@ def _print(res: Result, as_json: bool) -> None:
         print(note)
 
 
+_TRACE_SIGNATURE = '{"otherData": {"generator": "trnkb engine --timeline"'
+
+
 def _finish(res: Result, as_json: bool, timeline: Path | None) -> None:
-    if timeline is not None:
-        write_chrome_trace(res, timeline)
+    if timeline is not None:  # the export's rules: atomic, no symlinks, no foreign files
+        import json
+
+        from trnkb.output.safefile import write_file
+
+        trace = chrome_trace(res)
+        other = {"generator": "trnkb engine --timeline", **trace.pop("otherData", {})}
+        write_file(timeline, json.dumps({"otherData": other, **trace}), _TRACE_SIGNATURE,
+                   "--timeline")
         err.print(f"wrote Chrome trace {timeline}")
     _print(res, as_json)
 

@@ -84,78 +84,24 @@ def choice(value: str | None, options: Iterable[str], option: str) -> str | None
     )
 
 
-# Work limits of the reference engine, checked before a kernel is built. The instruction
-# estimates count one TensorE matmul per 128 x 512 x 128 tile step (GEMM) and about 20
-# instructions per 128-query x 512-key tile pair (attention); the cost model runs some
-# 30k-250k instructions per second, so the limit is under about a minute.
-MAX_INSTRUCTIONS = 2_000_000
-MAX_REFERENCE_FLOP = 1e12  # float64 NumPy reference of --execute (tens of seconds)
-MAX_EXECUTE_BYTES = 4e9  # arrays held by --execute
-MAX_DIM = 1 << 20  # any one size
-
-
-def _tiles(x: int, tile: int) -> int:
-    return -(-x // tile)
-
-
 def gemm_args(m: int, k: int, n: int, execute: bool, seed: int = 0) -> None:
-    """Refuse GEMM shapes that are not positive or too large to simulate."""
-    for option, v in (("--m", m), ("--k", k), ("--n", n)):
-        positive_int(v, option, MAX_DIM)
-    if seed < 0:
-        raise ValueError(f"--seed must be 0 or more, got {seed}")
-    steps = _tiles(m, 128) * _tiles(n, 512) * _tiles(k, 128)
-    within(
-        2 * steps + 2 * _tiles(m, 128) * _tiles(n, 512),
-        MAX_INSTRUCTIONS,
-        f"gemm {m}x{k}x{n} needs too many engine instructions",
-        "instructions",
-    )
-    if execute:
-        within(
-            2 * m * k * n,
-            MAX_REFERENCE_FLOP,
-            f"gemm {m}x{k}x{n} --execute: float64 reference too large (use --no-execute)",
-            "FLOP",
-        )
-        within(
-            16 * (m * k + k * n + m * n),
-            MAX_EXECUTE_BYTES,
-            f"gemm {m}x{k}x{n} --execute: arrays too large (use --no-execute)",
-            "bytes",
-        )
+    """Refuse GEMM shapes that are not positive or too large to simulate (the limits of
+    :func:`trnkb.engine.gemm.gemm`, :mod:`trnkb.engine.limits`, named as options)."""
+    from trnkb.engine.limits import gemm_limits
+
+    gemm_limits(m, k, n, execute, seed, names=("--m", "--k", "--n"), no_execute="--no-execute")
 
 
 def attention_args(
     seq: int, seq_kv: int | None, head_dim: int, heads: int, execute: bool, seed: int = 0
 ) -> None:
-    """Refuse attention shapes that are not positive or too large to simulate."""
-    positive_int(seq, "--seq", MAX_DIM)
-    positive_int(seq_kv, "--seq-kv", MAX_DIM)
-    positive_int(head_dim, "--head-dim", MAX_DIM)
-    positive_int(heads, "--heads", MAX_DIM)
-    if seed < 0:
-        raise ValueError(f"--seed must be 0 or more, got {seed}")
-    kv = seq_kv or seq
-    within(
-        20 * heads * _tiles(seq, 128) * _tiles(kv, 512),
-        MAX_INSTRUCTIONS,
-        f"attention of {heads} head(s), {seq} x {kv} needs too many engine instructions",
-        "instructions",
-    )
-    if execute:
-        within(
-            4 * heads * seq * kv * head_dim,
-            MAX_REFERENCE_FLOP,
-            "attention --execute: float64 reference too large (use --no-execute)",
-            "FLOP",
-        )
-        within(
-            24 * heads * seq * kv,
-            MAX_EXECUTE_BYTES,
-            "attention --execute: score matrices too large (use --no-execute)",
-            "bytes",
-        )
+    """Refuse attention shapes that are not positive or too large to simulate (the limits
+    of :func:`trnkb.engine.attention.attention`, named as options)."""
+    from trnkb.engine.limits import attention_limits
+
+    attention_limits(seq, seq_kv, head_dim, heads, execute, seed,
+                     names=("--seq", "--seq-kv", "--head-dim", "--heads"),
+                     no_execute="--no-execute")
 
 
 def chip_with_core(kb: KnowledgeBase, chip: str) -> str:

@@ -32,6 +32,7 @@ from trnkb.engine.attention_kernel import (
     choose_evict_engine,
     drain,
 )
+from trnkb.engine.limits import EXP_ENGINES, attention_limits, choice
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.numerics import error_stats, round_to
 from trnkb.engine.result import Result
@@ -96,6 +97,9 @@ def attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, heads: i
     q : (heads, seq_q, d); k, v : (heads_kv, seq_kv, d); default standard normal, rounded to bf16.
     """
     heads_kv = heads if heads_kv is None else heads_kv
+    attention_limits(seq_q, seq_kv, head_dim, heads, execute, seed)  # the CLI's limits
+    if exp_engine is not None:
+        choice(exp_engine, EXP_ENGINES, "exp_engine")
     _check(seq_q, seq_kv, head_dim, heads, heads_kv)
     if dtype != "bf16":
         raise ValueError(f"attention supports dtype='bf16' only, got {dtype!r}")

@@ -41,6 +41,7 @@ from trnkb.engine.gemm_reference import (
     gemm_operands,
     mx_values,
 )
+from trnkb.engine.limits import ORIENTATIONS, choice, gemm_limits
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.numerics import error_stats
 from trnkb.engine.result import Result
@@ -92,6 +93,9 @@ def gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16", execute:
 
     FLOPs = 2 m n k. Peak = the FLOPs calculator's 2 x rows x cols x pack x clock.
     """
+    gemm_limits(m, k, n, execute, seed, reference=reference,  # the CLI's limits (ValueError)
+                own_operands=a is None and b is None)
+    choice(orientation, ORIENTATIONS, "orientation")
     plan = plan_gemm(core, m, k, n, dtype, weight_dtype, quantize_activations, orientation)
     ops = None
     if execute:

@@ -7,9 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pint
 
 from trnkb.kb.tables import plain_columns
 from trnkb.kb.values import suggest
+from trnkb.spec.schema import TABLES
+from trnkb.spec.specfile import show
 
 __all__ = ["PROVENANCE_KEYS", "KnowledgeBase"]
 
@@ -105,8 +108,9 @@ class KnowledgeBase:
         """The table an id lives in (ids are unique across tables)."""
         try:
             return self._table_of[row_id]
-        except KeyError:
-            raise KeyError(f"no row with id {row_id!r}{suggest(row_id, self.ids())}") from None
+        except (KeyError, TypeError):
+            raise KeyError(f"no row with id {show(row_id)}"
+                           f"{suggest(str(row_id)[:200], self.ids())}") from None
 
     def ids(self, table: str | None = None) -> list[str]:
         names = [table] if table else self.tables
@@ -115,18 +119,36 @@ class KnowledgeBase:
     def _fact(self, row_id: str, field: str) -> dict[str, Any]:
         fact = self._preferred.get((row_id, field))
         if fact is None:
-            self.table_of(row_id)  # raises for an unknown id
+            self._check_field(row_id, field)  # raises for an unknown id or field
             raise KeyError(f"{row_id} has no value for {field!r}")
         return fact
 
+    def _check_field(self, row_id: object, field: object) -> None:
+        """``KeyError`` (with a suggestion) unless ``row_id`` is a row and ``field`` a
+        field of its table."""
+        if not isinstance(row_id, str) or not isinstance(field, str):
+            raise KeyError(f"ids and fields are text, got {show(row_id)}, {show(field)}")
+        table = self.table_of(row_id)  # raises for an unknown id
+        if table in TABLES and TABLES[table].field(field) is None:
+            names = TABLES[table].names
+            raise KeyError(f"table {table} has no field {show(field)}{suggest(field, names)}")
+
     def value(self, row_id: str, field: str) -> Any:
-        """The preferred value: a pint Quantity (counts are dimensionless) or a string."""
-        return self._fact(row_id, field)["value"]
+        """The preferred value: a pint Quantity (counts are dimensionless) or a string.
+
+        A Quantity is a copy: changing it (``q.ito("GFLOPS")``) leaves the knowledge base
+        as it was. An unknown id or field raises ``KeyError`` with a suggestion.
+        """
+        return _copy(self._fact(row_id, field)["value"])
 
     def get(self, row_id: str, field: str, default: Any = None) -> Any:
-        """Like :meth:`value` but returns ``default`` when no source gives the field."""
+        """Like :meth:`value` but returns ``default`` when no source gives the field (an
+        unknown id or a field the row's table does not have still raises ``KeyError``)."""
         fact = self._preferred.get((row_id, field))
-        return default if fact is None else fact["value"]
+        if fact is None:
+            self._check_field(row_id, field)
+            return default
+        return _copy(fact["value"])
 
     def provenance(self, row_id: str, field: str) -> dict[str, Any]:
         """Source, locator, kind, note, qualifier, ``file:line``, density, direction and (for a
@@ -146,8 +168,14 @@ class KnowledgeBase:
         return {k: f[k] for k in ("density", "direction", "qualifier")}
 
     def values(self, row_id: str, field: str) -> pd.DataFrame:
-        """Every value of one field, from every source, preferred first."""
-        sub = self.facts.iloc[self._positions.get((row_id, field), [])]
+        """Every value of one field, from every source, preferred first (values are
+        copies). An unknown id or field raises ``KeyError`` with a suggestion; a known
+        field no source gives is an empty frame."""
+        positions = self._positions.get((row_id, field))
+        if positions is None:
+            self._check_field(row_id, field)
+        sub = self.facts.iloc[positions or []].copy()
+        sub["value"] = [_copy(v) for v in sub["value"]]
         return sub.sort_values("preferred", ascending=False, kind="stable").reset_index(drop=True)
 
     def source(self, source_id: str) -> dict[str, Any]:
@@ -159,3 +187,19 @@ class KnowledgeBase:
     def __repr__(self) -> str:
         sizes = ", ".join(f"{n}={len(i)}" for n, i in self._row_ids.items())
         return f"<KnowledgeBase {len(self.facts)} facts, {len(self.sources)} sources; {sizes}>"
+
+
+def _copy(value: Any) -> Any:
+    """A copy of a pint Quantity (text is immutable already): what callers get.
+
+    The copy shares the immutable parts (a scalar magnitude, the unit container, which
+    pint replaces rather than changes in ``ito``/``*=``) and copies an array magnitude;
+    pint's own ``copy`` re-parses the unit and costs ~40 us per call.
+    """
+    if not isinstance(value, pint.Quantity):
+        return value
+    new = object.__new__(type(value))
+    new.__dict__.update(value.__dict__)
+    if hasattr(new._magnitude, "copy"):  # a NumPy array or scalar: not shared
+        new._magnitude = new._magnitude.copy()
+    return new

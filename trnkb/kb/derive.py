@@ -148,7 +148,18 @@ class _Refused(Exception):
     pass
 
 
+class _Need(Exception):
+    """An input whose declarations have not been evaluated yet (evaluate those first)."""
+
+    def __init__(self, key: Key) -> None:
+        super().__init__(key)
+        self.key = key
+
+
 class _Evaluator:
+    """Evaluates declarations in dependency order with an explicit stack (no recursion:
+    a chain of any length written in any order is evaluated, never a RecursionError)."""
+
     def __init__(self, facts: Iterable[Record], declarations: Iterable[Record],
                  info: dict[str, tuple[int, str]], field_of: Callable[[str, str], object],
                  table_of: Callable[[str], str | None],
@@ -161,22 +172,46 @@ class _Evaluator:
             self.pending.setdefault((d["id"], d["field"]), []).append(d)
         self.info, self.field_of, self.table_of = info, field_of, table_of
         self.make_fact = make_fact
-        self.visiting: list[Key] = []
         self.derived: list[Record] = []
         self.errors: list[str] = []
         self.failed: set[Key] = set()
 
+    def settle(self, start: Key) -> None:
+        """Evaluate the declarations of ``start`` and, first, of every input they need."""
+        stack = [start]
+        while stack:
+            key = stack[-1]
+            decls = self.pending.get(key)
+            if not decls:
+                self.pending.pop(key, None)
+                stack.pop()
+                continue
+            decl = decls[0]
+            try:
+                fact = self.compute(decl)
+            except _Need as need:
+                if need.key not in stack:
+                    stack.append(need.key)
+                    continue
+                chain = " -> ".join(f"{i}.{f}" for i, f in stack[stack.index(need.key):])
+                self.refuse(decl, f"cycle: {chain} -> {need.key[0]}.{need.key[1]}")
+            except _Refused as e:
+                self.refuse(decl, str(e))
+            else:
+                self.groups.setdefault(key, []).append(fact)
+                self.derived.append(fact)
+            decls.pop(0)
+
+    def refuse(self, decl: Record, problem: str) -> None:
+        self.errors.append(f"{decl['file']}:{decl['line']}: {decl['id']}.{decl['field']}: "
+                           f"{problem}")
+        self.failed.add((decl["id"], decl["field"]))
+
     def preferred(self, key: Key, decl: Record, ref: str) -> Record:
-        """The preferred fact of ``(id, field)``, after evaluating its declarations."""
-        if key in self.visiting:
-            chain = " -> ".join(f"{i}.{f}" for i, f in self.visiting[self.visiting.index(key):])
-            raise _Refused(f"cycle: {chain} -> {key[0]}.{key[1]}")
-        self.visiting.append(key)
-        try:
-            for d in self.pending.pop(key, []):
-                self.run(d)
-        finally:
-            self.visiting.pop()
+        """The preferred fact of ``(id, field)``; :class:`_Need` while declarations of it
+        are still to be evaluated."""
+        if self.pending.get(key):
+            raise _Need(key)
         if key in self.failed and key not in self.groups:
             raise _Refused(f"input {ref} could not be derived (see its own error)")
         group = self.groups.get(key)
@@ -227,18 +262,6 @@ class _Evaluator:
             raise _Refused(f"unknown input {ref}: no row {row!r}")
         if self.field_of(table, field) is None:
             raise _Refused(f"unknown input {ref}: table {table} has no field {field!r}")
-
-    def run(self, decl: Record) -> None:
-        key = (decl["id"], decl["field"])
-        try:
-            fact = self.compute(decl)
-        except _Refused as e:
-            self.errors.append(f"{decl['file']}:{decl['line']}: {decl['id']}.{decl['field']}: "
-                               f"{e}")
-            self.failed.add(key)
-            return
-        self.groups.setdefault(key, []).append(fact)
-        self.derived.append(fact)
 
     def compute(self, decl: Record) -> Record:
         values: dict[str, Quantity] = {}
@@ -337,11 +360,7 @@ def evaluate(facts: list[Record], declarations: list[Record], info: dict[str, tu
     """
     ev = _Evaluator(facts, declarations, info, field_of, table_of, _guard(make_fact))
     while ev.pending:
-        key = next(iter(ev.pending))
-        try:
-            ev.preferred(key, ev.pending[key][0], f"{key[0]}.{key[1]}")
-        except _Refused:
-            pass  # the declaration's own error is already recorded
+        ev.settle(next(iter(ev.pending)))
     return ev.derived, ev.errors
 
 
@@ -352,6 +371,8 @@ def _guard(make_fact: Callable[[Record, Quantity], Record]
             return make_fact(decl, value)
         except ValueError as e:
             raise _Refused(str(e)) from None
+        except (OverflowError, pint.DimensionalityError) as e:
+            raise _Refused(f"result out of range ({e})") from None
     return make
 
 
@@ -384,10 +405,17 @@ def fact_from_quantity(decl: Record, q: Quantity) -> Record:
         raise ValueError(f"wrong dimension: the result is {got}, the field holds "
                          f"{want or 'a plain count'}")
     q = q.to(f.unit) if f.unit else q.to("")
-    mag = float(f"{float(q.magnitude):.12g}")  # 900.0000000000001 is 900
+    try:
+        mag = float(f"{float(q.magnitude):.12g}")  # 900.0000000000001 is 900
+    except OverflowError:
+        mag = math.inf
+    if not math.isfinite(mag):
+        raise ValueError("result out of range (beyond what a 64-bit float holds)")
     if f.kind == "count" and math.isclose(mag, round(mag), rel_tol=1e-9):
         mag = float(round(mag))
         q = ureg.Quantity(int(mag), "")
+    elif f.kind == "count" and f.integer:
+        raise ValueError(f"a count must be a whole number, but the result is {mag:.6g}")
     else:
         q = ureg.Quantity(int(mag) if mag.is_integer() else mag, q.units)
     lo, hi = f.lo, f.hi

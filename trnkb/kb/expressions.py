@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import pint
 
 from trnkb.calc.derivation import quantity_json, unit_text
-from trnkb.units import Q_, format_quantity, parse
+from trnkb.units import format_quantity, parse
 from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
@@ -57,9 +57,9 @@ def literal(raw: object, where: str) -> Quantity:
         return raw
     if isinstance(raw, bool):
         raise ExpressionError(f"{where}: expected a number or quantity, got {raw!r}")
-    if isinstance(raw, (int, float)):
-        return Q_(raw, "")
     try:
+        if isinstance(raw, (int, float)):  # NaN and infinity are refused like in spec values
+            return parse(raw)
         return parse(str(raw))  # a plain number and a unit: never pint's expression evaluator
     except ValueError as e:
         raise ExpressionError(f"{where}: {e}") from None

@@ -8,12 +8,12 @@ from typing import Any
 
 import pandas as pd
 
-from trnkb.kb.values import Ctx, parse_field
+from trnkb.kb.values import Ctx, parse_field, suggest
 from trnkb.spec.cache import read_yaml_cached as read_yaml
 from trnkb.spec.schema import ID_PATTERN, SOURCE_FIELDS, SOURCE_KINDS, Table, date_problem
-from trnkb.spec.specfile import LineDict, display_path, item_line, show
+from trnkb.spec.specfile import LineDict, ascii_text, display_path, item_line, show
 
-__all__ = ["SEED_PATTERN", "parse_sources", "parse_table"]
+__all__ = ["SEED_PATTERN", "parse_sources", "parse_table", "source_rows", "url_problem"]
 
 SEED_PATTERN = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
 
@@ -22,42 +22,95 @@ def parse_sources(path: Path, errors: list[str]) -> pd.DataFrame:
     """``sources.yaml`` as a frame with the columns of ``SOURCE_FIELDS`` (all text)."""
     ctx = Ctx(display_path(path), errors)
     data = read_yaml(path)
-    rows: list[dict[str, str]] = []
-    seen: dict[str, int] = {}
     if not isinstance(data, list):
         ctx.err(1, "(file)", "expected a list of sources")
         return pd.DataFrame(columns=SOURCE_FIELDS)
+    return pd.DataFrame(source_rows(data, ctx), columns=list(SOURCE_FIELDS))
+
+
+MAX_ID = 100  # characters of an id
+
+
+def _id(raw: object) -> str | None:
+    """An id after NFKC normalisation, or None when it is not a kebab-case ASCII id."""
+    if not isinstance(raw, str) or len(raw) > MAX_ID:
+        return None
+    try:
+        text = ascii_text(raw)
+    except ValueError:
+        return None
+    return text if re.match(ID_PATTERN, text) else None
+
+
+def _id_problem(raw: object) -> str:
+    if isinstance(raw, str) and len(raw) > MAX_ID:
+        return f"{show(raw, 30)}: an id of {len(raw):,} characters (limit {MAX_ID})"
+    if isinstance(raw, str):
+        try:
+            ascii_text(raw)
+        except ValueError as e:
+            return str(e)
+    return f"{show(raw)} is not a lowercase kebab-case id"
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a source's address (``https:``/``http:`` with a host, or a
+    seed file name; no whitespace, quotes or angle brackets), or None."""
+    if SEED_PATTERN.match(url):
+        return None
+    if not _URL.match(url):
+        return f"{show(url)} is neither an http(s) URL nor a seed file name"
+    bad = next((c for c in url if c.isspace() or c in "\"'<>`\\"), None)
+    if bad is not None:
+        return f"{show(url)}: {bad!r} is not allowed in a URL (percent-encode it)"
+    return None
+
+
+_URL = re.compile(r"^https?://[^/\s]+", re.IGNORECASE)
+
+
+def source_rows(data: list[Any], ctx: Ctx, seen: dict[str, int] | None = None,
+                kinds: tuple[str, ...] = SOURCE_KINDS) -> list[dict[str, str]]:
+    """The valid sources of a list read from YAML (``sources.yaml``, or the ``sources:``
+    of a claim file), each checked: fields present and known, kebab-case id unique in
+    ``seen`` (id -> line), URL, kind (one of ``kinds``) and date."""
+    rows: list[dict[str, str]] = []
+    seen = {} if seen is None else seen
     for i, item in enumerate(data):
         if not isinstance(item, LineDict):
             ctx.err(item_line(data, i), "(source)", f"expected a mapping, got {show(item)}")
             continue
-        sid = item.get("id")
+        sid = _id(item.get("id"))
         where = f"{sid}" if sid else "(source)"
         for key in SOURCE_FIELDS:
             if key not in item or item[key] in (None, ""):
                 ctx.err(item.line, f"{where}.{key}", "missing")
         for key in item:
             if key not in SOURCE_FIELDS:
-                ctx.err(item.key_lines[key], f"{where}.{key}", "unknown key")
-        if not isinstance(sid, str) or not re.match(ID_PATTERN, sid):
-            ctx.err(item.line, "id", f"source id {sid!r} is not lowercase kebab-case")
+                ctx.err(item.key_lines[key], f"{where}.{key}",
+                        f"unknown key{suggest(key, list(SOURCE_FIELDS))}")
+        if sid is None:
+            ctx.err(item.line, "id", f"source id: {_id_problem(item.get('id'))}")
             continue
         if sid in seen:
             ctx.err(item.line, f"{sid}.id", f"duplicate source id (first at line {seen[sid]})")
         seen[sid] = item.line
-        url = str(item.get("url", ""))
-        if url and not (url.startswith(("http://", "https://")) or SEED_PATTERN.match(url)):
-            ctx.err(item.key_lines.get("url", item.line), f"{sid}.url",
-                    f"{url!r} is neither an http(s) URL nor a seed file name")
-        if item.get("kind") and item["kind"] not in SOURCE_KINDS:
+        url = item.get("url")
+        problem = url_problem(url) if isinstance(url, str) and url else (
+            None if url in (None, "") else f"expected text, got {show(url)}")
+        if problem:
+            ctx.err(item.key_lines.get("url", item.line), f"{sid}.url", problem)
+        if item.get("kind") and item["kind"] not in kinds:
             ctx.err(item.key_lines["kind"], f"{sid}.kind",
-                    f"{item['kind']!r} is not one of {', '.join(SOURCE_KINDS)}")
+                    f"{show(item['kind'])} is not one of {', '.join(kinds)}"
+                    f"{suggest(str(item['kind']), list(kinds))}")
         d = item.get("date")
         problem = date_problem(d) if d is not None else None
         if problem:
             ctx.err(item.key_lines["date"], f"{sid}.date", problem)
-        rows.append({k: (str(item[k]) if item.get(k) is not None else "") for k in SOURCE_FIELDS})
-    return pd.DataFrame(rows, columns=list(SOURCE_FIELDS))
+        row = {k: (str(item[k]) if item.get(k) is not None else "") for k in SOURCE_FIELDS}
+        rows.append({**row, "id": sid})
+    return rows
 
 
 def parse_table(path: Path, table: Table, source_ids: set[str], errors: list[str],
@@ -81,9 +134,9 @@ def parse_table(path: Path, table: Table, source_ids: set[str], errors: list[str
         if not isinstance(row, LineDict):
             ctx.err(item_line(data, i), "(row)", f"expected a mapping, got {show(row)}")
             continue
-        rid = row.get("id")
-        if not isinstance(rid, str) or not re.match(ID_PATTERN, rid):
-            ctx.err(row.line, "id", f"{show(rid)} is not a lowercase kebab-case id")
+        rid = _id(row.get("id"))
+        if rid is None:
+            ctx.err(row.line, "id", _id_problem(row.get("id")))
             continue
         if rid in ids:
             ctx.err(row.line, f"{rid}.id", f"duplicate id (already defined at {ids[rid]})")

@@ -32,6 +32,7 @@ from trnkb.kb import derive
 from trnkb.kb.base import KnowledgeBase
 from trnkb.kb.conflicts import find_conflicts
 from trnkb.kb.files import parse_sources, parse_table
+from trnkb.kb.rules import check_rules
 from trnkb.kb.tables import wide_table
 from trnkb.kb.values import FACT_COLUMNS, suggest
 from trnkb.spec.schema import SOURCE_FIELDS, TABLES, pandera_schema
@@ -110,6 +111,7 @@ def derive_facts(p: Parsed) -> None:
     input's source), then mark the preferred value of every field by rule
     (:mod:`trnkb.spec.prefer`). Runs after parsing, before validation."""
     p.facts += derive.derive_and_prefer(p.facts, p.declarations, p.sources, p.labels, p.errors)
+    p.errors += check_rules(p.facts)
 
 
 def check_references(p: Parsed) -> None:

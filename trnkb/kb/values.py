@@ -49,8 +49,11 @@ class Ctx:
         self.errors.append(f"{self.file}:{line}: {where}: {msg}")
 
 
-def suggest(name: str, options: list[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest option (case ignored), or ``""``."""
+def suggest(name: str, options: list[str], ctx: Ctx | None = None) -> str:
+    """`` (did you mean 'x'?)`` for the closest option (case ignored), or ``""`` (also once
+    ``ctx`` holds more errors than are listed: a suggestion costs a fuzzy match)."""
+    if ctx is not None and len(ctx.errors) >= specfile.MAX_ERRORS:
+        return ""
     return specfile.suggest(name, options)
 
 
@@ -96,7 +99,21 @@ def parse_value(f: Field, raw: Any, ctx: Ctx, line: int, where: str
         if not isinstance(raw, (str, int, float)) or isinstance(raw, bool):
             ctx.err(line, where, f"expected text, got {show(raw)}")
             return None
-        return str(raw), math.nan, "", ""
+        if isinstance(raw, float) and not math.isfinite(raw):
+            ctx.err(line, where, f"{show(raw)} is not a finite number")
+            return None
+        text = str(raw)
+        if f.kind == "ref":  # an id: ASCII after NFKC (fullwidth letters are folded)
+            try:
+                text = specfile.ascii_text(text, "id")
+            except ValueError as e:
+                ctx.err(line, where, str(e))
+                return None
+        if f.choices and text not in f.choices:
+            ctx.err(line, where, f"{show(text)} is not one of {', '.join(f.choices)}"
+                                 f"{suggest(text, list(f.choices))}")
+            return None
+        return text, math.nan, "", ""
     if isinstance(raw, bool) or raw is None:
         ctx.err(line, where, f"expected a number, got {show(raw)}")
         return None
@@ -137,7 +154,8 @@ def parse_field(table: Table, row_id: str, fname: str, raw: Any, row: LineDict, 
     line = row.key_lines.get(fname, row.line)
     where = f"{row_id}.{fname}"
     if f is None:
-        ctx.err(line, where, f"unknown field for table {table.name}{suggest(fname, table.names)}")
+        ctx.err(line, where, f"unknown field for table {table.name}"
+                             f"{suggest(fname, table.names, ctx)}")
         return []
     if f.kind == "label":
         if not isinstance(raw, str):
@@ -164,7 +182,8 @@ def parse_field(table: Table, row_id: str, fname: str, raw: Any, row: LineDict, 
             continue
         for key in block:
             if key not in VALUE_KEYS:
-                ctx.err(bline, where, f"unknown key {show(key)}{suggest(key, sorted(VALUE_KEYS))}")
+                ctx.err(bline, where,
+                        f"unknown key {show(key)}{suggest(key, sorted(VALUE_KEYS), ctx)}")
         if block.get("kind") == "derived":
             ctx.err(bline, where, "a derived value is declared (derive: FORMULA, inputs: ...), "
                                   "never typed; see docs/spec-format.md")
@@ -187,6 +206,12 @@ def parse_field(table: Table, row_id: str, fname: str, raw: Any, row: LineDict, 
             ctx.err(bline, where, f"kind {kind!r} is not one of {', '.join(VALUE_KINDS)}")
         if "preferred" in block and not isinstance(block["preferred"], bool):
             ctx.err(bline, where, "preferred must be true or false")
+        elif block.get("preferred") and not block.get("note"):
+            ctx.err(bline, where, "preferred: true needs a note saying why the preference "
+                                  "rule is set aside")
+        for key in ("locator", "note", "qualifier"):
+            if block.get(key) is not None and not isinstance(block[key], str):
+                ctx.err(bline, where, f"{key} must be text, got {show(block[key])}")
         parsed = parse_value(f, block["value"], ctx, bline, where)
         if parsed is None:
             continue

@@ -44,8 +44,8 @@ from trnkb.output.exportfs import MARKER, ExportError, atomic_directory
 from trnkb.spec.schema import TABLES
 from trnkb.units import format_unit
 
-__all__ = ["FORMATS", "ExportError", "ExportResult", "build_info", "claim_records", "export",
-           "export_all", "header", "write_export"]
+__all__ = ["FORMATS", "ExportError", "ExportResult", "build_info", "claim_records", "csv_safe",
+           "export", "export_all", "header", "write_export"]
 
 SIG = 15  # significant digits of converted magnitudes: exact conversions, no float noise
 
@@ -211,6 +211,22 @@ def _json_cell(x: Any) -> Any:
     return x
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with every text cell that a spreadsheet would run as a formula (one starting
+    with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) prefixed with ``'``, so
+    opening a CSV download in Excel or LibreOffice shows the text and runs nothing.
+    Numbers are numbers, not text, and are left alone."""
+    out = df.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            out[col] = [f"'{v}" if isinstance(v, str) and v.startswith(_FORMULA_START) else v
+                        for v in out[col]]
+    return out
+
+
 def _write(df: pd.DataFrame, path: Path, fmt: str,
            fields: Sequence[dict[str, Any]] = ()) -> None:
     if fmt == "parquet":
@@ -226,7 +242,7 @@ def _write(df: pd.DataFrame, path: Path, fmt: str,
             for fld in table.schema], metadata=table.schema.metadata)
         pq.write_table(table.cast(schema), path)
     elif fmt == "csv":
-        df.to_csv(path, index=False)  # floats as repr(): full precision
+        csv_safe(df).to_csv(path, index=False)  # floats as repr(): full precision
     else:
         # not DataFrame.to_json: it rounds to 10 significant digits
         cols = list(df.columns)

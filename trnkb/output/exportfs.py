@@ -15,16 +15,17 @@ caller writes its files there, then :meth:`Staging.commit` puts them in place:
 
 A process killed at any point leaves the target wholly old or wholly new; the next run
 tidies what the killed one left beside it. Where the swap or hard links are not
-available (another kernel, a target whose parent is read-only, a file system without
-hard links), files are replaced one by one with ``os.replace`` (each atomic, the
-descriptor last). Nothing is ever written through a symlink: files are created only
-inside the fresh staging directory.
+available (another kernel, a target whose parent is read-only, a mount point such as a
+container volume, a file system without hard links), files are staged inside the target
+and replaced one by one with ``os.replace`` (each atomic, the descriptor last). One
+export per output at a time: a second one is refused with a clear message (a lock).
+Nothing is ever written through a symlink: files are created only inside the fresh
+staging directory.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 import shutil
@@ -33,7 +34,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from trnkb.output.outdir import refusal
+from trnkb.output.outdir import exchange, locked, refusal
 
 __all__ = ["MARKER", "ExportError", "Staging", "atomic_directory"]
 
@@ -44,23 +45,6 @@ MARKER = ".trnkb-export"
 
 class ExportError(ValueError):
     """The output directory cannot be used; the message is one line."""
-
-
-def _renameat2_exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two paths (Linux >= 3.15 with glibc >= 2.28); False if unsupported."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        fn = libc.renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    if fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP):
-        return False
-    raise OSError(err, os.strerror(err), str(a))
 
 
 def _check_target(out: str | Path) -> Path:
@@ -152,7 +136,7 @@ class Staging:
                     os.link(e, self.path / e.name, follow_symlinks=False)
         except OSError:
             return False  # no hard links here: fall back to one-by-one
-        if not _renameat2_exchange(self.path, self.final):
+        if not exchange(self.path, self.final):
             return False
         old = self.path  # after the swap the staging path holds the old directory
         for d in subdirs:
@@ -186,15 +170,22 @@ def atomic_directory(out: str | Path) -> Iterator[Staging]:
         final.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ExportError(f"cannot create {final.parent}: {e.strerror}") from None
+    with locked(final.parent, final, ExportError):  # one export per output at a time
+        yield from _staged(final)
+
+
+def _staged(final: Path) -> Iterator[Staging]:
     with contextlib.suppress(OSError):
         _tidy_leftovers(final)
     in_place = False
     try:
+        if os.path.ismount(final):  # a mount point cannot be swapped: stage inside it
+            raise OSError(errno.EBUSY, "a mount point")
         path = Path(tempfile.mkdtemp(prefix=f".{final.name}{_STAGING}", dir=final.parent))
     except OSError as e:
         if not final.is_dir():
             raise ExportError(f"cannot write to {final}: {e.strerror}") from None
-        try:  # parent read-only but the target writable: stage inside it
+        try:  # parent read-only or a mount point, the target writable: stage inside it
             path = Path(tempfile.mkdtemp(prefix=_STAGING, dir=final))
             in_place = True
         except OSError as e2:

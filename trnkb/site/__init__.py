@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import re
 import shutil
 import sys
@@ -183,19 +182,27 @@ def build(out: str | Path = "build/site", docs: str | Path = DOCS,
     progress : bool
         Print each step on stderr as it starts (the command line does).
     """
+    kb = load(specs)  # a bad spec directory is refused before any directory is touched
+    # built beside OUT in a scratch directory, then swapped in whole (trnkb.site.outdir)
+    with outdir.rebuild(out, kb.path) as scratch:
+        _build_into(scratch, kb, Path(docs), Path(notebooks) if notebooks else None, strict,
+                    progress)
+        scratch.commit()
+        return scratch.out / "index.html"
+
+
+def _build_into(scratch: outdir.Rebuild, kb: KnowledgeBase, docs: Path, notebooks: Path | None,
+                strict: bool, progress: bool) -> None:
     from sphinx.cmd.build import build_main
 
-    kb = load(specs)  # a bad spec directory is refused before any directory is touched
-    out = Path(os.path.abspath(out))
-    src = out.parent / f"{out.name}-src"
-    outdir.check(out, kb.path)
-    outdir.check(src, kb.path)
+    src, out = scratch.src, scratch.site
+
     def step(n: int, what: str) -> None:
         if progress:
             print(f"site: [{n}/4] {what}", file=sys.stderr, flush=True)
     step(1, "staging pages, notebooks and the explorer")
-    stage(outdir.claim(src, kb.path), kb, Path(docs), Path(notebooks) if notebooks else None)
-    outdir.claim(out, kb.path)
+    src.mkdir()
+    stage(src, kb, docs, notebooks)
     log = src / "warnings.txt"
     args = ["-b", "html", "-q", "-E", "-w", str(log), "-d", str(src / ".doctrees"),
             str(src), str(out)]
@@ -212,8 +219,8 @@ def build(out: str | Path = "build/site", docs: str | Path = DOCS,
     if strict and serious:
         raise RuntimeError("sphinx warnings in the site's own pages:\n" + "\n".join(serious))
     if len(lines) > len(serious):
-        print(f"site: {len(lines) - len(serious)} docstring markup notes in the API reference "
-              f"(listed in {log})", file=sys.stderr)
+        print(f"site: {len(lines) - len(serious)} docstring markup notes in the API reference",
+              file=sys.stderr)
     for w in serious:
         print(w, file=sys.stderr)
     # pydata-sphinx-theme copies one of its Jinja templates into _static; it is not a page.
@@ -239,7 +246,6 @@ def build(out: str | Path = "build/site", docs: str | Path = DOCS,
     bad = external_resources(out)
     if bad:
         raise RuntimeError("the site would load resources from the network:\n" + "\n".join(bad))
-    return out / "index.html"
 
 
 @app.command()

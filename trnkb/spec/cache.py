@@ -10,12 +10,16 @@ that parsed it), so a cache entry can never be stale:
   never cached.
 
 Entries are read with an unpickler that accepts only the few classes a parse tree holds.
+The folder is bounded (:data:`MAX_CACHE_BYTES`): after each new entry, the least
+recently used ones (a hit refreshes an entry's time) are evicted down to three quarters
+of the bound.
 Set ``TRNKB_NO_CACHE=1`` to bypass the cache; an unwritable cache directory or an
 unreadable entry simply means parsing again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
@@ -27,7 +31,9 @@ from typing import Any
 
 from trnkb.units import cache_dir
 
-__all__ = ["read_yaml_cached"]
+__all__ = ["MAX_CACHE_BYTES", "read_yaml_cached"]
+
+MAX_CACHE_BYTES = 32_000_000  # parse trees kept (the shipped specs take about 2 MB)
 
 
 class _TreeUnpickler(pickle.Unpickler):
@@ -72,15 +78,40 @@ def read_yaml_cached(path: Path) -> Any:
         _KEY.append(_code_key())
     entry = folder / (hashlib.sha256(_KEY[0] + raw).hexdigest() + ".pickle")
     try:
-        return _TreeUnpickler(io.BytesIO(entry.read_bytes())).load()
+        tree = _TreeUnpickler(io.BytesIO(entry.read_bytes())).load()
     except Exception:  # absent, truncated or foreign: parse
         pass
+    else:
+        with contextlib.suppress(OSError):
+            os.utime(entry)  # recently used: evicted last
+        return tree
     tree = parse_yaml(raw, name)  # raises SpecError: never cached
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
             pickle.dump(tree, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, entry)
+        _evict(folder)
     except Exception:
         pass
     return tree
+
+
+def _evict(folder: Path, limit: int | None = None) -> None:
+    """Remove the least recently used entries while the folder holds more than ``limit``
+    bytes (default :data:`MAX_CACHE_BYTES`), down to three quarters of it."""
+    limit = MAX_CACHE_BYTES if limit is None else limit
+    entries = []
+    for e in os.scandir(folder):
+        if e.name.endswith((".pickle", ".tmp")) and e.is_file(follow_symlinks=False):
+            st = e.stat(follow_symlinks=False)
+            entries.append((st.st_mtime, st.st_size, e.path))
+    total = sum(size for _, size, _ in entries)
+    if total <= limit:
+        return
+    for _, size, path in sorted(entries):
+        if total <= limit * 3 // 4:
+            break
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+            total -= size

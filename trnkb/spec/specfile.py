@@ -16,6 +16,7 @@ import datetime
 import os
 import re
 import stat
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,10 @@ import yaml
 __all__ = [
     "MAX_BYTES",
     "MAX_DEPTH",
+    "MAX_ERRORS",
     "MAX_MESSAGE",
+    "ascii_text",
+    "text_problem",
     "show",
     "suggest",
     "SpecError",
@@ -41,6 +45,43 @@ __all__ = [
 MAX_BYTES = 10_000_000  # one spec file
 MAX_DEPTH = 32  # nested mappings / lists (the format needs about 4)
 MAX_MESSAGE = 400  # characters of one error message
+MAX_ERRORS = 200  # messages listed by one SpecError; the rest are counted
+
+# Characters refused in every text of every input file: C0 controls other than tab and
+# line ends (NUL, ESC of ANSI sequences...), DEL, C1 controls, and the bidirectional
+# embeddings, overrides and isolates that make text display in another order than it reads.
+_UNSAFE_TEXT = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
+                          "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+_CONTROL_NAMES = {0x00: "NUL", 0x1B: "ESC, the start of ANSI escape sequences", 0x7F: "DEL"}
+
+
+def _codepoint(ch: str) -> str:
+    """``U+0663 (ARABIC-INDIC DIGIT THREE)``: a character named for a message."""
+    name = unicodedata.name(ch, "") or _CONTROL_NAMES.get(ord(ch), "a C0/C1 control")
+    return f"U+{ord(ch):04X} ({name})"
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` may not appear in an input file (a control character, an ANSI escape,
+    a bidirectional override), naming the first offending code point; None when fine."""
+    m = _UNSAFE_TEXT.search(text)
+    if m is None:
+        return None
+    what = "bidirectional control" if ord(m[0]) > 0x9F else "control character"
+    return f"{what} {_codepoint(m[0])} is not allowed in text"
+
+
+def ascii_text(text: str, what: str = "") -> str:
+    """``text`` after NFKC normalisation (fullwidth ``１４４`` -> ``144``), which must then be
+    ASCII; raises ``ValueError`` naming the first other code point (``U+0661``...)."""
+    norm = unicodedata.normalize("NFKC", text)
+    for ch in norm:
+        if ord(ch) > 0x7F:
+            raise ValueError(f"{what} {show(text)} has the non-ASCII character "
+                             f"{_codepoint(ch)}".lstrip())
+    return norm
 
 
 def show(value: object, cap: int = 60) -> str:
@@ -69,12 +110,28 @@ def _one_line(message: str) -> str:
     return message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE] + "..."
 
 
+_MORE = re.compile(r"^\.\.\. and ([\d,]+) more$")
+
+
 class SpecError(Exception):
     """A spec directory that cannot be loaded. ``errors`` holds one
     ``file:line: field: what is wrong`` message per problem (each one line, capped)."""
 
     def __init__(self, errors: list[str]):
-        self.errors = [_one_line(str(e)) for e in errors]
+        listed: list[str] = []
+        more = 0  # problems counted by the tail of a listing already capped
+        for e in map(str, errors):
+            m = _MORE.match(e)
+            if m:
+                more += int(m[1].replace(",", ""))
+            else:
+                listed.append(e)
+        errors = listed
+        #: how many problems there are (``errors`` lists at most MAX_ERRORS of them)
+        self.total = len(errors) + more
+        self.errors = [_one_line(e) for e in errors[:MAX_ERRORS]]
+        if self.total > len(self.errors):
+            self.errors.append(f"... and {self.total - len(self.errors):,} more")
         super().__init__("\n".join(self.errors))
 
 
@@ -148,6 +205,14 @@ def _construct_sequence(loader: _LineLoader, node: yaml.SequenceNode) -> LineLis
     return out
 
 
+def _construct_str(loader: _LineLoader, node: yaml.ScalarNode) -> str:
+    value = loader.construct_scalar(node)
+    problem = text_problem(value)
+    if problem:
+        raise yaml.constructor.ConstructorError(None, None, problem, node.start_mark)
+    return str(value)
+
+
 def _construct_timestamp(loader: _LineLoader, node: yaml.ScalarNode) -> Any:
     try:
         return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
@@ -160,6 +225,7 @@ def _construct_timestamp(loader: _LineLoader, node: yaml.ScalarNode) -> Any:
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 _LineLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 _LineLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+_LineLoader.add_constructor("tag:yaml.org,2002:str", _construct_str)
 
 
 def display_path(path: Path) -> str:

@@ -27,6 +27,7 @@ import functools
 import math
 import os
 import re
+import unicodedata
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -241,6 +242,8 @@ def parse(text: str | int | float) -> pint.Quantity[Any]:
     if len(text) > MAX_TEXT:
         raise QuantityError(f"quantity of {len(text):,} characters (limit {MAX_TEXT}): "
                             f"{_show(text)}")
+    if not text.isascii():  # fullwidth digits and letters fold to ASCII; other digits do not
+        text = _ascii_number(text)
     if not text.strip():
         raise QuantityError("empty quantity; write e.g. '144 GB'")
     stripped = text.strip()
@@ -252,8 +255,22 @@ def parse(text: str | int | float) -> pint.Quantity[Any]:
             "expected a plain number followed by a unit"
         raise QuantityError(f"cannot read {_show(text)} as a quantity: {hint} (e.g. '144 GB')")
     value = _number(m.group(1), text)
-    unit = text[m.end():].strip()
+    unit = _BPS.sub(r"\1bit/s", text[m.end():].strip())
     return Q_(value, _units(unit, text) if unit else _DIMENSIONLESS)
+
+
+_BPS = re.compile(r"(?<![A-Za-z])([kMGTP]?)bps(?![A-Za-z])")  # "Gbps" is Gbit/s, not pint's baud
+
+
+def _ascii_number(text: str) -> str:
+    """``text`` after NFKC normalisation; a digit that is still not ASCII (Arabic-Indic,
+    Devanagari...) is refused, naming its code point."""
+    norm = unicodedata.normalize("NFKC", text)
+    for ch in norm:
+        if ch.isdigit() and not ch.isascii():
+            raise QuantityError(f"cannot read {_show(text)} as a quantity: digit U+{ord(ch):04X} "
+                                f"({unicodedata.name(ch, '?')}) is not an ASCII digit 0-9")
+    return norm
 
 
 def has_dimension(q: pint.Quantity[Any], dim: str) -> bool:

@@ -23,7 +23,7 @@ from typing import Any
 from trnkb.units import Q_
 from trnkb.units.qtypes import Quantity
 
-__all__ = ["Input", "Ranged", "assumption", "propagate", "user_value"]
+__all__ = ["Input", "Ranged", "assumption", "check_assumptions", "propagate", "user_value"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,48 @@ def assumption(name: str, lo: float, mid: float, hi: float, unit: str, basis: st
 
 def user_value(name: str, value: float, unit: str) -> Input:
     return Input(name, value, value, value, unit, "user", "set by the user")
+
+
+#: assumptions a workload model divides by: zero is outside their domain
+_DIVIDES_BY = ("mfu", "efficiency", "utilisation", "usable_hbm", "years", "bandwidth",
+               "capacity")
+
+
+def check_assumptions(given: Mapping[str, Input | float] | None,
+                      defaults: Mapping[str, Input]) -> dict[str, Input]:
+    """The caller's overrides of ``defaults``, checked: a known name (else ``ValueError``
+    with a suggestion), an :class:`Input` or a number (taken as a user value in the
+    default's unit), every end finite and in the default's domain. A default whose range
+    lies in [0, 1] without a unit is a fraction: an override must lie in [0, 1]; any other
+    must be 0 or more. An input the models divide by (:data:`_DIVIDES_BY`: MFU,
+    efficiencies, utilisation...) must moreover be above 0.
+    """
+    from trnkb.spec.specfile import show, suggest
+
+    out: dict[str, Input] = {}
+    for name, value in (given or {}).items():
+        default = defaults.get(name) if isinstance(name, str) else None
+        if default is None:
+            raise ValueError(f"unknown assumption {show(name)}{suggest(name, sorted(defaults))}"
+                             f"; inputs are {', '.join(sorted(defaults))}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = user_value(name, float(value), default.unit)
+        if not isinstance(value, Input):
+            raise ValueError(f"assumption {name}: expected a number or an Input, got "
+                             f"{show(value)}")
+        ends = (value.lo, value.mid, value.hi)
+        if not all(isinstance(x, (int, float)) and math.isfinite(x) for x in ends):
+            raise ValueError(f"assumption {name}: {show(ends)} is not finite")
+        zero_ok = not any(w in name for w in _DIVIDES_BY)
+        fraction = not default.unit and 0 <= default.lo and default.hi <= 1
+        low_ok = (min(ends) >= 0) if zero_ok else (min(ends) > 0)
+        if not low_ok or (fraction and max(ends) > 1):
+            domain = ("[0, 1]" if zero_ok else "(0, 1]") if fraction else (
+                ">= 0" if zero_ok else "> 0")
+            raise ValueError(f"assumption {name}: {', '.join(f'{x:g}' for x in ends)} is "
+                             f"outside its domain {domain}")
+        out[name] = value
+    return out
 
 
 @dataclass(frozen=True)

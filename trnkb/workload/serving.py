@@ -38,7 +38,7 @@ from typing import Any
 
 from trnkb.workload.cost import cost_inputs, facility_watts, usd_per_chip_hour
 from trnkb.workload.models import WEIGHT_BYTES, Model
-from trnkb.workload.ranges import Input, assumption
+from trnkb.workload.ranges import Input, assumption, check_assumptions
 from trnkb.workload.result import WorkloadResult, check_positive
 from trnkb.workload.system import System
 from trnkb.workload.training import TRAIN_ASSUMPTIONS
@@ -185,8 +185,9 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
         raise ValueError(f"{chips} chips at tp={tp} make {dp} attention replicas for a batch of "
                          f"{batch}: {dp - batch} would hold no sequence; use at most "
                          f"{batch * tp} chips, a larger tp or a batch of at least {dp}")
-    inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **cost_inputs(system, pricing),
-              **(assumptions or {})}
+    inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **cost_inputs(system, pricing)}
+    assumptions = check_assumptions(assumptions, inputs)
+    inputs.update(assumptions)
     ctx = input_len + output_len / 2
     final_ctx = input_len + output_len
     p = model.params()

@@ -48,7 +48,7 @@ from trnkb.workload.plan import (
     min_chips,
     stage_layers,
 )
-from trnkb.workload.ranges import Input, assumption
+from trnkb.workload.ranges import Input, assumption, check_assumptions
 from trnkb.workload.system import System
 
 if TYPE_CHECKING:
@@ -280,8 +280,9 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
     if recipe not in MEMORY_RECIPES:
         raise ValueError(f"unknown memory recipe {recipe!r}; choose from "
                          f"{', '.join(MEMORY_RECIPES)}")
-    inputs = {**central_values(system, precision), **cost_inputs(system, pricing),
-              **(assumptions or {})}
+    inputs = {**central_values(system, precision), **cost_inputs(system, pricing)}
+    assumptions = check_assumptions(assumptions, inputs)
+    inputs.update(assumptions)
     weight_bytes = MEMORY_RECIPES[recipe][0] if recipe != "fp8-adam" else 1.0
     chosen: Plan
     if plan is None:

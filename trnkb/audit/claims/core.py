@@ -355,11 +355,12 @@ def evaluate_claims(kb: KnowledgeBase, path: Path | None = None) -> tuple[list[C
     the claim files and trnkb's code); each call gets its own lists."""
     files = [p for p in claim_files(kb, path) if p.exists()]
     claims, errors = memo.remembered(kb, Path(kb.path), files,
-                                     lambda: _evaluate_files(kb, files))
+                                     lambda: _evaluate_files(kb, files, path))
     return list(claims), list(errors)
 
 
-def _evaluate_files(kb: KnowledgeBase, files: list[Path]) -> tuple[list[Claim], list[str]]:
+def _evaluate_files(kb: KnowledgeBase, files: list[Path],
+                    path: Path | None) -> tuple[list[Claim], list[str]]:
     source_ids = set(kb.sources["id"])
     claims: list[Claim] = []
     errors: list[str] = []
@@ -388,7 +389,27 @@ def _evaluate_files(kb: KnowledgeBase, files: list[Path]) -> tuple[list[Claim], 
                 )
             except ClaimError as e:
                 errors.append(str(e))
+    if path is None:
+        errors += _record_file_errors(kb)
     return claims, errors
+
+
+def _record_file_errors(kb: KnowledgeBase) -> list[str]:
+    """Problems of the claim record files beside the registry (seed coverage, verdict
+    history): checked with the claims, so a malformed one is refused by validation and
+    never reaches a view."""
+    from trnkb.audit.claims.coverage import coverage_path, read_coverage
+    from trnkb.audit.claims.history import history_path, read_history
+
+    errors: list[str] = []
+    for read, path in ((read_coverage, coverage_path(kb)), (read_history, history_path(kb))):
+        if not path.exists() and not path.is_symlink():
+            continue
+        try:
+            read(path)
+        except SpecError as e:
+            errors += e.errors
+    return errors
 
 
 def validate_claims(kb: KnowledgeBase, path: Path | None = None) -> list[Claim]:

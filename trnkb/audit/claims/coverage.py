@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
-import yaml
 
 from trnkb.audit.claims.core import VERDICTS, Claim
+from trnkb.spec.specfile import SpecError, display_path, item_line, read_yaml, show
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
@@ -42,18 +42,43 @@ def coverage_path(kb: KnowledgeBase) -> Path:
 
 
 def read_coverage(path: Path) -> list[dict[str, Any]]:
-    """The seeds with their sections. Raises ValueError on a malformed file."""
-    data = yaml.safe_load(Path(path).read_text()) or {}
+    """The seeds with their sections. Raises :class:`~trnkb.specfile.SpecError` (one
+    ``file:line: field: problem`` per problem) on a malformed file; the file is read by
+    the spec loader's rules (regular file only, no aliases, bounded size and depth)."""
+    name = display_path(Path(path))
+    data = read_yaml(Path(path))
+    errors: list[str] = []
     seeds = data.get("seeds") if isinstance(data, dict) else None
     if not isinstance(seeds, list):
-        raise ValueError(f"{path}: expected 'seeds:' with a list")
-    for s in seeds:
-        if not {"file", "source", "sections"} <= set(s):
-            raise ValueError(f"{path}: each seed needs file, source and sections")
-        for sec in s["sections"]:
-            if not isinstance(sec.get("statements"), int) or sec["statements"] < 0:
-                raise ValueError(f"{path}: {s['file']}: {sec.get('section')!r}: statements "
-                                 f"must be a count")
+        raise SpecError([f"{name}:1: seeds: expected 'seeds:' with a list"])
+    for i, s in enumerate(seeds):
+        line = item_line(seeds, i)
+        if not isinstance(s, dict):
+            errors.append(f"{name}:{line}: (seed): expected a mapping, got {show(s)}")
+            continue
+        where = str(s.get("file", "(seed)"))[:80]
+        for key in s:
+            if key not in ("file", "source", "sections"):
+                errors.append(f"{name}:{line}: {where}.{key}: unknown key")
+        for key in ("file", "source"):
+            if not isinstance(s.get(key), str) or not s[key]:
+                errors.append(f"{name}:{line}: {where}.{key}: missing (text)")
+        sections = s.get("sections")
+        if not isinstance(sections, list):
+            errors.append(f"{name}:{line}: {where}.sections: expected a list")
+            continue
+        for j, sec in enumerate(sections):
+            sline = item_line(sections, j, line)
+            if not isinstance(sec, dict) or not isinstance(sec.get("section"), str):
+                errors.append(f"{name}:{sline}: {where}.sections: expected "
+                              f"{{section: TEXT, statements: COUNT}}, got {show(sec)}")
+                continue
+            n = sec.get("statements")
+            if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= 100_000:
+                errors.append(f"{name}:{sline}: {where}.statements: expected a count from 0 "
+                              f"to 100000, got {show(n)}")
+    if errors:
+        raise SpecError(errors)
     return seeds
 
 

@@ -8,7 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from trnkb.spec.specfile import display_path, read_yaml
+from trnkb.kb.files import source_rows
+from trnkb.kb.values import Ctx
+from trnkb.spec import schema
+from trnkb.spec.specfile import display_path, read_yaml, show
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
@@ -16,6 +19,9 @@ if TYPE_CHECKING:
 __all__ = ["EXTRA_FILES", "claim_files", "claim_sources", "claims_path", "read_claim_file"]
 
 EXTRA_FILES = ("claims/tools.yaml", "claims/measured.yaml")
+#: kinds of the sources a claim file defines: those of sources.yaml, and a tool's own
+#: repository or documentation (``tool``)
+SOURCE_KINDS = (*schema.SOURCE_KINDS, "tool")
 
 
 def claims_path(kb: KnowledgeBase) -> Path:
@@ -41,7 +47,15 @@ def read_claim_file(path: Path) -> tuple[list[Any], list[Any], list[str]]:
         sources = data.get("sources") or []
         if not isinstance(sources, list):
             return [], [], [f"{name}:1: sources: expected a list"]
-        return data["claims"], sources, []
+        errors: list[str] = []
+        for key in data:
+            if key not in ("sources", "claims"):
+                line = getattr(data, "key_lines", {}).get(key, 1)
+                errors.append(f"{name}:{line}: {show(key, 40)[1:-1]}: unknown key; a claim "
+                              "file has sources and claims")
+        # the same rules as sources.yaml: id, url (http(s) or a seed file), kind, date
+        rows = source_rows(sources, Ctx(name, errors), kinds=SOURCE_KINDS)
+        return data["claims"], rows, errors
     return [], [], [f"{name}:1: (file): expected a list of claims or {{sources, claims}}"]
 
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from trnkb.audit.claims.core import VERDICTS, Claim
+from trnkb.spec.specfile import SpecError, display_path, item_line, read_yaml, show
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,20 +51,31 @@ def history_path(kb: KnowledgeBase) -> Path:
 
 
 def read_history(path: Path) -> list[dict[str, Any]]:
-    """The recorded releases, oldest first. Raises ValueError on a malformed file."""
-    if not Path(path).exists():
+    """The recorded releases, oldest first (none when the file does not exist). Raises
+    :class:`~trnkb.specfile.SpecError` (``file:line: field: problem``) on a malformed
+    file; the file is read by the spec loader's rules (regular file only, no aliases)."""
+    path = Path(path)
+    if not path.exists() and not path.is_symlink():
         return []
-    data = yaml.safe_load(Path(path).read_text()) or {}
+    name = display_path(path)
+    data = read_yaml(path)
     rels = data.get("releases") if isinstance(data, dict) else None
     if not isinstance(rels, list):
-        raise ValueError(f"{path}: expected 'releases:' with a list of releases")
+        raise SpecError([f"{name}:1: releases: expected 'releases:' with a list of releases"])
+    errors: list[str] = []
     for i, r in enumerate(rels):
-        if not isinstance(r, dict) or "version" not in r or not isinstance(r.get("verdicts"),
-                                                                           dict):
-            raise ValueError(f"{path}: release #{i + 1}: needs version and verdicts")
-        bad = {v for v in r["verdicts"].values() if v not in VERDICTS}
-        if bad:
-            raise ValueError(f"{path}: release {r['version']}: unknown verdict(s) {sorted(bad)}")
+        line = item_line(rels, i)
+        if not isinstance(r, dict) or not isinstance(r.get("version"), str) or not isinstance(
+                r.get("verdicts"), dict):
+            errors.append(f"{name}:{line}: release #{i + 1}: needs version (text) and verdicts "
+                          f"(claim id -> verdict)")
+            continue
+        for cid, v in r["verdicts"].items():
+            if v not in VERDICTS:
+                errors.append(f"{name}:{line}: {r['version'][:40]}.{str(cid)[:80]}: unknown "
+                              f"verdict {show(v)}; verdicts are {', '.join(VERDICTS)}")
+    if errors:
+        raise SpecError(errors)
     return rels
 
 
@@ -86,6 +98,15 @@ def changes_since(version: str, claims: list[Claim], path: Path) -> list[Change]
     return out
 
 
+def _plain(obj: Any) -> Any:
+    """Plain dicts and lists (YAML dumps no line-keeping subclasses)."""
+    if isinstance(obj, dict):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_plain(v) for v in obj]
+    return obj
+
+
 _VERSION = re.compile(r"\d{1,4}(\.\d{1,4}){1,3}((a|b|rc)\d{1,3})?")
 
 
@@ -99,7 +120,7 @@ def record_release(version: str, claims: list[Claim], path: Path,
     if not isinstance(version, str) or not _VERSION.fullmatch(version):
         shown = str(version)[:40] + ("..." if len(str(version)) > 40 else "")
         raise ValueError(f"--record: {shown!r} is not a release number (e.g. 0.2.0)")
-    rels = [r for r in read_history(path) if str(r["version"]) != str(version)]
+    rels = [_plain(r) for r in read_history(path) if str(r["version"]) != str(version)]
     entry: dict[str, Any] = {"version": str(version)}
     if commit:
         entry["commit"] = commit

@@ -143,6 +143,7 @@ def _call(module: ModuleType, spec: dict[str, Any], kb: KnowledgeBase, where: st
     if fn is None:
         raise LookupError(f"trnkb.workload has no {call}()")
     args = dict(spec.get("args") or {})
+    _check_args(fn, args, kb, where)
     # model and system are named by KB id; the workload layer builds them from the KB
     if isinstance(args.get("model"), str) and hasattr(module, "model"):
         args["model"] = module.model(kb, args["model"])
@@ -160,6 +161,29 @@ def _call(module: ModuleType, spec: dict[str, Any], kb: KnowledgeBase, where: st
     except (TypeError, ValueError):
         pass
     return fn(**args)
+
+
+def _check_args(fn: Any, args: dict[str, Any], kb: KnowledgeBase, where: str) -> None:
+    """Refuse an argument the workload call does not take and a model that is not a KB
+    row, with a near-miss suggestion (a typo must not turn a claim unverifiable)."""
+    from trnkb.spec.specfile import suggest
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    names = [n for n in params if n != "kb"] + ["generation"]
+    for name in args:
+        if not takes_any and name not in names:
+            raise ClaimError(f"{where}: workload.args: unknown argument {str(name)[:60]!r}"
+                             f"{suggest(name, names)}")
+    model = args.get("model")
+    if isinstance(model, str) and "models" in kb.tables:
+        ids = [str(i) for i in kb.table("models")["id"]]
+        if model not in ids:
+            raise ClaimError(f"{where}: workload.args.model: no model {model[:60]!r} in "
+                             f"models.yaml{suggest(model, ids)}")
 
 
 def evaluate_measured(

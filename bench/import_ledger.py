@@ -1,0 +1,477 @@
+"""Build ``specs/ledger/runs.yaml`` (the measured ledger) from published results files.
+
+Run once, by hand, after ``fetch`` has brought the results repositories to ``/work/.mirror``
+(or give ``--mirror DIR``); the YAML it writes is committed, the repositories are not::
+
+    python bench/import_ledger.py --maxtext tiering.md --nemo performance_summary.md \\
+        > specs/ledger/runs.yaml
+
+Inputs, each read at the commit named in its source row (``specs/sources.yaml``):
+
+- MLPerf Inference v5.1 ``summary_results.json`` (closed division, datacenter suite, the LLM
+  benchmarks, the datacenter accelerators of NVIDIA and AMD; Google and AWS did not submit
+  to this round's closed LLM benchmarks);
+- MLPerf Training v5.0 and v5.1 result logs (``<submitter>/results/<system>/<benchmark>/
+  result_*.txt``, MLLOG lines) and system descriptions (``<submitter>/systems/<system>.json``)
+  for the LLM benchmarks (Llama 3.1 405B, Llama 3.1 8B, Llama 2 70B LoRA);
+- the AWS Neuron performance tables (``about-neuron/benchmarks/trn1/*.csv``): decoder
+  inference latency and throughput, decoder training;
+- the MaxText optimized-models tiering table (Google TPU v5p and v6e training) and the NeMo
+  24.07 performance summary (DGX-H100 pre-training and fine-tuning), saved as text from the
+  repositories at the commits in their source rows;
+- the serving runs of ``specs/claims/measured.yaml`` (vendor tables: TensorRT-LLM, NIM, ROCm
+  vLLM, OCI; their sources stay in that file's ``sources`` block), each with ``from_claim``.
+
+Every figure is copied or computed from those files; nothing is typed here but the
+mapping from a published accelerator or model name to a knowledge-base id
+(:data:`_SYSTEMS`, :data:`_MODELS`) and the split rule (:func:`split`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import io
+import json
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+_MIRROR = Path("/work/.mirror")
+INF51 = ("mlcommons+inference_results_v5.1", "965182b03376a00fcae415c54e560e1c83937932")
+TRAIN = {"5.0": ("mlcommons+training_results_v5.0", "0fdc28f013256aea84fa36fdaf1e0fa46094b18c"),
+         "5.1": ("mlcommons+training_results_v5.1", "441d65f4445cd59687466533fd9f55399136e7a4")}
+NEURON = ("aws-neuron+aws-neuron-sdk", "81ce03ae261e12925e53437a0f690478e6366155")
+
+# published accelerator name -> (vendor, knowledge-base system id). An id the KB lacks is kept:
+# the run is then listed as not expressible, with the reason, until the row exists.
+_SYSTEMS = [
+    ("GB300", "NVIDIA", "gb300-nvl72"), ("B300", "NVIDIA", "hgx-b300-8"),
+    ("GB200", "NVIDIA", "gb200-nvl72"),
+    ("B200", "NVIDIA", "hgx-b200-8"), ("H200-SXM", "NVIDIA", "hgx-h200-8"),
+    ("H200-NVL", "NVIDIA", "h200-nvl"), ("H100-SXM", "NVIDIA", "hgx-h100-8"),
+    ("H100 80GB HBM3", "NVIDIA", "hgx-h100-8"), ("H200", "NVIDIA", "hgx-h200-8"),
+    ("MI355X", "AMD", "mi355x-8"), ("MI350X", "AMD", "mi350x-8"), ("MI325X", "AMD", "mi325x-8"),
+    ("MI300X", "AMD", "mi300x-8"), ("trn1.32xlarge", "AWS", "trn1-32xlarge"),
+    ("inf2.48xlarge", "AWS", "inf2-48xlarge"), ("v5p", "Google", "tpu-v5p-pod"),
+    ("v6e", "Google", "tpu-v6e-pod"),
+]
+_MODELS = {
+    "llama2-70b-99": "llama-2-70b", "llama2-70b-99.9": "llama-2-70b",
+    "llama3.1-405b": "llama-3-1-405b", "llama3.1-8b": "llama-3-1-8b",
+    "mixtral-8x7b": "mixtral-8x7b",
+    # DeepSeek-R1 has the DeepSeek-V3 architecture (671B MoE, MLA)
+    "deepseek-r1": "deepseek-v3",
+    "llama31_405b": "llama-3-1-405b", "llama31_8b": "llama-3-1-8b",
+    "llama2_70b_lora": "llama-2-70b",
+    # Llama 3 has the Llama 3.1 architecture (same layers, heads, vocabulary)
+    "Llama-3-8B": "llama-3-1-8b", "Llama-3-70B": "llama-3-1-70b", "Llama-2-70b": "llama-2-70b",
+    "Llama-2-7b": "llama-2-7b", "Llama-2-13b": "llama-2-13b",
+    "Mistral-7B-Instruct-v0.2": "mistral-7b", "CodeLlama-13b-hf": "codellama-13b",
+    "Llama-3.1-8B": "llama-3-1-8b", "Llama-3.1-70B": "llama-3-1-70b",
+    "Llama 2 70B": "llama-2-70b", "Llama 3.1 8B": "llama-3-1-8b", "Llama 3.1 70B": "llama-3-1-70b",
+    "Llama 3.1 405B": "llama-3-1-405b", "Mixtral 8X7B": "mixtral-8x7b",
+    "Mixtral 8X22B": "mixtral-8x22b",
+}
+_PRECISION = {"fp8": "fp8", "fp4": "fp4", "INT8": "int8", "UINT4": "int4", "INT4": "int4",
+              "bf16": "bf16", "FP16": "fp16"}
+_INF_BENCH = {"llama2-70b-99": "mlperf-inf-llama2-70b", "llama2-70b-99.9": "mlperf-inf-llama2-70b",
+              "llama3.1-405b": "mlperf-inf-llama3.1-405b", "llama3.1-8b": "mlperf-inf-llama3.1-8b",
+              "mixtral-8x7b": "mlperf-inf-mixtral-8x7b", "deepseek-r1": "mlperf-inf-deepseek-r1"}
+_SEQ_LEN = {"llama31_405b": 8192, "llama31_8b": 8192, "llama2_70b_lora": 8192}
+
+
+def split(run_id: str) -> str:
+    """The fixed held-out rule: ``holdout`` when the first 8 hex digits of the SHA-256 of the
+    run id are even, else ``fit`` (about half each; independent of any result)."""
+    return "holdout" if int(hashlib.sha256(run_id.encode()).hexdigest()[:8], 16) % 2 == 0 \
+        else "fit"
+
+
+def _git(repo: str, commit: str, path: str, mirror: Path) -> str:
+    return subprocess.run(["git", "--git-dir", str(mirror / repo / "repo"), "show",
+                           f"{commit}:{path}"], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _ls(repo: str, commit: str, mirror: Path) -> list[str]:
+    out = subprocess.run(["git", "--git-dir", str(mirror / repo / "repo"), "ls-tree", "-r",
+                          "--name-only", commit], check=True, capture_output=True, text=True)
+    return out.stdout.splitlines()
+
+
+def _system(name: str) -> tuple[str, str]:
+    for key, vendor, sid in _SYSTEMS:
+        if key.lower() in name.lower():
+            return vendor, sid
+    raise KeyError(name)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
+
+
+def inference_v51(mirror: Path) -> list[dict[str, Any]]:
+    rows = json.loads(_git(*INF51, "summary_results.json", mirror))
+    runs = []
+    for r in rows:
+        if (r["Category"] != "closed" or not r["Suite"].startswith("datacenter")
+                or r["Model"] not in _INF_BENCH or not r["Accelerator"]):
+            continue
+        try:
+            vendor, sid = _system(r["Accelerator"])
+        except KeyError:
+            continue  # outside the ledger's scope: not a datacenter accelerator of the four
+        if vendor not in ("NVIDIA", "AMD") or "RTX" in r["Accelerator"]:
+            continue
+        mixed = "," in r["Accelerator"]
+        chips = int(r["a#"] or 0) * int(r["Nodes"] or 0) if not mixed else None
+        tps = re.search(r"TOKENS_PER_SAMPLE:\s*([0-9.]+)", r["Accuracy"])
+        scen = r["Scenario"].lower()
+        rid = f"mlperf-inf-{r['ID']}-{r['Model']}-{scen}"
+        run: dict[str, Any] = {
+            "id": rid, "family": "serving throughput", "vendor": vendor,
+            "system": None if mixed else sid, "hardware": f"{r['System']} ({r['Accelerator']})",
+            "chips": chips, "model": _MODELS[r["Model"]], "model_name": r["Model"],
+            "precision": _PRECISION.get(r["weight_data_types"], r["weight_data_types"]),
+            "scenario": scen, "benchmark": _INF_BENCH[r["Model"]],
+            "output_len": float(tps.group(1)) if tps else None,
+            "software": r["Software"],
+            "metric": "tokens_per_s_system", "value": float(r["Performance_Result"]),
+            "unit": "1/s", "source": "mlperf-inference-v5-1-results",
+            "locator": f"summary_results.json, ID {r['ID']}, {r['Model']}, {r['Scenario']}",
+            "url": r["Details"], "date": "2025-09-09",
+        }
+        if mixed:
+            run["not_expressible"] = "heterogeneous system (MI300X and MI325X nodes together)"
+        runs.append(run)
+    return runs
+
+
+def _mllog(text: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for line in text.splitlines():
+        if ":::MLLOG" not in line:
+            continue
+        e = json.loads(line.split(":::MLLOG", 1)[1])
+        k = e["key"]
+        if k in ("run_start", "run_stop", "global_batch_size", "max_sequence_length",
+                 "submission_platform", "submission_org"):
+            out.setdefault(k, e["value"] if k not in ("run_start", "run_stop") else e["time_ms"])
+            if k == "run_stop":
+                out["status"] = e["metadata"].get("status")
+                out["samples"] = e["metadata"].get("samples_count")
+    return out
+
+
+def training(version: str, mirror: Path) -> list[dict[str, Any]]:
+    repo, commit = TRAIN[version]
+    files = _ls(repo, commit, mirror)
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for f in files:
+        m = re.match(r"([^/]+)/results/([^/]+)/(llama31_405b|llama31_8b|llama2_70b_lora)/"
+                     r"result_\d+\.txt$", f)
+        if m:
+            org, sysdir, bench = m.groups()
+            groups.setdefault((org, sysdir, bench), []).append(f)
+    runs = []
+    for (org, sysdir, bench), paths in sorted(groups.items()):
+        sysjson = json.loads(_git(repo, commit, f"{org}/systems/{sysdir}.json", mirror))
+        try:
+            vendor, sid = _system(sysjson["accelerator_model_name"])
+        except KeyError:
+            print(f"skipped (accelerator outside the ledger): {org}/{sysdir}: "
+                  f"{sysjson['accelerator_model_name']}", file=sys.stderr)
+            continue
+        logs = []
+        for p in sorted(paths):
+            try:
+                logs.append(_mllog(_git(repo, commit, p, mirror)))
+            except subprocess.CalledProcessError:  # a large file the snapshot lists but lacks
+                print(f"unreadable in the snapshot, left out: {p}", file=sys.stderr)
+        ok = [g for g in logs if g.get("status") == "success" and "run_start" in g]
+        if not ok:
+            continue
+        minutes = sorted((g["run_stop"] - g["run_start"]) / 60000 for g in ok)
+        kept = minutes[1:-1] if len(minutes) >= 5 else minutes
+        samples = statistics.mean(g["samples"] for g in ok if g.get("samples") is not None)
+        chips = int(sysjson["number_of_nodes"]) * int(sysjson["accelerators_per_node"])
+        seq = int(ok[0].get("max_sequence_length") or _SEQ_LEN[bench])
+        rid = f"mlperf-train-{version}-{_slug(org)}-{_slug(sysdir)}-{bench}"
+        run: dict[str, Any] = {
+            "id": rid, "family": "time-to-train", "vendor": vendor, "system": sid,
+            "hardware": f"{sysjson['system_name']} ({sysjson['accelerator_model_name']})",
+            "chips": chips, "model": _MODELS[bench], "model_name": bench,
+            "precision": None, "benchmark": f"mlperf-train-{bench}",
+            "seq_len": seq, "global_batch": int(ok[0]["global_batch_size"]),
+            "tokens": round(samples * seq),
+            "software": sysjson.get("framework", ""),
+            "metric": "time_to_train", "value": round(statistics.mean(kept), 3), "unit": "min",
+            "runs": len(ok),
+            "source": f"mlperf-training-v{version.replace('.', '-')}-results",
+            "locator": f"{org}/results/{sysdir}/{bench}/result_*.txt (run_start to run_stop; "
+                       f"mean of {len(kept)} of {len(ok)} successful runs"
+                       f"{', fastest and slowest dropped' if len(kept) < len(ok) else ''})",
+            "url": f"https://github.com/mlcommons/training_results_v{version}/tree/{commit}/"
+                   f"{org}/results/{sysdir}/{bench}",
+            "date": "2025-06-04" if version == "5.0" else "2025-11-12",
+        }
+        if bench == "llama2_70b_lora":
+            run["method"] = "lora"
+        runs.append(run)
+    return runs
+
+
+def _csv(path: str, mirror: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(_git(*NEURON, path, mirror))))
+
+
+def neuron(mirror: Path) -> list[dict[str, Any]]:
+    runs = []
+    base = "about-neuron/benchmarks/trn1/"
+    for fname, mode in (("latency_data_decoder.csv", "latency"),
+                        ("throughput_data_decoder.csv", "throughput")):
+        for i, r in enumerate(_csv(base + fname, mirror), start=2):
+            vendor, sid = _system(r["Inst. Type"])
+            common = {
+                "vendor": vendor, "system": sid, "hardware": r["Inst. Type"],
+                # TP degree counts NeuronCores: 2 per Trainium1 chip
+                "chips": int(r["TP Degree"]) // 2, "model": _MODELS.get(r["Model"]),
+                "model_name": r["Model"],
+                "precision": _PRECISION.get(r["Weight Storage Data Type"],
+                                            r["Weight Storage Data Type"]),
+                "scenario": "batch", "batch": int(r["Batch Size"]),
+                "input_len": int(r["Input Length"]), "output_len": int(r["Output Length"]),
+                "software": f"{r['Framework']} (Neuron {r['Neuron Version']})",
+                "source": f"neuron-trn1-{mode}-decoder-csv-81ce03a",
+                "url": f"https://github.com/aws-neuron/aws-neuron-sdk/blob/{NEURON[1]}/{base}{fname}",
+                "date": "2025",
+            }
+            stem = (f"neuron-trn1-{_slug(r['Model'])}-b{r['Batch Size']}-"
+                    f"{r['Input Length']}-{r['Output Length']}-{_slug(r['Neuron Version'])}")
+            runs.append({"id": f"{stem}-tokens", "family": "serving throughput", **common,
+                         "metric": "tokens_per_s_system",
+                         "value": float(r["Output Token Throughput (tokens/sec)"]), "unit": "1/s",
+                         "locator": f"{fname} line {i}, Output Token Throughput"})
+            runs.append({"id": f"{stem}-tpot", "family": "serving latency", **common,
+                         "metric": "tpot", "value": float(r["TPOT Latency P50 (ms)"]),
+                         "unit": "ms", "locator": f"{fname} line {i}, TPOT Latency P50"})
+            runs.append({"id": f"{stem}-ttft", "family": "serving latency", **common,
+                         "metric": "ttft", "value": float(r["TTFT Latency P50 (ms)"]),
+                         "unit": "ms", "locator": f"{fname} line {i}, TTFT Latency P50"})
+    fname = "training_data_decoder.csv"
+    for i, r in enumerate(_csv(base + fname, mirror), start=2):
+        name = r["Model"].replace(" pre-training", "")
+        nodes = int(r["Nodes"])
+        seq = int(r[" Sequence Length"])
+        plan = ",".join(f"{k.lower()}={v}" for k, v in re.findall(r"(TP|PP)=(\d+)", r["Topology"]))
+        runs.append({
+            "id": f"neuron-trn1-train-{_slug(name)}-{nodes}n-{_slug(r['Neuron Version'])}",
+            "family": "training throughput", "vendor": "AWS", "system": "trn1-32xlarge",
+            "hardware": f"{nodes} x {r['Instance-Type']}", "chips": nodes * 16,
+            "model": _MODELS.get(name), "model_name": name, "precision": "bf16",
+            "plan": plan.replace("tp=32", "tp=16"), "seq_len": seq,
+            "global_batch": int(r["Globalbatch"]),
+            "software": f"NeuronX Distributed (Neuron {r['Neuron Version']})",
+            "metric": "tokens_per_s_per_chip",
+            # sequences/s for the cluster -> tokens/s per chip (16 Trainium1 per trn1.32xlarge)
+            "value": round(float(r[" Performance [seq/sec]"]) * seq / (nodes * 16), 2),
+            "unit": "1/s", "published": f"{r[' Performance [seq/sec]']} seq/s on {nodes} nodes",
+            "source": "neuron-trn1-training-decoder-csv-81ce03a",
+            "locator": f"{fname} line {i}, Performance [seq/sec] x Sequence Length / "
+                       f"(Nodes x 16 chips)",
+            "url": f"https://github.com/aws-neuron/aws-neuron-sdk/blob/{NEURON[1]}/{base}{fname}",
+            "date": "2025",
+        })
+    return runs
+
+
+_TIERING = ("AI-Hypercomputer/maxtext", "20a91e12a17cbaa7b786ac388b192b63392cd855",
+            "docs/reference/models/tiering.md")
+
+
+def maxtext(text: str) -> list[dict[str, Any]]:
+    """Rows of the tiering tables: ``| Model | [Link](...) | 256 Chips, BF16, SL=8192 | MFU |
+    tokens/s/device |`` under ``## Trillium (v6e)`` / ``## v5p``."""
+    runs, chip = [], ""
+    for n, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("## "):
+            chip = "v6e" if "v6e" in line else "v5p" if "v5p" in line else ""
+        m = re.match(r"\| ([^|]+?) \| \[Link\]\([^)]*\) \| (\d+) [^|]*?(BF16|bf16)[^|]*SL=(\d+) "
+                     r"\| ([0-9.]+)% \| ([0-9,]+) \|", line)
+        if not (m and chip):
+            continue
+        name, chips, _, seq, mfu, tps = m.groups()
+        vendor, sid = _system(chip)
+        runs.append({
+            "id": f"maxtext-{chip}-{_slug(name)}-{chips}", "family": "training throughput",
+            "vendor": vendor, "system": sid, "hardware": f"TPU {chip} x {chips}",
+            "chips": int(chips), "model": _MODELS.get(name), "model_name": name,
+            "precision": "bf16", "seq_len": int(seq), "software": "MaxText (JAX)",
+            "metric": "tokens_per_s_per_chip", "value": float(tps.replace(",", "")),
+            "unit": "1/s", "published": f"MFU {mfu}%",
+            "source": "maxtext-tiering-v6e-v5p",
+            "locator": f"tiering.md line {n}, {chip} {name}, Approx tokens/sec/device",
+            "url": f"https://github.com/{_TIERING[0]}/blob/{_TIERING[1]}/{_TIERING[2]}",
+            "date": "2025",
+        })
+    return runs
+
+
+_NEMO = ("NVIDIA/NeMo", "070a0bb168d405d653b9734c0017cf5078e77c0d",
+         "docs/source/performance/performance_summary.md")
+_NEMO_MODELS = {"LLAMA2-70B": "llama-2-70b", "LLAMA3-8B": "llama-3-1-8b",
+                "LLAMA3-70B": "llama-3-1-70b", "LLAMA2-7B": "llama-2-7b",
+                "LLAMA2-13B": "llama-2-13b"}
+
+
+def nemo(text: str) -> list[dict[str, Any]]:
+    """The NeMo 24.07 performance summary (DGX-H100, FP8): pre-training rows ``| Model | GPUs |
+    GBS | MBS | Seq | TP | PP | CP | VP | tokens/s/GPU | ...`` and fine-tuning rows ``| Model |
+    Task | GPUs | GBS | MBS | Seq | TP | PP | tokens/s/GPU | ...``."""
+    runs = []
+    for n, line in enumerate(text.splitlines(), start=1):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 10 or not cells[-3].isdigit() or cells[0].startswith("-"):
+            continue
+        if cells[1] in ("SFT", "LoRA"):
+            name, task, gpus, gbs, mbs, seq, tp, pp, tps = cells[:9]
+            cp, vp = "1", "1"
+        else:
+            name, gpus, gbs, mbs, seq, tp, pp, cp, vp, tps = cells[:10]
+            task = "pre-training"
+        plan = f"tp={tp},pp={pp},cp={cp},mb={mbs}" + (f",vpp={vp}" if int(vp) > 1 else "")
+        run: dict[str, Any] = {
+            "id": f"nemo-24.07-h100-{_slug(name)}-{_slug(task)}-{gpus}",
+            "family": "training throughput", "vendor": "NVIDIA", "system": "hgx-h100-8",
+            "hardware": f"DGX-H100 x {int(gpus) // 8 or 1} ({gpus} GPUs)", "chips": int(gpus),
+            "model": _NEMO_MODELS.get(name), "model_name": f"{name} ({task})",
+            "precision": "fp8", "seq_len": int(seq), "global_batch": int(gbs), "plan": plan,
+            "software": "NeMo 24.07", "metric": "tokens_per_s_per_chip", "value": float(tps),
+            "unit": "1/s", "source": "nemo-performance-summary-070a0bb",
+            "locator": f"performance_summary.md line {n}, {name} {task}, Tokens / sec / GPU",
+            "url": f"https://github.com/{_NEMO[0]}/blob/{_NEMO[1]}/{_NEMO[2]}", "date": "2024",
+        }
+        if task == "LoRA":
+            run["method"] = "lora"
+        runs.append(run)
+    return runs
+
+
+# runs of specs/claims/measured.yaml whose source publishes a maximum-throughput figure
+# (trtllm-bench, vLLM benchmark_throughput, MLPerf Offline): offline; the others ran at the
+# stated batch or concurrency
+_OFFLINE_SOURCES = ("trtllm-perf-overview-0-19", "trtllm-performance-0-5",
+                    "trtllm-perf-overview-00f3768", "amd-rocm-performance-results-2025-06",
+                    "azure-gb200-mlperf-v41", "igorslab-mi355x-mlperf-6")
+_VENDOR_OF = (("hgx-", "NVIDIA"), ("gb", "NVIDIA"), ("mi", "AMD"), ("tpu", "Google"),
+              ("trn", "AWS"))
+
+
+def _claimed(value: Any) -> tuple[float, str]:
+    """``'11253.28 / s'`` or ``{ratio: ['27471.49 / s', 8]}`` -> (value, unit)."""
+    if isinstance(value, dict):
+        (num, den) = value["ratio"]
+        x, unit = _claimed(num)
+        return x / den, unit
+    num, unit = str(value).split(" ", 1)
+    return float(num), unit.replace("/ s", "1/s").strip()
+
+
+def measured_claims(path: Path) -> list[dict[str, Any]]:
+    """The serving runs of ``specs/claims/measured.yaml`` (vendor tables, MLPerf press
+    figures); training and MFU rows and runs imported above from their primary files
+    (Neuron tables, MaxText tiering) are left to the claims registry."""
+    import yaml
+
+    doc = yaml.safe_load(path.read_text())
+    runs = []
+    for c in doc["claims"]:
+        w = c.get("workload") or {}
+        if w.get("call") != "serve" or c["source"].startswith(("neuron-", "maxtext-")):
+            continue
+        a = w["args"]
+        value, unit = _claimed(c["claimed"])
+        offline = c["source"] in _OFFLINE_SOURCES or "throughput" in c["id"]
+        latency = w["metric"] in ("tpot", "ttft")
+        runs.append({
+            "id": c["id"], "family": "serving latency" if latency else "serving throughput",
+            "vendor": next(v for p, v in _VENDOR_OF if a["system"].startswith(p)),
+            "system": a["system"], "hardware": c["measured"].get("system", a["system"]),
+            "chips": a["chips"], "model": a["model"],
+            "model_name": c["measured"].get("model", a["model"]), "precision": a["precision"],
+            "scenario": "offline" if offline and not latency else "batch",
+            "batch": a["batch"], "input_len": a["input_len"], "output_len": a["output_len"],
+            "tp": a.get("tp"), "software": c["measured"].get("benchmark", ""),
+            "metric": "tpot" if latency else "tokens_per_s_per_chip", "value": value,
+            "unit": unit, "source": c["source"], "locator": c["locator"],
+            "from_claim": c["id"],
+            "note": ("batch is the claim's modelling choice, not published; the simulator runs "
+                     "the offline drain instead" if offline and not latency else None),
+            "url": next(s["url"] for s in doc["sources"] if s["id"] == c["source"]),
+            "date": str(next(s["date"] for s in doc["sources"] if s["id"] == c["source"])),
+        })
+    return runs
+
+
+_ORDER = ("id", "family", "vendor", "system", "hardware", "chips", "model", "model_name",
+          "method", "precision", "scenario", "benchmark", "batch", "input_len", "output_len",
+          "seq_len", "global_batch", "tokens", "plan", "tp", "software", "metric", "value", "unit",
+          "published", "runs", "not_expressible", "from_claim", "note", "source", "locator",
+          "url", "date", "split")
+
+
+def _scalar(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    return json.dumps(str(v), ensure_ascii=False)
+
+
+def to_yaml(runs: list[dict[str, Any]]) -> str:
+    head = ("# The measured ledger (issue 19): published runs, each with its configuration, as\n"
+            "# `kind: measured` data. Generated by bench/import_ledger.py from the results files\n"
+            "# named in each source row (specs/sources.yaml); do not edit by hand, re-run the\n"
+            "# importer. `split` is fixed by the rule in bench/import_ledger.py:split (SHA-256\n"
+            "# of the id), chosen before anything was compared; docs/workload-validation.md\n"
+            "# describes the fields and the report.\n"
+            "kind: measured\nruns:\n")
+    out = [head]
+    for r in runs:
+        r = {**r, "split": split(r["id"])}
+        lines = []
+        for k in _ORDER:
+            if k in r and (r[k] is not None or k in ("system", "model", "chips")):
+                lines.append(f"{k}: {_scalar(r[k])}")
+        out.append("- " + "\n  ".join(lines) + "\n")
+    return "".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mirror", type=Path, default=_MIRROR,
+                    help="directory holding the fetched repositories (owner+name/repo)")
+    ap.add_argument("--maxtext", type=Path, required=True,
+                    help="the MaxText tiering.md text at commit 20a91e1 (saved from read_file)")
+    ap.add_argument("--nemo", type=Path, required=True,
+                    help="the NeMo performance_summary.md at commit 070a0bb (saved from read_file)")
+    a = ap.parse_args(argv)
+    runs = (inference_v51(a.mirror) + training("5.0", a.mirror) + training("5.1", a.mirror)
+            + neuron(a.mirror) + maxtext(a.maxtext.read_text()) + nemo(a.nemo.read_text())
+            + measured_claims(Path(__file__).parents[1] / "specs" / "claims" / "measured.yaml"))
+    ids = [r["id"] for r in runs]
+    dup = {i for i in ids if ids.count(i) > 1}
+    if dup:
+        print(f"duplicate run ids: {sorted(dup)}", file=sys.stderr)
+        return 1
+    sys.stdout.write(to_yaml(runs))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,235 @@
+"""The measured ledger: published runs (``specs/ledger/runs.yaml``) and their predictions.
+
+Each run carries its configuration (system, chips, model, precision, scenario, lengths or
+sequence length and batch), one measured value with its unit, and its source. A run is put
+to the workload layer by a rule per family (:func:`predict`); a run the layer cannot express
+(no system or model row, a method or scenario it does not model) gets the reason instead,
+never a silent drop. Nothing is fitted to these runs: every one is validation. The ``split``
+field (``fit`` / ``holdout``, fixed by the SHA-256 of the id when the ledger was written,
+``bench/import_ledger.py``) names the held-out half that the issue's targets are read on;
+a future end-to-end calibration may use only ``fit`` runs.
+
+:func:`evaluate` predicts every run; identical configurations (many submitters of one
+system) are predicted once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from trnkb.spec.specfile import SpecError
+from trnkb.units import Q_
+from trnkb.workload import fromkb
+from trnkb.workload.ranges import Ranged
+
+if TYPE_CHECKING:
+    from trnkb.kb import KnowledgeBase
+
+__all__ = ["FAMILIES", "SPLITS", "Prediction", "Run", "evaluate", "ledger_path", "load_runs",
+           "predict"]
+
+FAMILIES = ("training throughput", "time-to-train", "serving throughput", "serving latency")
+SPLITS = ("fit", "holdout")
+VENDORS = ("NVIDIA", "AMD", "Google", "AWS")
+_REQUIRED = ("id", "family", "vendor", "system", "chips", "model", "metric", "value", "unit",
+             "source", "locator", "date", "split")
+# MLPerf Training LLM submissions of v5.x train in fp8 (docs/workload-validation.md)
+_TRAIN_PRECISION = "fp8"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One published run: its configuration, the measured value and where it comes from."""
+
+    id: str
+    family: str
+    vendor: str
+    system: str | None
+    chips: int | None
+    model: str | None
+    metric: str
+    value: float
+    unit: str
+    source: str
+    locator: str
+    date: str
+    split: str
+    line: int
+    extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.extra.get(key, default)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The predicted central and range of a run's metric, in the run's unit."""
+
+    mid: float
+    lo: float
+    hi: float
+    call: str  # the workload call, as a user would type it
+    notes: tuple[str, ...] = ()
+
+
+def ledger_path() -> Path:
+    from trnkb.kb import default_specs_dir
+
+    return default_specs_dir() / "ledger" / "runs.yaml"
+
+
+def load_runs(path: Path | None = None) -> list[Run]:
+    """Read and check the ledger; a bad row is ``file:line: field: what is wrong``."""
+    path = path or ledger_path()
+    text = path.read_text()
+    lines = {ln.split('"')[1] if '"' in ln else ln.split(":", 1)[1].strip(): i
+             for i, ln in enumerate(text.splitlines(), start=1) if ln.startswith("- id:")}
+    data = yaml.safe_load(text)
+    errors: list[str] = []
+    runs: list[Run] = []
+    seen: set[str] = set()
+    for row in data.get("runs") or []:
+        rid = str(row.get("id"))
+        line = lines.get(rid, 1)
+        where = f"{path}:{line}"
+        missing = [k for k in _REQUIRED if k not in row]
+        if missing:
+            errors.append(f"{where}: {missing[0]}: missing (every run needs "
+                          f"{', '.join(_REQUIRED)})")
+            continue
+        for key, allowed in (("family", FAMILIES), ("split", SPLITS), ("vendor", VENDORS)):
+            if row[key] not in allowed:
+                errors.append(f"{where}: {key}: {row[key]!r} is not one of {', '.join(allowed)}")
+        if rid in seen:
+            errors.append(f"{where}: id: {rid!r} appears twice")
+        seen.add(rid)
+        try:
+            Q_(1.0, row["unit"])
+        except Exception:
+            errors.append(f"{where}: unit: {row['unit']!r} is not a unit")
+        if not isinstance(row["value"], (int, float)) or not row["value"] > 0:
+            errors.append(f"{where}: value: {row['value']!r} is not a positive number")
+        extra = {k: v for k, v in row.items() if k not in _REQUIRED}
+        runs.append(Run(rid, row["family"], row["vendor"], row["system"], row["chips"],
+                        row["model"], row["metric"], float(row["value"]), row["unit"],
+                        row["source"], row["locator"], str(row["date"]), row["split"], line,
+                        extra))
+    if errors:
+        raise SpecError(errors)
+    return runs
+
+
+# ---- predictions ----------------------------------------------------------------------
+
+def _in(r: Ranged, unit: str, scale: float = 1.0) -> tuple[float, float, float]:
+    f = Q_(1.0, r.unit).to(unit).magnitude * scale
+    lo, hi = sorted((r.lo * f, r.hi * f))
+    return r.mid * f, lo, hi
+
+
+def _train(kb: KnowledgeBase, run: Run) -> Prediction | str:
+    from trnkb.workload.training import train
+
+    if run.get("method") == "lora":
+        return "LoRA fine-tuning is not modelled by `train` (issue 19 item 5)"
+    m, s = fromkb.model(kb, run.model or ""), fromkb.system(kb, run.system or "")
+    seq = int(run.get("seq_len") or 8192)
+    gb = run.get("global_batch")
+    precision = run.get("precision") or _TRAIN_PRECISION
+    tokens = float(run.get("tokens") or 1e9)
+    kw: dict[str, Any] = {"seq_len": seq}
+    if gb:
+        kw["batch_tokens"] = gb * seq
+    try:
+        r = train(m, s, int(run.chips or 0), run.get("plan") or None, tokens, precision, **kw)
+    except ValueError as e:
+        return f"no prediction: {e}"
+    if run.metric == "time_to_train":
+        mid, lo, hi = _in(r["days"], run.unit)
+    else:
+        mid, lo, hi = _in(r["tokens_per_s"], run.unit, 1 / int(run.chips or 1))
+    call = (f"trnkb workload train {run.model} --system {run.system} --chips {run.chips} "
+            f"--precision {precision} --seq-len {seq}"
+            + (f" --batch-tokens {gb * seq}" if gb else "")
+            + (f" --plan {run.get('plan')}" if run.get("plan") else "")
+            + (f" --tokens {tokens:.6g}" if run.metric == "time_to_train" else ""))
+    notes = tuple(r.notes) + (() if run.get("precision") else
+                              (f"precision not stated by the run; {precision} assumed",))
+    return Prediction(mid, lo, hi, call, notes)
+
+
+def _serving(kb: KnowledgeBase, run: Run) -> Prediction | str:
+    from trnkb.audit.ledger_serving import predict_serving
+
+    return predict_serving(kb, run)
+
+
+_RULES: dict[str, Callable[[KnowledgeBase, Run], Prediction | str]] = {
+    "training throughput": _train, "time-to-train": _train,
+    "serving throughput": _serving, "serving latency": _serving,
+}
+
+
+def predict(kb: KnowledgeBase, run: Run) -> Prediction | str:
+    """The prediction of one run, or the reason it cannot be expressed."""
+    if run.get("not_expressible"):
+        return str(run.get("not_expressible"))
+    if run.system is None or run.system not in fromkb.system_ids(kb):
+        return f"no system row {run.system!r} in specs/racks.yaml"
+    if run.model is None or run.model not in fromkb.model_ids(kb):
+        return f"no model row for {run.get('model_name')!r} in specs/models.yaml"
+    return _RULES[run.family](kb, run)
+
+
+def _config_key(run: Run) -> tuple[Any, ...]:
+    keep = ("scenario", "benchmark", "precision", "batch", "input_len", "output_len", "seq_len",
+            "global_batch", "tokens", "plan", "method", "not_expressible")
+    return (run.family, run.system, run.chips, run.model, run.metric, run.unit,
+            *(str(run.get(k)) for k in keep))
+
+
+_CACHE: weakref.WeakKeyDictionary[Any, dict[str, list[dict[str, Any]]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def evaluate(kb: KnowledgeBase, runs: list[Run] | None = None) -> list[dict[str, Any]]:
+    """Every run with its prediction: ``error`` = (central - measured) / measured,
+    ``in_range``, ``above``; or ``reason`` when the run cannot be expressed.
+
+    The shipped ledger's evaluation is cached per knowledge base and ledger content (SHA-256),
+    so the page and its tests evaluate it once per process."""
+    if runs is None:
+        digest = hashlib.sha256(ledger_path().read_bytes()).hexdigest()
+        per_kb = _CACHE.setdefault(kb, {})
+        if digest not in per_kb:
+            per_kb[digest] = _evaluate(kb, load_runs())
+        return per_kb[digest]
+    return _evaluate(kb, runs)
+
+
+def _evaluate(kb: KnowledgeBase, runs: list[Run]) -> list[dict[str, Any]]:
+    memo: dict[tuple[Any, ...], Prediction | str] = {}
+    rows = []
+    for run in runs:
+        key = _config_key(run)
+        if key not in memo:
+            memo[key] = predict(kb, run)
+        p = memo[key]
+        row: dict[str, Any] = {"run": run, "prediction": None, "reason": None}
+        if isinstance(p, str):
+            row["reason"] = p
+        elif not all(math.isfinite(x) for x in (p.mid, p.lo, p.hi)):
+            row["reason"] = "the prediction is not finite"
+        else:
+            row.update(prediction=p, error=(p.mid - run.value) / run.value,
+                       in_range=p.lo <= run.value <= p.hi, above=p.mid > run.value)
+        rows.append(row)
+    return rows

@@ -1,0 +1,128 @@
+"""Serving runs of the measured ledger put to the workload layer (see :mod:`trnkb.audit.ledger`).
+
+Rules, by the run's ``scenario``:
+
+- ``batch`` (a stated batch or concurrency and lengths: Neuron tables, NIM, OCI): a closed
+  loop of that many clients on the simulator (:func:`trnkb.workload.simulate`,
+  ``concurrency=batch``); TPOT and TTFT are the p50s (the tables' own statistic);
+- ``offline`` (a maximum-throughput figure at stated lengths: trtllm-bench, vLLM
+  ``benchmark_throughput``): the simulator's offline drain on the run's chips as one replica;
+- MLPerf ``offline``, ``server``, ``interactive``: need the benchmark's mean input length,
+  which MLCommons does not publish (``specs/benchmarks.yaml`` leaves it out); once it is there,
+  offline is the drain and server/interactive the highest Poisson rate meeting the
+  benchmark's p99 TTFT/TPOT (:func:`trnkb.workload.max_throughput`).
+
+Without the simulator (a build before issue 19's), ``batch`` and ``offline`` runs go to the
+closed-form :func:`trnkb.workload.serve` at the run's batch.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from trnkb.workload import fromkb
+
+if TYPE_CHECKING:
+    from trnkb.audit.ledger import Prediction, Run
+    from trnkb.kb import KnowledgeBase
+
+__all__ = ["predict_serving", "simulator_available"]
+
+# the ledger's metric -> the simulator's (p50: the published tables report medians)
+_SIM_METRIC = {"tokens_per_s_system": "tokens_per_s_system",
+               "tokens_per_s_per_chip": "tokens_per_s_per_chip",
+               "tpot": "tpot_p50", "ttft": "ttft_p50"}
+
+
+def simulator_available() -> bool:
+    import trnkb.workload as W
+
+    return hasattr(W, "simulate")
+
+
+def _lengths(run: Run) -> tuple[int, int] | str:
+    if run.get("input_len") and run.get("output_len"):
+        return int(run.get("input_len")), int(round(run.get("output_len")))
+    bid = run.get("benchmark")
+    import importlib
+
+    try:
+        benchmark = importlib.import_module("trnkb.workload.benchmarks").benchmark
+    except ImportError:
+        return f"the mean input length of {bid} is not in specs/benchmarks.yaml"
+    scenario = run.get("scenario")
+    try:
+        b = benchmark(f"{bid}-{scenario}")
+    except (KeyError, ValueError):
+        return f"no benchmark {bid}-{scenario} in specs/benchmarks.yaml"
+    if not b.input_len:
+        return (f"the mean input length of {bid} is not published (specs/benchmarks.yaml: "
+                f"{b.missing or 'left out'})")
+    out = run.get("output_len") or b.output_len
+    return int(b.input_len), int(round(out))
+
+
+def _result(r: Any, run: Run, metric: str) -> tuple[float, float, float]:
+    from trnkb.audit.ledger import _in
+
+    return _in(r[metric], run.unit)
+
+
+def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Prediction | str:
+    import trnkb.workload as W
+    from trnkb.audit.ledger import Prediction
+
+    m, s = fromkb.model(kb, run.model or ""), fromkb.system(kb, run.system or "")
+    kw: dict[str, Any] = {"input_len": lengths[0], "output_len": lengths[1],
+                          "precision": run.get("precision") or "bf16"}
+    if run.get("tp"):
+        kw["tp"] = int(run.get("tp"))
+    load = ""
+    if run.get("scenario") == "batch":
+        kw["concurrency"] = int(run.get("batch"))
+        load = f" --concurrency {kw['concurrency']}"
+    try:
+        r = W.simulate(m, s, int(run.chips or 0), **kw)  # type: ignore[attr-defined,unused-ignore]
+    except ValueError as e:
+        return f"no prediction: {e}"
+    mid, lo, hi = _result(r, run, _SIM_METRIC[run.metric])
+    call = (f"trnkb workload serve --model {run.model} --system {run.system} --chips {run.chips}"
+            f" --input-len {lengths[0]} --output-len {lengths[1]} --precision {kw['precision']}"
+            + (f" --tp {kw['tp']}" if "tp" in kw else "") + load)
+    return Prediction(mid, lo, hi, call, tuple(r.notes))
+
+
+def _closed_form(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Prediction | str:
+    from trnkb.audit.ledger import Prediction
+    from trnkb.workload.serving import serve
+
+    if not run.get("batch"):
+        return "the run states no batch and the closed-form `serve` needs one"
+    m, s = fromkb.model(kb, run.model or ""), fromkb.system(kb, run.system or "")
+    precision = run.get("precision") or "bf16"
+    try:
+        r = serve(m, s, int(run.chips or 0), int(run.get("batch")), lengths[0], lengths[1],
+                  precision, tp=run.get("tp"), curve=False)
+    except ValueError as e:
+        return f"no prediction: {e}"
+    mid, lo, hi = _result(r, run, run.metric)
+    call = (f"trnkb workload serve --model {run.model} --system {run.system} --chips {run.chips}"
+            f" --batch {run.get('batch')} --input-len {lengths[0]} --output-len {lengths[1]}"
+            f" --precision {precision}")
+    return Prediction(mid, lo, hi, call, tuple(r.notes))
+
+
+def predict_serving(kb: KnowledgeBase, run: Run) -> Prediction | str:
+    """A serving run's prediction, or the reason it cannot be expressed (module docstring)."""
+    lengths = _lengths(run)
+    if isinstance(lengths, str):
+        return lengths
+    scenario = run.get("scenario")
+    if scenario in ("server", "interactive"):
+        return (f"MLPerf {scenario} throughput is a rate under TTFT/TPOT limits: it needs the "
+                f"serving simulator's SLO search with the benchmark's input length")
+    if str(run.get("benchmark", "")).startswith("mlperf-inf"):
+        return "MLPerf offline: the replica layout is not published"
+    if simulator_available():
+        return _simulate(kb, run, lengths)
+    return _closed_form(kb, run, lengths)
