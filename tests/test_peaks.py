@@ -61,9 +61,11 @@ def test_each_resolved_peak_equals_the_kb_preferred_value(kb):
         for dtype, field in DTYPES.items():
             q = kb.get(chip, field)
             if q is None:
-                assert dtype not in p.dense, (chip, dtype)
+                assert dtype not in p.dense and dtype not in p.unstated, (chip, dtype)
                 continue
-            got = p.dense[dtype]
+            density = kb.attributes(chip, field)["density"]
+            got = (p.dense if density in ("", "dense") else p.unstated)[dtype]
+            assert got.density == density
             assert got.value == pytest.approx(q.to("FLOP/s").magnitude, rel=1e-12), (chip, dtype)
             assert got.source == kb.provenance(chip, field)["source"]
             assert got.kind == kb.provenance(chip, field)["kind"]
@@ -112,6 +114,15 @@ def test_a_longer_string_resolves_to_the_longest_known_string_inside_it():
 
 def test_a_chip_id_resolves_to_its_row():
     assert peaks("gb200").chip == "gb200"
+    assert peaks("a100").chip == "a100"
+
+
+def test_a_bare_family_name_is_ambiguous_between_its_skus(kb):
+    want = sorted({kb.value(r, "chip") for r in kb.ids("devices")
+                   if "A100" in kb.value(r, "device_string")})
+    with pytest.raises(AmbiguousDevice) as e:
+        peaks("A100")  # not the chip id 'a100': ids match exactly
+    assert e.value.candidates == want == ["a100", "a100-pcie"]
 
 
 def test_a_dtype_without_a_sourced_value_is_an_error_not_a_guess():
@@ -171,3 +182,11 @@ def test_cli_list_shows_every_device_string(kb):
     assert r.exit_code == 0
     got = {d["string"] for d in json.loads(r.stdout)}
     assert got == {kb.value(rid, "device_string") for rid in kb.ids("devices")}
+
+
+def test_a_peak_its_source_leaves_dense_or_sparse_open_is_not_a_dense_peak(kb):
+    assert kb.attributes("maia-200", "dense_fp4")["density"] == "unstated"
+    p = peaks("maia-200")
+    assert "fp4" not in p.dense and p.unstated["fp4"].source == "cloudnews-maia-200"
+    with pytest.raises(ValueError, match="does not say dense or sparse"):
+        p.peak("fp4")

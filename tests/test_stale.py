@@ -75,3 +75,18 @@ def test_cli_json_has_both_lists(good_specs):
     r = CliRunner().invoke(app, ["stale", "--specs", str(good_specs), "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout) == {"older_values": [], "announced_in_use": []}
+
+
+def test_every_listed_value_on_the_shipped_specs_has_a_strictly_newer_same_kind_source(kb):
+    src = {s["id"]: s for s in kb.sources.to_dict("records")}
+    got = older_values(kb)
+    assert got  # the shipped specs cite older and newer pages of one publisher
+    for r in got:
+        old, new = src[r["source"]], src[r["newer_source"]]
+        assert old["kind"] == new["kind"] == r["kind"]
+        n = min(len(str(old["date"])), len(str(new["date"])))
+        assert str(old["date"])[:n] < str(new["date"])[:n], r
+        if r["reason"] == "same-publisher":
+            assert old["publisher"] == new["publisher"]
+        else:
+            assert r["newer_source"] in set(kb.values(r["id"], r["field"])["source"])

@@ -7,9 +7,13 @@ The public names are imported on first use (PEP 562), so ``import trnkb`` and th
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+# not `from typing import ...`: typing costs more than the rest of `import trnkb` and
+# `import trnkb.peaks` must stay light (bench/peaks_bench.py); mypy knows this spelling.
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # what type checkers see; at run time the names load on first use
+    from typing import Any
+
     from trnkb.kb import KnowledgeBase, load
     from trnkb.peaks import peaks
     from trnkb.spec.specfile import SpecError

@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import sys
 import types
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from trnkb.spec.peaks_format import DTYPES, FORMAT, shipped_table, specs_digest, specs_dir
+
+TYPE_CHECKING = False  # typing and pathlib are not imported at run time (light import)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 # json and re are imported on first use: `import trnkb.peaks` stays cheap for a framework that
 # imports it at start-up (bench/peaks_bench.py).
@@ -62,31 +64,67 @@ class UnknownDevice(ValueError):
                          "known strings")
 
 
-@dataclass(frozen=True)
-class Peak:
+class _Frozen:
+    """Attributes set once in ``__init__``; equal when all slots are equal.
+
+    (Not a dataclass: importing :mod:`dataclasses` costs more than the rest of this module.)
+    """
+
+    __slots__: tuple[str, ...] = ()
+
+    def _set(self, **values: object) -> None:
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is read-only")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and all(
+            getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    def __hash__(self) -> int:
+        return hash(tuple(repr(getattr(self, n)) for n in self.__slots__))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        return f"{type(self).__name__}({inner})"
+
+
+class Peak(_Frozen):
     """One sourced value: ``value`` in SI ``unit`` (FLOP/s, B/s, B, W or Hz)."""
 
+    __slots__ = ("value", "unit", "source", "kind", "locator", "density", "qualifier", "note")
     value: float
     unit: str
     source: str
     kind: str
-    locator: str = ""
-    density: str = ""
-    qualifier: str = ""
-    note: str = ""
+    locator: str
+    density: str
+    qualifier: str
+    note: str
+
+    def __init__(self, value: float, unit: str, source: str, kind: str, locator: str = "",
+                 density: str = "", qualifier: str = "", note: str = "") -> None:
+        self._set(value=value, unit=unit, source=source, kind=kind, locator=locator,
+                  density=density, qualifier=qualifier, note=note)
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v != "" or k in ("value", "unit")}
+        return {k: getattr(self, k) for k in self.__slots__
+                if getattr(self, k) != "" or k in ("value", "unit")}
 
 
-@dataclass(frozen=True)
-class Peaks:
+class Peaks(_Frozen):
     """What :func:`peaks` resolves: the chip row and its sourced peaks.
 
     ``dense`` maps a dtype (:data:`DTYPES`) to its dense peak; dtypes the row has no
-    sourced value for are absent (never guessed).
+    sourced value for are absent (never guessed). A peak whose source does not say dense or
+    sparse (AMD's MI455X targets, Microsoft's Maia 200 "over 10 PF FP4") is not a dense
+    peak: it is kept apart in ``unstated`` with its source, for a reader to judge.
     """
 
+    __slots__ = ("device", "chip", "name", "family", "status", "matched", "device_source",
+                 "dense", "unstated", "hbm_bandwidth", "hbm_capacity", "tdp", "clock")
     device: str
     chip: str
     name: str
@@ -94,11 +132,22 @@ class Peaks:
     status: str
     matched: str  # the device string (or chip id) that matched
     device_source: str  # source of that device string ('' for a chip id)
-    dense: dict[str, Peak] = field(default_factory=dict)
-    hbm_bandwidth: Peak | None = None
-    hbm_capacity: Peak | None = None
-    tdp: Peak | None = None
-    clock: Peak | None = None
+    dense: dict[str, Peak]
+    unstated: dict[str, Peak]
+    hbm_bandwidth: Peak | None
+    hbm_capacity: Peak | None
+    tdp: Peak | None
+    clock: Peak | None
+
+    def __init__(self, *, device: str, chip: str, name: str, family: str, status: str,
+                 matched: str, device_source: str, dense: dict[str, Peak] | None = None,
+                 unstated: dict[str, Peak] | None = None, hbm_bandwidth: Peak | None = None,
+                 hbm_capacity: Peak | None = None, tdp: Peak | None = None,
+                 clock: Peak | None = None) -> None:
+        self._set(device=device, chip=chip, name=name, family=family, status=status,
+                  matched=matched, device_source=device_source, dense=dict(dense or {}),
+                  unstated=dict(unstated or {}), hbm_bandwidth=hbm_bandwidth,
+                  hbm_capacity=hbm_capacity, tdp=tdp, clock=clock)
 
     def peak(self, dtype: str) -> Peak:
         """The dense peak of ``dtype``; ValueError when the row has none sourced."""
@@ -107,7 +156,9 @@ class Peaks:
             raise ValueError(f"unknown dtype {dtype!r}: use one of {', '.join(DTYPES)}")
         if key not in self.dense:
             have = ", ".join(self.dense) or "none"
-            raise ValueError(f"{self.chip} has no sourced dense {key} peak (has: {have})")
+            also = (f"; its {key} figure's source does not say dense or sparse (see .unstated)"
+                    if key in self.unstated else "")
+            raise ValueError(f"{self.chip} has no sourced dense {key} peak (has: {have}){also}")
         return self.dense[key]
 
     def as_dict(self, dtype: str | None = None) -> dict[str, Any]:
@@ -118,6 +169,8 @@ class Peaks:
             "status": self.status, "matched": self.matched,
             "device_source": self.device_source,
             "dense": {k: v.as_dict() for k, v in dense.items()},
+            "unstated": {k: v.as_dict() for k, v in self.unstated.items()
+                         if dtype is None or k == dtype.lower()},
         }
         for key in ("hbm_bandwidth", "hbm_capacity", "tdp", "clock"):
             v = getattr(self, key)
@@ -143,6 +196,8 @@ def _read_json(path: Any) -> dict[str, Any] | None:
 def _table(specs: Path | None = None) -> dict[str, Any]:
     """The table for ``specs`` (default: the shipped specs): the shipped JSON when its
     digest matches, else a cached or freshly built one."""
+    from pathlib import Path
+
     root = Path(specs) if specs is not None else specs_dir()
     digest = specs_digest(root)
     if digest in _CACHE:
@@ -192,8 +247,8 @@ def _resolve(device: str, table: dict[str, Any]) -> tuple[str, str, str]:
         if len(chips) > 1:
             raise AmbiguousDevice(device, chips)
         return chips[0], exact[0]["string"], exact[0]["source"]
-    if q in table["chips"] or device in table["chips"]:  # a chip id names one row
-        cid = device if device in table["chips"] else q
+    if device.strip() in table["chips"]:  # a chip id, exactly as written, names one row
+        cid = device.strip()
         return cid, cid, ""
     words = set(q.split())
     # a known string inside a longer one ("NVIDIA H100 80GB HBM3 MIG 3g.40gb"): the longest wins
@@ -219,7 +274,7 @@ def _resolve(device: str, table: dict[str, Any]) -> tuple[str, str, str]:
 def _peak(entry: dict[str, Any] | None) -> Peak | None:
     if entry is None:
         return None
-    return Peak(**{k: entry[k] for k in Peak.__dataclass_fields__ if k in entry})
+    return Peak(**{k: entry[k] for k in Peak.__slots__ if k in entry})
 
 
 def peaks(device: str, specs: Path | None = None) -> Peaks:
@@ -245,14 +300,15 @@ def peaks(device: str, specs: Path | None = None) -> Peaks:
     chip, matched, source = _resolve(device, table)
     row = table["chips"][chip]
     values = row["values"]
-    dense = {}
+    dense: dict[str, Peak] = {}
+    unstated: dict[str, Peak] = {}
     for dtype, fname in DTYPES.items():
         p = _peak(values.get(fname))
         if p is not None:
-            dense[dtype] = p
+            (dense if p.density in ("", "dense") else unstated)[dtype] = p
     return Peaks(device=device, chip=chip, name=row.get("name", chip),
                  family=row.get("family", ""), status=row.get("status", ""), matched=matched,
-                 device_source=source, dense=dense,
+                 device_source=source, dense=dense, unstated=unstated,
                  hbm_bandwidth=_peak(values.get("hbm_bandwidth")),
                  hbm_capacity=_peak(values.get("hbm_capacity")),
                  tdp=_peak(values.get("tdp")), clock=_peak(values.get("clock")))

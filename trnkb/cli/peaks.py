@@ -65,6 +65,10 @@ def peaks_command(
     shown = {dtype.lower(): p.peak(dtype)} if dtype else p.dense
     for key, v in shown.items():
         print(f"  dense {key:<6} {_fmt(v.value, v.unit):>14}  {v.source} ({v.kind})")
+    for key, v in p.unstated.items():
+        if dtype is None or key == dtype.lower():
+            print(f"  {key:<12} {_fmt(v.value, v.unit):>14}  {v.source} ({v.kind}; the source "
+                  "does not say dense or sparse)")
     for key in ("hbm_bandwidth", "hbm_capacity", "tdp", "clock"):
         v = getattr(p, key)
         text = f"{_fmt(v.value, v.unit):>14}  {v.source} ({v.kind})" if v else "missing"

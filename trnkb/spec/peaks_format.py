@@ -7,8 +7,10 @@ only, so ``import trnkb.peaks`` stays light.
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+TYPE_CHECKING = False  # typing and pathlib are not imported at run time (light import)
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
 
 __all__ = ["DTYPES", "FORMAT", "PEAK_FIELDS", "UNITS", "shipped_table", "specs_digest",
            "specs_dir"]
@@ -29,6 +31,7 @@ UNITS: dict[str, str] = {**{f: "FLOP/s" for f in PEAK_FIELDS}, "hbm_bandwidth": 
 def specs_dir() -> Path:
     """The shipped specs (``trnkb/specs`` in a wheel, ``specs/`` in a checkout)."""
     from importlib import resources
+    from pathlib import Path
 
     packaged = resources.files("trnkb").joinpath("specs")
     if packaged.is_dir():
@@ -39,6 +42,7 @@ def specs_dir() -> Path:
 def specs_digest(root: Path) -> str:
     """SHA-256 of the spec table files of ``root`` (names and bytes; claims excluded)."""
     import hashlib
+    from pathlib import Path
 
     h = hashlib.sha256()
     for path in sorted(Path(root).glob("*.yaml")):
