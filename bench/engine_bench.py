@@ -5,6 +5,8 @@ Targets (issue 11, section 5):
 2. cost-only 16384^3 BF16 GEMM <= 1 s;
 3. one Llama-3-70B decoder layer (attention + MLP, prefill of 8,192 tokens, 8 cores),
    cost only, <= 2 s.
+4. cold start (issue 20): ``trnkb engine gemm ... --no-execute`` in a fresh process within
+   2x of ``trnkb --help`` (CPU seconds of each child process, best of 3).
 Also printed: the Done-when timing figures (the simulated results, not wall times).
 The layer's dimensions come from specs/models.yaml (llama-3-1-70b: the Llama 3 70B
 architecture, same layer shapes).
@@ -12,6 +14,9 @@ architecture, same layer shapes).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -35,7 +40,28 @@ def best_of(n, f, *a, **kw):
     return out, min(walls)
 
 
+def child_cpu(args: list[str]) -> float:
+    """CPU seconds (user + system) of one fresh ``python -m trnkb.cli`` style process."""
+    code = "import sys\nfrom trnkb.cli import main\nsys.argv = ['trnkb', *sys.argv[1:]]\nmain()"
+    before = os.times()
+    subprocess.run([sys.executable, "-c", code, *args], capture_output=True, check=False)
+    after = os.times()
+    return (after.children_user - before.children_user
+            + after.children_system - before.children_system)
+
+
+def cold_start() -> None:
+    print("== engine CLI cold start (target <= 2x `trnkb --help`, CPU s, best of 3) ==")
+    gemm_args = ["engine", "gemm", "--m", "512", "--k", "512", "--n", "512", "--no-execute",
+                 "--json"]
+    t_help = min(child_cpu(["--help"]) for _ in range(3))
+    t_gemm = min(child_cpu(gemm_args) for _ in range(3))
+    print(f"  trnkb --help {t_help:.2f} s; trnkb engine gemm 512^3 --no-execute {t_gemm:.2f} s "
+          f"-> {t_gemm / t_help:.1f}x")
+
+
 def main() -> None:
+    cold_start()
     kb = trnkb.load()
     trn2, trn3 = (NeuronCore.from_kb(kb, c) for c in ("trainium2", "trainium3"))
 

@@ -15,9 +15,10 @@ def test_breakeven_capex_makes_trainium3_cost_what_the_competitor_costs(kb):
     t3 = df[(df["id"] == tco.TRN3) & (df["pricing"] == "owner")].iloc[0]
     gb = df[(df["id"] == "gb300-nvl72") & (df["pricing"] == "owner")].iloc[0]
     # re-run Trainium3 at the same operating point with capex set to the break-even
-    r = W.serve(W.model(kb, "llama-3.1-70b"), W.system(kb, tco.TRN3), int(t3["chips"]),
-                int(t3["batch"]), 2048, 512, "fp8", curve=False,
-                assumptions={"capex_per_chip": user_value("capex_per_chip", capex, "USD")})
+    r = W.simulate(W.model(kb, "llama-3.1-70b"), W.system(kb, tco.TRN3), int(t3["chips"]),
+                   input_len=2048, output_len=512, precision="fp8",
+                   concurrency=int(t3["load"]),
+                   assumptions={"capex_per_chip": user_value("capex_per_chip", capex, "USD")})
     assert r.breakdown["usd_per_million_tokens"] == pytest.approx(gb["usd_per_mtok"], rel=1e-9)
 
 

@@ -67,3 +67,42 @@ def test_mx_on_trainium2_exits_1_with_a_message(capsys):
 def test_more_cores_than_the_chip_has_is_a_usage_error():
     r = runner.invoke(app, ["engine", "gemm", "--cores", "9", "--no-execute"])
     assert r.exit_code != 0
+
+
+def test_engine_gemm_cost_only_does_not_import_altair():
+    # altair builds a grammar at import (seconds of CPU); only --timeline charts need it
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys\nfrom trnkb.cli import main\n"
+            "sys.argv = ['trnkb', 'engine', 'gemm', '--m', '64', '--k', '64', '--n', '64', "
+            "'--no-execute', '--json']\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('altair', 'jsonschema')),"
+            " file=sys.stderr)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=Path(__file__).resolve().parents[2])
+    assert json.loads(r.stdout)["flops"] == 2 * 64**3
+    assert r.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_engine_gemm_lnc2_with_the_nkilib_tiling_reports_requested_and_executed_flops():
+    r = run("engine", "gemm", "--m", "16", "--k", "4096", "--n", "4096", "--lnc", "2",
+            "--tiling", "nkilib-gemm-trn3-lnc2", "--no-execute", "--json")
+    out = json.loads(r.stdout)
+    assert out["lnc"] == 2 and out["chip_figures"]["logical_cores_per_chip"] == 4
+    assert out["requested_flops"] == 2 * 16 * 4096 * 4096
+    assert out["executed_flops"] == 2 * 2048 * 4096 * 4096
+    assert set(out["stall_seconds"]) >= {"kernel launch", "kernel start/end", "output blocks"}
+
+
+@pytest.mark.parametrize("args, hint", [
+    (("--lnc", "3"), "--lnc"),
+    (("--lnc", "2", "--cores", "2"), "--lnc"),
+    (("--tiling", "nope"), "--tiling"),
+])
+def test_engine_gemm_bad_lnc_or_tiling_exits_1_with_a_message(args, hint):
+    r = runner.invoke(app, ["engine", "gemm", "--m", "64", "--k", "64", "--n", "64",
+                            "--no-execute", *args])
+    assert r.exit_code != 0 and hint in r.output and "Traceback" not in r.output

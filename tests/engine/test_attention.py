@@ -92,3 +92,11 @@ def test_compare_attention_names_the_modelled_differences(trn2, trn3):
     text = compare_attention(r2, trn2, r3, trn3)
     assert "1.25x the clock" in text  # 1.2 / 0.96 GHz (ARCH-trn2, ARCH-trn3 tables)
     assert "from scalar" in text and "to vector" in text
+
+
+def test_streamed_kv_is_read_once_per_query_tile(trn3):
+    # 128k keys do not fit SBUF, so K and V stream; two query tiles read them twice in all.
+    # Bytes counted by hand: Q and O (256 x 128 bf16 each) + 2 x (K + V) (128k x 128 bf16)
+    r = attention(trn3, 256, 131072, 128, execute=False)
+    expect = 2 * 256 * 128 * 2 + 2 * 2 * 131072 * 128 * 2
+    assert r.bytes["hbm"].to("B").magnitude == expect

@@ -105,3 +105,24 @@ def test_mxfp8_layer_at_llama_405b_shapes_fits_the_scale_tiles_in_128_partitions
     mx = model_layer_time(kb, "llama-3-1-405b", "trainium3", 2048, cores=8, dtype="mxfp8")
     bf = model_layer_time(kb, "llama-3-1-405b", "trainium3", 2048, cores=8, dtype="bf16")
     assert mx.seconds < bf.seconds and 0 < mx.mfu <= 1
+
+
+@pytest.mark.parametrize("heads_kv", [8, 4, 1])
+def test_gqa_decode_on_a_whole_chip_moves_k_and_v_once(trn3, heads_kv):
+    # decode (one query per head), 64 query heads over heads_kv KV heads, 128k keys, d 128.
+    # By hand: K + V = 2 x heads_kv x 131072 x 128 x 2 B; Q and O = 64 x 128 x 2 B each,
+    # once per key range when fewer KV heads than cores split each head's keys 8 / heads_kv
+    # ways (each range reads its group's queries and writes a partial output)
+    r = chip_attention(trn3, 1, 131072, 128, heads=64, heads_kv=heads_kv)
+    kv = 2 * heads_kv * 131072 * 128 * 2
+    ranges = max(1, 8 // heads_kv)
+    assert r.params["gqa_folded"]
+    assert r.chip_figures["hbm_bytes"] == kv + 2 * 64 * 128 * 2 * ranges
+
+
+@pytest.mark.parametrize("heads_kv", [8, 4])
+def test_gqa_decode_at_128k_on_a_whole_chip_is_within_1_3x_of_the_hbm_bound(trn3, heads_kv):
+    # the bound: K + V bytes (counted by hand) over the chip's 4.9 TB/s (specs/chips.yaml)
+    r = chip_attention(trn3, 1, 131072, 128, heads=64, heads_kv=heads_kv)
+    bound = 2 * heads_kv * 131072 * 128 * 2 / 4.9e12
+    assert bound <= r.seconds.to("s").magnitude <= 1.3 * bound

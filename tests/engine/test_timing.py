@@ -10,6 +10,8 @@ and drain 128 + 128 cycles (estimate from the array size).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from trnkb.engine import isa
@@ -18,6 +20,13 @@ from trnkb.engine.timeline import Timeline
 RATE3 = 16 * 33e9  # B/s, one Trainium3 core's DMA engines
 LAT = 1300e-9
 F_T = 2.4e9
+
+
+@pytest.fixture
+def trn3(trn3):
+    """The Trainium3 core at the published per-instruction rate: the fitted sustained
+    TensorE fraction (specs/cores.yaml tensor_sustained) is tested in test_calibration."""
+    return replace(trn3, tensor_sustained=1.0)
 
 
 def test_a_large_transfer_takes_bytes_over_rate_plus_the_fixed_latency(trn3):

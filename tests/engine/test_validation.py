@@ -1,13 +1,28 @@
-"""docs/engine-validation.md holds the table the engine produces today (it cannot rot)."""
+"""docs/engine-validation.md is the page the engine and the data produce today (it cannot rot)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from trnkb.audit.engine_validation import CASES, table, write_page
+from trnkb.audit.engine_validation import CASES, page, table, write_page
 
 DOC = Path(__file__).parents[2] / "docs" / "engine-validation.md"
+
+
+def test_the_committed_page_is_the_generated_page(kb):
+    assert DOC.read_text(encoding="utf-8") == page(kb), (
+        "regenerate it: python -m trnkb.audit.engine_validation")
+
+
+def test_every_operatorx_row_is_on_the_page_marked_fitted_or_held_out():
+    from trnkb.engine.calibration import FIT_FILE, held_out_files, load
+
+    text = DOC.read_text(encoding="utf-8")
+    for name in [FIT_FILE, *held_out_files()]:
+        role = "fitted" if name == FIT_FILE else "held out"
+        assert f"### `{name}` ({role}, {len(load(name))} rows)" in text
+    assert text.count(" | held out |") == 250 and text.count(" | fitted |") == 20
 
 
 def test_the_validation_page_matches_the_engines_predictions(kb):
@@ -45,11 +60,9 @@ def test_the_page_cites_public_sources_not_a_local_path():
     assert "https://github.com/aws-neuron/aws-neuron-sdk/blob/7c165a3e" in text
 
 
-def test_write_page_rewrites_only_the_table(kb, tmp_path):
-    page = tmp_path / "v.md"
-    page.write_text("# hand\n\n<!-- validation-table:start -->\nstale\n"
-                    "<!-- validation-table:end -->\n\nhand tail\n", encoding="utf-8")
-    write_page(page, kb)
-    text = page.read_text(encoding="utf-8")
-    assert text.startswith("# hand\n") and text.endswith("\n\nhand tail\n")
-    assert "stale" not in text and "| 117,000 |" in text
+def test_write_page_writes_the_generated_page(kb, tmp_path, monkeypatch):
+    import trnkb.audit.engine_validation as ev
+
+    monkeypatch.setattr(ev, "page", lambda kb=None: "# generated\n")
+    out = write_page(tmp_path / "v.md", kb)
+    assert out.read_text(encoding="utf-8") == "# generated\n"

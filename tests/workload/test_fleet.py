@@ -3,6 +3,7 @@
 import json
 import math
 
+import pytest
 from typer.testing import CliRunner
 
 import trnkb.workload as W
@@ -30,8 +31,16 @@ def test_plan_fleet_racks_follow_from_power_and_facility_watts(kb):
 def test_unreachable_interactivity_is_said_not_hidden(kb):
     m, s = W.model(kb, "llama-3.1-70b"), W.system(kb, "mi355x-8")
     r = plan_fleet(m, s, 10, 1e6, "fp8")
-    # llama 70B on 8 chips runs tp=8 (64 heads): one attention replica, so batch 1 first
-    assert r["reachable"] is False and r["batch"] == 1
+    # the answer falls back to the least loaded point: one client
+    assert r["reachable"] is False and r["load"] == 1
+
+
+def test_closed_form_engine_sweeps_batches_up_to_the_kv_limit(kb):
+    m, s = W.model(kb, "llama-3.1-70b"), W.system(kb, "mi355x-8")
+    r = plan_fleet(m, s, 10, 20, "fp8", engine="closed-form")
+    assert r["engine"] == "closed-form" and r["load"] >= 1 and r["reachable"]
+    with pytest.raises(ValueError, match="engine must be one of"):
+        plan_fleet(m, s, 10, 20, "fp8", engine="magic")
 
 
 def test_cost_target_higher_ceiling_never_lowers_interactivity(kb):

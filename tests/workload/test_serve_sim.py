@@ -126,3 +126,27 @@ def test_cli_train_lora_benchmark() -> None:
     r = CliRunner().invoke(app, ["workload", "train", "--model", "llama-2-70b", "--system",
                                  "hgx-h100-8", "--chips", "8", "--lora", "0"])
     assert r.exit_code == 1
+
+
+def test_poisson_ranges_resimulate_their_ends(objs: tuple[W.Model, W.System]) -> None:
+    m, s = objs
+    kw = {"input_len": 512, "output_len": 128, "precision": "fp8", "requests": 300}
+    cap = W.simulate(m, s, 8, ranged=False, **kw).breakdown["requests_per_s"]
+    # at 80% of the central capacity the slow end of the inputs overloads the server: its
+    # queue, hence TTFT, grows well beyond the central value
+    r = W.simulate(m, s, 8, rate=0.8 * cap, **kw)
+    t = r["ttft_p99"]
+    assert t.lo <= t.mid <= t.hi and t.hi > 5 * t.mid
+    flat = W.simulate(m, s, 8, rate=0.8 * cap, ranged=False, **kw)
+    assert flat["ttft_p99"].lo == flat["ttft_p99"].hi == pytest.approx(t.mid)
+
+
+def test_attention_runs_at_the_cache_format_not_fp4() -> None:
+    kb = trnkb.load()
+    m, s = W.model(kb, "deepseek-v3"), W.system(kb, "gb300-nvl72")
+    r = W.simulate(m, s, 72, input_len=512, output_len=64, precision="fp4", concurrency=72,
+                   ranged=False)
+    assert r.inputs["attention_peak_flops"].mid == s.peak["fp8"].mid < r.inputs["peak_flops"].mid
+    r8 = W.simulate(m, s, 72, input_len=512, output_len=64, precision="fp8", concurrency=72,
+                    ranged=False)
+    assert "attention_peak_flops" not in r8.inputs

@@ -199,3 +199,16 @@ def test_the_cli_refuses_idle_attention_replicas():
                                    "gb200-nvl72", "--chips", "100000"])
     assert res.exit_code == 1
     assert "error:" in res.output and "attention replicas" in res.output
+
+
+def test_closed_form_mla_decode_counts_absorbed_attention() -> None:
+    import trnkb
+    from trnkb import workload as W
+
+    kb = trnkb.load()
+    m, s = W.model(kb, "deepseek-v3"), W.system(kb, "gb300-nvl72")
+    r = W.serve(m, s, 8, 64, 2048, 512, "fp8", curve=False)
+    ctx = 2048 + 512 / 2
+    # per chip: 64 tokens x (2 x active + 2 x 128 x (512 + 64 + 512) x 61 x context) / 8
+    by_hand = 64 * (2 * m.active_params(False) + 2 * 128 * 1088 * 61 * ctx) / 8
+    assert r.breakdown["decode_flops"] == pytest.approx(by_hand)

@@ -119,3 +119,61 @@ def test_collective_latency_fits_reproduce_their_points() -> None:
     two = ins["collective_latency"].mid + 2 * ins["collective_latency_per_rank"].mid
     assert two == pytest.approx(f["a"])
     assert latency_inputs("AMD", "mi355x")["collective_latency"].kind == "assumption"
+
+
+def _v(system_inputs: dict[str, float]) -> dict[str, float]:
+    return {**system_inputs, "hbm_efficiency": 0.8, "gemm_efficiency": 0.5, "gemm_m_half": 100.0,
+            "moe_imbalance": 1.5, "attention_efficiency": 0.5, "elementwise_fraction": 0.0,
+            "collective_efficiency": 1.0, "scaleout_latency": 0.0, "collective_latency": 0.0,
+            "collective_latency_per_rank": 0.0, "serve_overlap": 0.0, "step_overhead": 0.0,
+            "layer_overhead": 0.0}
+
+
+def test_step_cost_gemm_rows_by_hand() -> None:
+    import trnkb
+    from trnkb import workload as W
+    from trnkb.workload.stepcost import Layout, StepModel, step_time
+
+    kb = trnkb.load()
+    m, s = W.model(kb, "llama-2-70b"), W.system(kb, "gb300-nvl72")
+    v = _v({k: i.mid for k, i in s.inputs("fp8").items()})
+    sm = StepModel(m, s, Layout(1, 1, 1), 1.0, 1.0)
+    p = m.params()
+    n_dense = p["total"] - p["embedding"]  # every matmul parameter, one chip
+    peak, bw = v["peak_flops"], v["hbm_bandwidth"] * 0.8
+    for tokens in (1.0, 64.0, 4096.0):
+        # FLOPs at gemm_efficiency x M / (M + m_half), or the weights streamed once
+        by_hand = max(2 * tokens * n_dense / (peak * 0.5 * tokens / (tokens + 100.0)),
+                      n_dense * 1.0 / bw)
+        _, parts = step_time(sm, v, 0.0, 0.0, tokens, 0.0, parts=True)
+        assert parts["dense"] == pytest.approx(by_hand)
+
+
+def test_step_cost_routed_experts_by_hand() -> None:
+    import trnkb
+    from trnkb import workload as W
+    from trnkb.workload.stepcost import Layout, StepModel, step_time
+
+    kb = trnkb.load()
+    m, s = W.model(kb, "mixtral-8x7b"), W.system(kb, "gb300-nvl72")
+    v = _v({k: i.mid for k, i in s.inputs("fp8").items()})
+    sm = StepModel(m, s, Layout(2, 2, 1), 1.0, 1.0)  # 4 chips: 2 experts each
+    tokens = 32.0  # per attention group; 64 over the stage
+    per_expert_params = 3 * 4096 * 14336
+    # busiest chip: 64 tokens x 2/8 x 2 local experts x 1.5 imbalance = 48 rows of work
+    rows = 64 * 2 / 8 * 2 * 1.5
+    touched = 2 * (1 - (1 - 2 / 8) ** 64)
+    flops_t = 2 * per_expert_params * 32 / (v["peak_flops"] * 0.5) * (rows + touched * 100.0)
+    mem_t = touched * per_expert_params * 32 / (v["hbm_bandwidth"] * 0.8)
+    _, parts = step_time(sm, v, tokens, 0.0, 0.0, 0.0, parts=True)
+    assert parts["experts"] == pytest.approx(max(flops_t, mem_t))
+
+
+def test_trainium_hbm_efficiency_from_engine_streaming() -> None:
+    from trnkb.workload.gemmfit import hbm_efficiency_input
+
+    # trn2: 8 NeuronCores x (344.6 + 353.8 + 345.2) / 3 GB/s over 2,900 GB/s of HBM
+    e = hbm_efficiency_input("trainium2", 2.9e12)
+    assert e is not None and e.mid == pytest.approx(8 * (344.6 + 353.8 + 345.2) / 3 / 2900)
+    assert e.lo == 0.5 and e.hi == e.mid
+    assert hbm_efficiency_input("h100", 3.35e12) is None

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 from trnkb.units import format_number
 
-__all__ = ["CASES", "Case", "predict", "table", "write_page"]
+__all__ = ["CASES", "Case", "page", "predict", "table", "write_page"]
 
 PUBLISHED_SIG = 6  # a published time keeps every digit its source gives (172.93, 117,000)
 
@@ -53,7 +53,7 @@ CASES: tuple[Case, ...] = (
          "fused self-attention (Stable Diffusion, small head)", "not stated",
          "batch 1, seq 4096, d 128, 1 head", "bf16", 480, "threshold (p1 <= 1.05 x)",
          "trainium2", ("attention", 4096, 4096, 128, 1),
-         "device unknown: engine run on Trainium2; threshold 536 us at commit 4e49a397"),
+         "device unknown: engine run on Trainium2"),
     Case(f"{SAMPLES} test/unit/test_SD_attention_small_head.py (commit 01ef6a28)",
          "fused self-attention (Stable Diffusion, small head)", "not stated",
          "batch 1, seq 4096, d 64, 1 head", "fp16", 600, "threshold (p1 <= 1.05 x)",
@@ -66,9 +66,14 @@ CASES: tuple[Case, ...] = (
     Case(f"{SAMPLES} test/unit/test_flash_attn_bwd.py", "flash attention backward",
          "not stated", "batch 1, 4 heads, seq 32768, d 128", "bf16", 117000,
          "threshold (marked xfail)", note="not modelled: backward pass"),
+    Case("aws-neuron-sdk nki/tutorials/matrix_multiplication.rst (commit 7c165a3e)",
+         "matmul, fully optimized (Optimization 3)", "Trn1.32xlarge (stated), one NeuronCore-v2",
+         "M 4096, K 8192, N 8192", "bf16", 6970, "measured", "trainium1",
+         ("gemm", 4096, 8192, 8192, "bf16"),
+         "tutorial HFU 85.24%; no fixed costs are fitted for Trainium1"),
     Case("aws-neuron-sdk nki/tutorials/fused_mamba.rst (commit 7c165a3e)", "fused Mamba",
          "not stated (likely trn1)", "batch 1, seq 512, channels 256, state 16", "fp32", 172.93,
-         "measured", note="not modelled: a VectorE scan kernel; Trainium1 has no core row"),
+         "measured", note="not modelled: a VectorE scan kernel"),
     Case("aws-neuron-sdk nki/tutorials/fused_mamba.rst (commit 7c165a3e)", "fused Mamba v2",
          "not stated (likely trn1)", "seq 512, channels 4096", "fp32", 1610, "measured",
          note="not modelled (as above)"),
@@ -116,19 +121,124 @@ def table(kb: KnowledgeBase | None = None) -> str:
 PAGE_MARKERS = ("<!-- validation-table:start -->\n", "\n<!-- validation-table:end -->")
 
 
+def _operatorx(kb: KnowledgeBase | None) -> tuple[list[str], list[tuple[str, float]]]:
+    """Markdown lines of the OperatorX section and (family, error) per row."""
+    import statistics
+
+    import trnkb
+    from trnkb.engine import NeuronCore
+    from trnkb.engine.calibration import FIT_FILE, fit_summary, held_out_files, predict_rows
+
+    core = NeuronCore.from_kb(kb if kb is not None else trnkb.load(), "trainium3")
+    lines: list[str] = []
+    errors: list[tuple[str, float]] = []
+    summary = fit_summary()
+    c = summary["constants"]
+    lines += [
+        f"Fitted constants (`{FIT_FILE}` only; `trnkb/engine/data/operatorx/fit.json`): "
+        f"TensorE sustained {c['tensor_sustained']} of the clock-derived rate, kernel launch "
+        f"{c['kernel_launch_us']} µs, start/end {c['kernel_start_end_us']} µs, "
+        f"{c['output_block_cost_us']} µs per 2048 x 1024 output block; residual RMS "
+        f"{summary['residual_rms_us']} µs on the fitting set.", ""]
+    for name in [FIT_FILE, *held_out_files()]:
+        role = "fitted" if name == FIT_FILE else "held out"
+        rows = predict_rows(core, name)
+        errs = [r["error"] for r in rows]
+        faster = sum(e < 0 for e in errs) / len(errs)
+        lines += [f"### `{name}` ({role}, {len(rows)} rows)", "",
+                  f"Median |error| {statistics.median(abs(e) for e in errs):.1%}; "
+                  f"{faster:.0%} of rows predicted faster than measured.", "",
+                  "| row | requested M x K x N | executed M x K x N | measured µs (min-max) | "
+                  "engine µs | error | role |", "|---|---|---|---|---|---|---|"]
+        for r in rows:
+            s_, e_ = r["shape"], r["executed_shape"]
+            lo, hi = r["spread_us"]
+            lines.append(
+                f"| {r['name']} | {s_['m']} x {s_['k']} x {s_['n']} | "
+                f"{e_['m']} x {e_['k']} x {e_['n']} | {format_number(r['measured_us'])} "
+                f"({format_number(lo)}-{format_number(hi)}) | "
+                f"{format_number(r['predicted_us'])} | {r['error']:+.1%} | {role} |")
+            errors.append((f"OperatorX Trn3 GEMM, {role}", r["error"]))
+        lines.append("")
+    return lines, errors
+
+
+def page(kb: KnowledgeBase | None = None) -> str:
+    """The whole of ``docs/engine-validation.md``, generated from the data."""
+    import statistics
+
+    ox_lines, ox_err = _operatorx(kb)
+    fam: dict[str, list[float]] = {}
+    for f, e in ox_err:
+        fam.setdefault(f, []).append(e)
+    for c in CASES:
+        p = predict(c, kb)
+        if p is not None:
+            fam.setdefault(f"{c.kernel.split(' (')[0].split(',')[0]} ({c.kind.split(' (')[0]})",
+                           []).append((p - c.published_us) / c.published_us)
+    summary = ["| family | rows | median error | median abs error | faster than published |",
+               "|---|---|---|---|---|"]
+    for f, es in fam.items():
+        summary.append(f"| {f} | {len(es)} | {statistics.median(es):+.1%} | "
+                       f"{statistics.median(abs(e) for e in es):.1%} | "
+                       f"{sum(e < 0 for e in es) / len(es):.0%} |")
+    parts = [_INTRO, "## Summary per kernel family", "", *summary, "",
+             "## Published kernel timings (NKI samples and tutorials)", "", _CASES_TEXT,
+             PAGE_MARKERS[0] + table(kb) + PAGE_MARKERS[1], "",
+             "## Measured Trainium3 GEMMs (SemiAnalysis OperatorX)", "", _OPERATORX_TEXT,
+             *ox_lines]
+    return "\n".join(parts).rstrip("\n") + "\n"
+
+
+_INTRO = """# Reference engine: validation against measured and published Trainium timings
+
+Generated by `trnkb.audit.engine_validation.page()` (write it with
+`python -m trnkb.audit.engine_validation`); `tests/engine/test_validation.py` fails if
+this page differs from what the engine and the data give today.
+
+Two kinds of evidence:
+
+* **Measurements**: SemiAnalysis' OperatorX NKI GEMM sweeps on one LNC=2 logical
+  NeuronCore of a Trainium3 (InferenceX repository, branch `codex/trainium-exploration`,
+  commit e60b2ca4, Apache-2.0; compacted copies with source in
+  `trnkb/engine/data/operatorx/`), and the NKI matmul tutorial (Trn1.32xlarge, stated).
+  One OperatorX file is the **fitting set** of the engine's fixed costs; every other
+  file is **held out** (never fitted) and marked so per row.
+* **Thresholds**: nki-samples performance tests assert an upper bound (`p99 <= x`, or
+  `p1 <= 1.05 x`), not a measurement; a prediction below a threshold is consistent with
+  it. Where the source does not state the device, the row says so and names the chip
+  the engine ran (an assumption).
+
+error = (engine - published) / published. The engine runs the OperatorX rows as
+`gemm(core, m, k, n, lnc=2, tiling="nkilib-gemm-trn3-lnc2")` (the kernel's padding rule
+reproduces every recorded executed shape) with the fixed costs of `specs/cores.yaml`.
+The Neuron profiler normalises an LNC=2 unit to 157.29 TFLOP/s BF16 (= 2 cores x 128 x
+128 x 2 FLOP x 2.4 GHz) and HBM to 4.71 TB/s per chip; AWS's chip table gives 671
+TFLOP/s (167.75 per LNC=2 unit) and 4.9 TB/s: `specs/cores.yaml` keeps both
+(`profiler_bf16_peak`, `profiler_hbm_bandwidth`).
+"""
+
+_CASES_TEXT = """Sources: nki-samples `test/unit/*` (the `nki.benchmark` latency asserts, µs;
+<https://github.com/aws-neuron/nki-samples/tree/6905a68a122f937e68403727759f035ddd144f95/test/unit>)
+and the Neuron SDK tutorials
+(<https://github.com/aws-neuron/aws-neuron-sdk/blob/7c165a3e01131a86537f6e0b3ba43716e44d8bc4/nki/tutorials/matrix_multiplication.rst>,
+<https://github.com/aws-neuron/aws-neuron-sdk/blob/7c165a3e01131a86537f6e0b3ba43716e44d8bc4/nki/tutorials/fused_mamba.rst>).
+Conditions not known for any row: compiler version, clocks under load, and (for
+thresholds) the margin the authors left.
+"""
+
+_OPERATORX_TEXT = """Per file: each row's requested and executed shape, the profiler's
+`total_time` median over 21 samples with its min-max spread, the engine's prediction and
+the error.
+"""
+
+
 def write_page(path: str | Path | None = None, kb: KnowledgeBase | None = None) -> Path:
-    """Regenerate the table between the markers of ``docs/engine-validation.md`` (the prose
-    around it is written by hand); returns the path written."""
-    page = Path(path) if path is not None else Path(__file__).parents[2] / "docs" / (
+    """Write :func:`page` to ``docs/engine-validation.md`` (or ``path``); returns the path."""
+    out = Path(path) if path is not None else Path(__file__).parents[2] / "docs" / (
         "engine-validation.md")
-    text = page.read_text(encoding="utf-8")
-    start, end = PAGE_MARKERS
-    head, _, rest = text.partition(start)
-    _, found, tail = rest.partition(end)
-    if not found:
-        raise ValueError(f"{page}: the generated-table markers are missing")
-    page.write_text(head + start + table(kb) + end + tail, encoding="utf-8")
-    return page
+    out.write_text(page(kb), encoding="utf-8")
+    return out
 
 
 if __name__ == "__main__":  # python -m trnkb.audit.engine_validation

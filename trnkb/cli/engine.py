@@ -16,8 +16,16 @@ from rich.table import Table
 
 import trnkb
 from trnkb.cli.validate import attention_args, chip_with_core, gemm_args, positive_int
-from trnkb.engine import NeuronCore, Result, attention, chip_attention, chip_gemm, gemm
-from trnkb.engine.profile import chrome_trace
+from trnkb.engine import (
+    NeuronCore,
+    Result,
+    Tiling,
+    attention,
+    chip_attention,
+    chip_gemm,
+    gemm,
+    named_tiling,
+)
 
 __all__ = ["Dtype", "ExpEngine", "register"]
 
@@ -44,6 +52,12 @@ Specs = Annotated[Path | None, typer.Option("--specs", help="Spec directory (def
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the random operands (with --execute).")]
 Cores = Annotated[int, typer.Option("--cores", min=1,
                                     help="NeuronCores to shard over (1: one core; 8: the chip).")]
+Lnc = Annotated[int, typer.Option(
+    "--lnc", help="Physical cores per logical NeuronCore (1 or 2 on Trainium2/3; AWS's default "
+                  "is 2): the run is one logical core sharing its HBM bank.")]
+FixedCosts = Annotated[bool, typer.Option(
+    "--fixed-costs/--no-fixed-costs",
+    help="Add kernel launch, start/end and per-output-block costs (specs/cores.yaml).")]
 TimelineOut = Annotated[Path | None, typer.Option(
     "--timeline", help="Write a Chrome trace (JSON; open in ui.perfetto.dev) to this file.")]
 
@@ -108,6 +122,7 @@ def _finish(res: Result, as_json: bool, timeline: Path | None) -> None:
     if timeline is not None:  # the export's rules: atomic, no symlinks, no foreign files
         import json
 
+        from trnkb.engine.profile import chrome_trace
         from trnkb.output.safefile import write_file
 
         trace = chrome_trace(res)
@@ -122,6 +137,31 @@ def _cores(core: NeuronCore, cores: int) -> None:
     if cores > core.cores_per_chip:
         raise typer.BadParameter(f"{core.chip} has {core.cores_per_chip} NeuronCores; got "
                                  f"--cores {cores}", param_hint="--cores")
+
+
+def _lnc(core: NeuronCore, lnc: int, cores: int) -> None:
+    try:
+        core.check_lnc(lnc)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="--lnc") from None
+    if lnc > 1 and cores > 1:
+        raise typer.BadParameter("--lnc runs one logical core; --cores shards over physical "
+                                 "cores: give one of them", param_hint="--lnc")
+
+
+def _parse_tiling(text: str | None) -> Tiling | None:
+    """``None``, a published kernel's name, or ``MxNxK`` multiples."""
+    if text is None:
+        return None
+    parts = text.lower().split("x")
+    if len(parts) == 3 and all(p.isdigit() and int(p) >= 1 for p in parts):
+        m, n, k = (int(p) for p in parts)
+        return Tiling(m, n, k)
+    try:
+        return named_tiling(text)
+    except ValueError as e:
+        raise typer.BadParameter(f"{e}; or give MxNxK multiples such as 2048x2048x1024",
+                                 param_hint="--tiling") from None
 
 
 def register(app: typer.Typer) -> None:
@@ -140,7 +180,12 @@ def register(app: typer.Typer) -> None:
                  quantize_activations: Annotated[bool, typer.Option(
                      help="MX: A arrives in BF16 and VectorE quantizes it.")] = False,
                  execute: Execute = True, seed: Seed = 0, specs: Specs = None,
-                 cores: Cores = 1, timeline: TimelineOut = None,
+                 cores: Cores = 1, lnc: Lnc = 1,
+                 tiling: Annotated[str | None, typer.Option(
+                     "--tiling", help="Kernel padding: a published kernel's name "
+                     "(nkilib-gemm-trn3-lnc2) or MxNxK multiples, e.g. 2048x2048x1024; "
+                     "cost only when it pads.")] = None,
+                 fixed_costs: FixedCosts = True, timeline: TimelineOut = None,
                  as_json: Json = False) -> None:
         """C = A @ B on NeuronCores: critical path, busy time, FLOP/s vs peak, error vs float64."""
         gemm_args(m, k, n, execute, seed)
@@ -148,14 +193,22 @@ def register(app: typer.Typer) -> None:
         kb = trnkb.load(specs)
         core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
         _cores(core, cores)
-        if cores > 1:
+        _lnc(core, lnc, cores)
+        til = _parse_tiling(tiling)
+        if cores > 1 and til is None:
             res = chip_gemm(core, m, k, n, dtype=dt, cores=cores, execute=execute, seed=seed,
                             weight_dtype=wdt, quantize_activations=quantize_activations)
         else:
-            with _progress(not as_json, "gemm") as cb:
-                res = gemm(core, m, k, n, dtype=dt, execute=execute, seed=seed,
-                           weight_dtype=wdt, quantize_activations=quantize_activations,
-                           progress=cb)
+            if cores > 1:
+                raise typer.BadParameter("--tiling runs one logical core; drop --cores",
+                                         param_hint="--tiling")
+            try:
+                with _progress(not as_json and lnc == 1, "gemm") as cb:
+                    res = gemm(core, m, k, n, dtype=dt, execute=execute, seed=seed,
+                               weight_dtype=wdt, quantize_activations=quantize_activations,
+                               progress=cb, lnc=lnc, tiling=til, fixed_costs=fixed_costs)
+            except ValueError as e:
+                raise typer.BadParameter(str(e), param_hint="--tiling/--execute") from None
         _finish(res, as_json, timeline)
 
     @sub.command("attention")
@@ -172,25 +225,31 @@ def register(app: typer.Typer) -> None:
                       exp_engine: Annotated[ExpEngine | None, typer.Option(
                           help="scalar or vector (default: vector where the core has it).")] = None,
                       execute: Execute = True, seed: Seed = 0, specs: Specs = None,
-                      cores: Cores = 1, timeline: TimelineOut = None,
-                      as_json: Json = False) -> None:
+                      cores: Cores = 1, lnc: Lnc = 1, fixed_costs: FixedCosts = True,
+                      timeline: TimelineOut = None, as_json: Json = False) -> None:
         """Flash-attention forward on NeuronCores: which engine bounds it, and why.
 
-        With --cores > 1 the run is cost only (shards over heads or query tiles)."""
+        With --cores > 1 or --lnc 2 the run is cost only (shards over heads or query tiles;
+        a GQA decode over KV heads and key ranges)."""
         attention_args(seq, seq_kv, head_dim, heads, execute, seed)
         positive_int(heads_kv, "--heads-kv", heads)
         exp = exp_engine.value if exp_engine else None
         kb = trnkb.load(specs)
         core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
         _cores(core, cores)
-        if cores > 1:
+        _lnc(core, lnc, cores)
+        if lnc > 1:
+            res = attention(core, seq, seq_kv or seq, head_dim, heads=heads, causal=causal,
+                            execute=False, lnc=lnc, heads_kv=heads_kv, exp_engine=exp,
+                            fixed_costs=fixed_costs)
+        elif cores > 1:
             res = chip_attention(core, seq, seq_kv or seq, head_dim, heads=heads, causal=causal,
                                  cores=cores, heads_kv=heads_kv, exp_engine=exp)
         else:
             with _progress(not as_json, "attention") as cb:
                 res = attention(core, seq, seq_kv or seq, head_dim, heads=heads, causal=causal,
                                 execute=execute, seed=seed, exp_engine=exp,
-                                heads_kv=heads_kv, progress=cb)
+                                heads_kv=heads_kv, progress=cb, fixed_costs=fixed_costs)
         _finish(res, as_json, timeline)
 
     app.add_typer(sub, name="engine")

@@ -30,6 +30,9 @@ _Chips = Annotated[str | None, typer.Option(
                     "whose KV cache holds a sequence per attention replica).")]
 _In = Annotated[str, typer.Option("--input-len", help="Prompt tokens per request.")]
 _Out = Annotated[str, typer.Option("--output-len", help="Generated tokens per request.")]
+_Engine = Annotated[str, typer.Option(
+    "--engine", help="simulate (the step-level serving simulator, concurrency sweep) or "
+                     "closed-form (serve's roofline, batch sweep).")]
 
 
 def _r(d: dict[str, Any] | None, sig: int = 3) -> str:
@@ -56,8 +59,8 @@ def register_fleet(wl: typer.Typer) -> None:
                            "--tokens-per-user", help="Target tokens/s per user.")] = "50",
                        precision: _Prec = "fp8", chips: _Chips = None,
                        input_len: _In = "2048", output_len: _Out = "512",
-                       pricing: _Pricing = "owner", specs: SpecsOpt = None,
-                       as_json: JsonOpt = False) -> None:
+                       pricing: _Pricing = "owner", engine: _Engine = "simulate",
+                       specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """Racks, tokens/s and $/Mtok that POWER_MW of facility power buys at a target
         tokens/s per user."""
         from trnkb.workload.fleet import plan_fleet
@@ -68,7 +71,8 @@ def register_fleet(wl: typer.Typer) -> None:
                            _number(tokens_per_user, "--tokens-per-user"), precision,
                            input_len=_count(input_len, "--input-len"),
                            output_len=_count(output_len, "--output-len"),
-                           chips=_count(chips, "--chips") if chips else None, pricing=pricing)
+                           chips=_count(chips, "--chips") if chips else None, pricing=pricing,
+                           engine=engine)
         except (KeyError, ValueError) as e:
             _fail(e)
         if as_json:
@@ -77,8 +81,8 @@ def register_fleet(wl: typer.Typer) -> None:
         reach = "" if r["reachable"] else " (target NOT reached; most interactive point shown)"
         print(f"{r['system']}: {r['model']} {r['precision']}, {r['power_mw']:g} MW, "
               f"{r['pricing']} pricing{reach}")
-        print(f"  operating point   batch {r['batch']} on {r['replica_chips']} chips, "
-              f"{r['tokens_per_s_per_user']:.3g} tok/s/user")
+        print(f"  operating point   load {r['load']} ({r['engine']}) on {r['replica_chips']} "
+              f"chips, {r['tokens_per_s_per_user']:.3g} tok/s/user")
         print(f"  racks             {r['racks']['central']} ({r['racks']['low']} to "
               f"{r['racks']['high']}) of {r['racks']['chips_per_rack']} chips")
         print(f"  fleet tokens/s    {_r(r['fleet_tokens_per_s'])}")
@@ -92,8 +96,8 @@ def register_fleet(wl: typer.Typer) -> None:
                                                        "tokens.")] = "1",
                         precision: _Prec = "fp8", chips: _Chips = None,
                         input_len: _In = "2048", output_len: _Out = "512",
-                        pricing: _Pricing = "owner", specs: SpecsOpt = None,
-                        as_json: JsonOpt = False) -> None:
+                        pricing: _Pricing = "owner", engine: _Engine = "simulate",
+                        specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """The tokens/s per user SYSTEM reaches at or under a $/Mtok ceiling."""
         from trnkb.workload.fleet import cost_target
         try:
@@ -102,7 +106,8 @@ def register_fleet(wl: typer.Typer) -> None:
             r = cost_target(m, s, _number(max_usd_per_mtok, "--max-usd-per-mtok"), precision,
                             input_len=_count(input_len, "--input-len"),
                             output_len=_count(output_len, "--output-len"),
-                            chips=_count(chips, "--chips") if chips else None, pricing=pricing)
+                            chips=_count(chips, "--chips") if chips else None, pricing=pricing,
+                            engine=engine)
         except (KeyError, ValueError) as e:
             _fail(e)
         if as_json:

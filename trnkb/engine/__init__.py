@@ -15,8 +15,10 @@ from trnkb.engine.chip import chip_attention, chip_gemm
 from trnkb.engine.kernels import (
     attention,
     attention_flops,
+    attention_time,
     compare_attention,
     gemm,
+    gemm_time,
     reference_attention,
 )
 from trnkb.engine.layer import LayerTime, layer_time, model_layer_time
@@ -29,6 +31,7 @@ from trnkb.engine.numerics import (
     quantize_nvfp4,
 )
 from trnkb.engine.result import Result
+from trnkb.engine.tiling import Tiling, named_tiling
 from trnkb.engine.timeline import Timeline
 
 __all__ = [
@@ -37,16 +40,20 @@ __all__ = [
     "NVFP4Tensor",
     "NeuronCore",
     "Result",
+    "Tiling",
     "Timeline",
     "attention",
     "attention_flops",
+    "attention_time",
     "chip_attention",
     "chip_gemm",
     "compare_attention",
     "error_stats",
     "gemm",
+    "gemm_time",
     "layer_time",
     "model_layer_time",
+    "named_tiling",
     "quantize_mx",
     "quantize_nvfp4",
     "reference_attention",

@@ -116,17 +116,21 @@ def attention_program(tl: Timeline, seq_q: int, seq_kv: int, d: int, heads: int,
             m_old: Tile | None = None
             l_run: Tile | None = None
             pending: Callable[[], Tile] | None = None
-            cur: tuple[int, Tile, Tile] | None = None
+            # streamed chunks in SBUF: the current one and the look-ahead (the pool holds
+            # three), so the current chunk's V is still there after the next QK^T is issued
+            live: dict[int, tuple[Tile, Tile]] = {}
 
-            def kv_at(j0: int, hk: int = hk) -> tuple[Tile, Tile]:
-                """(K^T chunk, V chunk) holding key j0: resident, or streamed in now."""
-                nonlocal cur
+            def kv_at(j0: int, hk: int = hk,
+                      live: dict[int, tuple[Tile, Tile]] = live) -> tuple[Tile, Tile]:
+                """(K^T chunk, V chunk) holding key j0: resident, or streamed in once."""
                 c = j0 // Bk
                 if resident:
                     return kv_loaded[hk][c]
-                if cur is None or cur[0] != c:
-                    cur = (c, *load_kv(hk, c))
-                return cur[1], cur[2]
+                if c not in live:
+                    for old in [x for x in live if x < c - 1]:
+                        del live[old]
+                    live[c] = load_kv(hk, c)
+                return live[c]
 
             def scores(j0: int, qt: Tile = qt, bq: int = bq,
                        last: int = last) -> tuple[Tile, Tile, int]:

@@ -29,6 +29,7 @@ from trnkb.engine.attention import (
     choose_evict_engine,
     explain_attention,
 )
+from trnkb.engine.attention_decode import MAX_ROWS, decode_program
 from trnkb.engine.gemm import (
     GemmPlan,
     Operand,
@@ -87,26 +88,34 @@ def _merge(core: NeuronCore, tls: list[Timeline], kernel: str, dtype: str, flops
     return res
 
 
-def _chip_link(core: NeuronCore) -> Link:
+def _chip_link(core: NeuronCore, lnc: int | None = None) -> Link:
+    """The chip's HBM link, or with ``lnc`` the share one logical core's bank gets."""
     if core.hbm_bandwidth is None:
         raise ValueError(f"{core.chip} has no hbm_bandwidth in specs/chips.yaml; a chip run "
                          f"needs it")
-    return Link(core.hbm_bandwidth.to("B/s").magnitude)
+    rate = core.hbm_bandwidth if lnc is None else core.lnc_hbm_share(lnc)
+    assert rate is not None
+    return Link(rate.to("B/s").magnitude)
 
 
 def chip_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
               cores: int | None = None,
               execute: bool = False, a: Operand = None, b: Operand = None, seed: int = 0,
               weight_dtype: str | None = None, quantize_activations: bool | None = None,
-              max_groups: int | None = None) -> Result:
-    """C = A B sharded over ``cores`` NeuronCores of one chip (default: all of them)."""
-    cores = core.cores_per_chip if cores is None else cores
+              max_groups: int | None = None, lnc: int | None = None) -> Result:
+    """C = A B sharded over ``cores`` NeuronCores of one chip (default: all of them).
+
+    ``lnc``: the cores form one logical NeuronCore of ``lnc`` physical cores (``cores`` is
+    then ``lnc``) and share the HBM bandwidth of its bank (:meth:`NeuronCore.lnc_hbm_share`)
+    instead of the whole chip's.
+    """
+    cores = (lnc if lnc is not None else core.cores_per_chip) if cores is None else cores
     if not 1 <= cores <= core.cores_per_chip:
         raise ValueError(f"cores={cores}: {core.chip} has {core.cores_per_chip} NeuronCores")
     split = "m" if m >= n else "n"
     size = m if split == "m" else n
     step = math.ceil(size / cores)
-    hbm = _chip_link(core)
+    hbm = _chip_link(core, lnc)
     tls: list[Timeline] = []
     progs: list[Iterator[object]] = []
     plans: list[GemmPlan] = []
@@ -139,11 +148,12 @@ def chip_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
 
 def chip_attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, heads: int = 1,
                    causal: bool = False, cores: int | None = None, heads_kv: int | None = None,
-                   exp_engine: str | None = None) -> Result:
+                   exp_engine: str | None = None, lnc: int | None = None) -> Result:
     """Flash-attention forward sharded over ``cores`` NeuronCores (cost only).
 
     Split over heads when there are at least as many heads as cores, else over query
-    tiles (round-robin, so a causal mask's work balances).
+    tiles (round-robin, so a causal mask's work balances); a GQA decode is folded (see
+    :func:`_fold_split`). ``lnc``: the cores are one logical core sharing its HBM bank.
     """
     cores = core.cores_per_chip if cores is None else cores
     if not 1 <= cores <= core.cores_per_chip:
@@ -154,30 +164,72 @@ def chip_attention(core: NeuronCore, seq_q: int, seq_kv: int, head_dim: int, hea
     if exp_engine is None:
         exp_engine = "vector" if core.vector_exp_speedup else "scalar"
     evict = choose_evict_engine(core, seq_kv, head_dim, exp_engine)
-    hbm = _chip_link(core)
+    hbm = _chip_link(core, lnc)
     tls: list[Timeline] = []
     progs: list[Iterator[object]] = []
-    by_heads = heads >= cores
+    group = heads // heads_kv
     P = core.partitions
-    q_tiles = list(range(0, seq_q, P))
-    for c in range(cores):
-        if by_heads:
-            hs = range(c * heads // cores, (c + 1) * heads // cores)
-            qs = None
-        else:
-            hs, qs = range(heads), q_tiles[c::cores]
-        if not len(hs) or (qs is not None and not qs):
-            continue
-        tl = Timeline(core, execute=False, hbm=hbm, core_id=c)
-        tls.append(tl)
-        progs.append(attention_program(tl, seq_q, seq_kv, head_dim, heads, heads_kv, causal,
-                                       exp_engine, evict, head_range=hs, q_tiles=qs))
+    # GQA/MQA with few queries: a group's query heads share one pass over their KV head
+    # (stacked in one query tile), exactly as the one-core kernel folds them
+    fold = group > 1 and group * seq_q <= P and (not causal or seq_q == 1)
+    if fold:
+        split = _fold_split(heads_kv, seq_kv, cores)
+        decode = group * seq_q <= MAX_ROWS
+        for c, (hs, lo, hi) in enumerate(split):
+            tl = Timeline(core, execute=False, hbm=hbm, core_id=c)
+            tls.append(tl)
+            if decode:  # keys on partitions (attention_decode)
+                progs.append(decode_program(tl, group * seq_q, hi - lo, head_dim, heads_kv,
+                                            head_range=hs, exp_engine=exp_engine))
+                continue
+            progs.append(attention_program(tl, group * seq_q, hi - lo, head_dim, heads_kv,
+                                           heads_kv, False, exp_engine, evict, head_range=hs))
+        how = ("KV heads" if all(hi - lo == seq_kv for _, lo, hi in split)
+               else "KV heads and key ranges (partial softmax per core, merged)")
+    else:
+        by_heads = heads >= cores
+        how = "heads" if by_heads else "query tiles"
+        q_tiles = list(range(0, seq_q, P))
+        for c in range(cores):
+            if by_heads:
+                hs = range(c * heads // cores, (c + 1) * heads // cores)
+                qs = None
+            else:
+                hs, qs = range(heads), q_tiles[c::cores]
+            if not len(hs) or (qs is not None and not qs):
+                continue
+            tl = Timeline(core, execute=False, hbm=hbm, core_id=c)
+            tls.append(tl)
+            progs.append(attention_program(tl, seq_q, seq_kv, head_dim, heads, heads_kv,
+                                           causal, exp_engine, evict, head_range=hs,
+                                           q_tiles=qs))
     _run(tls, progs)
     res = _merge(core, tls, "attention", "bf16",
                  attention_flops(seq_q, seq_kv, head_dim, heads, causal), hbm,
                  {"seq_q": seq_q, "seq_kv": seq_kv, "head_dim": head_dim, "heads": heads,
                   "heads_kv": heads_kv, "causal": causal, "cores": cores,
-                  "split": "heads" if by_heads else "query tiles", "exp_engine": exp_engine,
+                  "split": how, "gqa_folded": fold, "exp_engine": exp_engine,
                   "evict_engine": evict})
     res.notes.append(explain_attention(res, core))
     return res
+
+
+def _fold_split(heads_kv: int, seq_kv: int, cores: int) -> list[tuple[range, int, int]]:
+    """Per core: (KV heads, first key, end key) of a folded GQA decode.
+
+    Whole KV heads when there are at least as many as cores; otherwise each KV head's keys
+    are cut into ``cores // heads_kv`` ranges (flash-decoding: each core keeps a partial
+    max, sum and output; merging them is a few vector operations on [group, d], not
+    modelled), so every core reads a disjoint part of K and V.
+    """
+    if heads_kv >= cores:
+        return [(range(c * heads_kv // cores, (c + 1) * heads_kv // cores), 0, seq_kv)
+                for c in range(cores) if (c + 1) * heads_kv // cores > c * heads_kv // cores]
+    per = cores // heads_kv
+    out = []
+    for h in range(heads_kv):
+        for i in range(per):
+            lo, hi = i * seq_kv // per, (i + 1) * seq_kv // per
+            if hi > lo:
+                out.append((range(h, h + 1), lo, hi))
+    return out

@@ -33,13 +33,13 @@ def gemm_program(tl: Timeline, plan: GemmPlan, fp8_scale: float = 1.0,
                  progress: Progress = None) -> Iterator[None]:
     """Issue the GEMM of ``plan`` on ``tl`` (cost only); yields after each DMA group."""
     core = tl.core
-    P = core.partitions
+    P = min(core.pe_rows, core.partitions)  # contraction rows per pass
     R, K, N, pack, K0, G = plan.rows, plan.k, plan.cols, plan.pack, plan.k_step, plan.group
     TM, TN = plan.tile_m, plan.tile_n
     Mb, Nb = plan.tm * TM, plan.tn * TN
     steps = plan.steps
     groups = math.ceil(steps / G)
-    mx = plan.pack == 4 and plan.stat_dtype in MX_DTYPES
+    mx = plan.stat_dtype in MX_DTYPES
     q_st, q_mv = plan.quantize == "stationary", plan.quantize == "moving"
     S = tl.hbm("stationary^T", (K, R), "bf16" if q_st else plan.stat_dtype)
     Mv = tl.hbm("moving", (K, N), "bf16" if q_mv else plan.mov_dtype)

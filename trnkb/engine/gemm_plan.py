@@ -112,7 +112,10 @@ def _plan_gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16",
     quantize_activations = bool(quantize_activations)
     if quantize_activations and mx and not core.quantize_mx_rate:
         raise ValueError(f"{core.chip} has no VectorE quantize_mx; pass quantize_activations=False")
-    k_step = core.partitions * pack
+    if core.pe_rows > core.partitions:
+        raise ValueError(f"{core.name}: a {core.pe_rows}-row PE array needs {core.pe_rows} "
+                         f"SBUF partitions per contraction pass; the core has {core.partitions}")
+    k_step = core.pe_rows * pack  # contraction per pass: the array's rows x the packing
     steps = math.ceil(k / k_step)
     if orientation == "auto":
         swapped = _tensor_cycles(core, n, m, steps) < _tensor_cycles(core, m, n, steps)

@@ -20,7 +20,7 @@
                                           are bf16, else max(MIN_II, 2N)
     tensor_scalar/copy  vector or scalar  max(MIN_II, N / perf)
     tensor_reduce       vector            N/2 for bf16 add/max, else N
-    affine_select       gpsimd            gpsimd_start_cycles + N
+    affine_select       gpsimd            gpsimd_start_cycles + ceil(N x P / gpsimd_lanes)
     dma                 dma link          bytes / rate; data ready after + fixed latency
     ==================  ================  =============================================
 
@@ -246,4 +246,7 @@ def affine_select(tl: Timeline, dst: Tile, offset: int, fill: float = -np.inf) -
     if tl.execute:
         keep = np.arange(f)[None, :] <= np.arange(p)[:, None] + offset
         dst.write(np.where(keep, np.float32(0), np.float32(fill)))
-    return tl.issue("gpsimd", "affine_select", tl.core.gpsimd_start_cycles + f, (), (dst,))
+    # GpSimd moves gpsimd_lanes elements per cycle, one lane per partition (P = 128
+    # partitions, 128 lanes: one element per partition per cycle, as the ISA cost gives)
+    per = math.ceil(f * tl.core.partitions / tl.core.gpsimd_lanes)
+    return tl.issue("gpsimd", "affine_select", tl.core.gpsimd_start_cycles + per, (), (dst,))

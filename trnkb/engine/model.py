@@ -19,8 +19,13 @@ if TYPE_CHECKING:
 
 __all__ = ["PACK_FIELD", "NeuronCore"]
 
-# TensorE K elements per PE per cycle: dtype -> NeuronCore field holding the packing.
-PACK_FIELD = {"bf16": None, "fp8": "fp8_pack", "mxfp8": "mx_pack", "mxfp4": "mx_pack"}
+# TensorE K elements per PE per cycle: dtype -> the specs/cores.yaml fields holding its
+# packing, first found wins (``mxfp8_pack``/``mxfp4_pack`` where a generation packs them
+# differently, else the shared ``mx_pack``). The dtypes a core runs are its
+# ``matmul_dtypes`` row (default: those with a packing).
+PACK_FIELD: dict[str, tuple[str, ...]] = {"bf16": (), "fp8": ("fp8_pack",),
+                                          "mxfp8": ("mxfp8_pack", "mx_pack"),
+                                          "mxfp4": ("mxfp4_pack", "mx_pack")}
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,23 @@ class NeuronCore:
     quantize_mx_rate: int = 0  # 0: no VectorE quantize_mx (activations must arrive in MX)
     gpsimd_start_cycles: int = 0
     hbm_bandwidth: Quantity | None = None  # per chip, shared by its cores
+    hbm_capacity: Quantity | None = None  # per chip
+    # logical NeuronCores: physical cores per logical core AWS supports (default, max)
+    lnc_default: int = 1
+    lnc_max: int = 1
+    hbm_banks: int = 0  # 0: not recorded
+    # fixed and per-block costs outside the simulated schedule (None: not charged)
+    kernel_launch: Quantity | None = None
+    kernel_start_end: Quantity | None = None
+    output_block_cost: Quantity | None = None
+    output_block_rows: int = 0
+    output_block_cols: int = 0
+    tensor_sustained: float = 1.0  # TensorE sustained / peak instruction rate
+    mxfp8_pack: int = 0  # 0: mx_pack
+    mxfp4_pack: int = 0  # 0: mx_pack
+    matmul_dtypes: tuple[str, ...] = ()  # empty: every dtype with a packing
+    # what AWS's profiler normalises to: BF16 TFLOP/s per logical core, HBM TB/s per chip
+    profiler_peaks: tuple[float, float] | None = None
     # ((dtype, chip peak from AWS's chip table), ...)
     published_peaks: tuple[tuple[str, Quantity], ...] = ()
 
@@ -90,6 +112,20 @@ class NeuronCore:
             if default is not None and kb.get(rid, field) is None:
                 return default
             return int(need(field).to("").magnitude)  # need raises when there is no value
+
+        def opt(field: str, unit: str) -> Quantity | None:
+            v = kb.get(rid, field)
+            return None if v is None else v.to(unit)
+
+        sustained = kb.get(rid, "tensor_sustained")
+        listed = kb.get(rid, "matmul_dtypes")
+        dtypes = tuple(str(listed).split()) if listed is not None else ()
+        unknown = [d for d in dtypes if d not in PACK_FIELD]
+        if unknown:
+            raise ValueError(f"specs/cores.yaml: {rid}: matmul_dtypes: unknown {unknown}; the "
+                             f"engine runs {', '.join(PACK_FIELD)}")
+        prof = (opt("profiler_bf16_peak", "TFLOPS"), opt("profiler_hbm_bandwidth", "TB/s"))
+        cap = kb.get(chip, "hbm_capacity")
 
         n_cores = kb.get(chip, "cores")
         return cls(
@@ -129,6 +165,22 @@ class NeuronCore:
                 if kb.get(chip, f"dense_{d}") is not None),
             hbm_bandwidth=(kb.get(chip, "hbm_bandwidth").to("TB/s")
                            if kb.get(chip, "hbm_bandwidth") is not None else None),
+            hbm_capacity=cap.to("GiB") if cap is not None else None,
+            mxfp8_pack=count("mxfp8_pack", 0),
+            mxfp4_pack=count("mxfp4_pack", 0),
+            matmul_dtypes=dtypes,
+            lnc_default=count("lnc_default", 1),
+            lnc_max=count("lnc_max", 1),
+            hbm_banks=count("hbm_banks", 0),
+            kernel_launch=opt("kernel_launch", "us"),
+            kernel_start_end=opt("kernel_start_end", "us"),
+            output_block_cost=opt("output_block_cost", "us"),
+            output_block_rows=count("output_block_rows", 0),
+            output_block_cols=count("output_block_cols", 0),
+            tensor_sustained=(float(sustained.to("").magnitude) if sustained is not None
+                              else 1.0),
+            profiler_peaks=(None if prof[0] is None or prof[1] is None
+                            else (float(prof[0].magnitude), float(prof[1].magnitude))),
         )
 
     # ---- derived figures -------------------------------------------------------------
@@ -137,20 +189,39 @@ class NeuronCore:
         q: Quantity = getattr(self, f"{engine}_clock")
         return q
 
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        """GEMM input dtypes this core runs: ``matmul_dtypes``, else every dtype with a packing."""
+        if self.matmul_dtypes:
+            return self.matmul_dtypes
+        return tuple(d for d in PACK_FIELD if self._pack(d))
+
+    def _pack(self, dtype: str) -> int:
+        fields = PACK_FIELD[dtype]
+        if not fields:
+            return 1
+        for f in fields:
+            p: int = getattr(self, f)
+            if p:
+                return p
+        return 0
+
     def pack(self, dtype: str) -> int:
         """K elements each PE multiplies per cycle for ``dtype`` (1 for BF16).
 
-        Raises ``ValueError`` for MX dtypes on a core without MX matmul (Trainium2).
+        Raises ``ValueError`` for a dtype the core does not run (MX on Trainium2).
         """
         if dtype not in PACK_FIELD:
             raise ValueError(f"unknown matmul dtype {dtype!r}; expected one of "
                              f"{', '.join(PACK_FIELD)}")
-        field = PACK_FIELD[dtype]
-        p = 1 if field is None else getattr(self, field)
-        if p == 0:
+        p = self._pack(dtype)
+        if p == 0 and dtype.startswith("mx"):
             raise ValueError(f"{self.chip} ({self.name}) has no MX matmul, so {dtype} is not "
                              f"supported (MXFP8/MXFP4 TensorE arrived with NeuronCore-v4, "
                              f"Trainium3); use bf16 or fp8")
+        if p == 0 or dtype not in self.dtypes:
+            raise ValueError(f"{self.chip} ({self.name}) does not run {dtype} matmuls "
+                             f"(specs/cores.yaml matmul_dtypes: {', '.join(self.dtypes)})")
         return p
 
     def peak_flops(self, dtype: str = "bf16", cores: int = 1) -> Quantity:
@@ -176,6 +247,39 @@ class NeuronCore:
         if self.hbm_bandwidth is None:
             return None
         q: Quantity = (self.hbm_bandwidth / self.cores_per_chip).to("GB/s")
+        return q
+
+    # ---- logical NeuronCores -----------------------------------------------------------
+    def check_lnc(self, lnc: int) -> int:
+        """``lnc`` if this core supports it (1 up to ``lnc_max``, dividing the chip's cores)."""
+        if not isinstance(lnc, int) or not 1 <= lnc <= self.lnc_max \
+                or self.cores_per_chip % lnc:
+            raise ValueError(f"lnc={lnc!r}: {self.chip} supports logical NeuronCores of 1"
+                             + (f" to {self.lnc_max}" if self.lnc_max > 1 else "")
+                             + " physical cores (specs/cores.yaml lnc_max)")
+        return lnc
+
+    def logical_cores_per_chip(self, lnc: int) -> int:
+        """Logical NeuronCores per chip: physical cores / lnc (4 on Trainium3 at LNC=2)."""
+        return self.cores_per_chip // self.check_lnc(lnc)
+
+    def lnc_hbm_share(self, lnc: int) -> Quantity | None:
+        """HBM bandwidth one logical core gets when all stream: chip x lnc / cores (at LNC=2
+        on Trainium2 one of the four HBM banks, each shared by two physical cores)."""
+        if self.hbm_bandwidth is None:
+            return None
+        q: Quantity = (self.hbm_bandwidth * self.check_lnc(lnc) / self.cores_per_chip).to("GB/s")
+        return q
+
+    def lnc_hbm_capacity(self, lnc: int) -> Quantity | None:
+        """HBM one logical core addresses: its bank (chip capacity / ``hbm_banks``). At
+        LNC=1 the bank's two physical cores each address the whole bank (AWS's LNC page),
+        so the figure is the same; without ``hbm_banks``, capacity x lnc / cores."""
+        if self.hbm_capacity is None:
+            return None
+        self.check_lnc(lnc)
+        per = self.hbm_banks if self.hbm_banks else self.cores_per_chip / lnc
+        q: Quantity = (self.hbm_capacity / per).to("GiB")
         return q
 
     @property

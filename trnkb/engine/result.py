@@ -67,6 +67,15 @@ class Result:
     notes: list[str] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
     chip_figures: dict[str, Any] = field(default_factory=dict)
+    # fixed costs outside the simulated schedule (launch, start/end, per output block), s
+    fixed: dict[str, float] = field(default_factory=dict)
+
+    def add_fixed(self, name: str, seconds: float) -> None:
+        """Charge a fixed cost (s) the schedule does not simulate: added to ``seconds``
+        and reported with the stalls, so the critical path and stalls still sum to it."""
+        if seconds:
+            self.fixed[name] = self.fixed.get(name, 0.0) + seconds
+            self.seconds = self.seconds + Q_(seconds, "s")
 
     @classmethod
     def from_records(cls, kernel: str, core: NeuronCore, dtype: str, flops: float,
@@ -112,8 +121,9 @@ class Result:
 
     @property
     def stalls(self) -> dict[str, float]:
-        """Seconds of the critical path spent in fixed latencies (DMA, TensorE pipeline)."""
-        return self._path[1]
+        """Seconds of the critical path spent in fixed latencies (DMA, TensorE pipeline)
+        and in the fixed costs outside the schedule (:attr:`fixed`)."""
+        return {**self._path[1], **self.fixed}
 
     @property
     def bound_by(self) -> str:

@@ -128,6 +128,9 @@ class Timeline:
         self.execute = execute
         self.clock_hz: dict[str, float] = {e: core.clock(e).to("Hz").magnitude
                                            for e in COMPUTE_ENGINES}
+        # TensorE issues matmuls at its sustained rate (a fraction of one per clock cycle,
+        # ``tensor_sustained`` in specs/cores.yaml; 1 where none is recorded)
+        self.clock_hz["tensor"] *= core.tensor_sustained
         rate = core.dma_rate if hbm is None else core.dma_bandwidth
         self.link = Link(rate.to("B/s").magnitude)
         self.hbm_link = hbm

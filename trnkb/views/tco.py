@@ -21,7 +21,14 @@ from trnkb.views.charts import WIDTH
 from trnkb.views.display import labels, names
 from trnkb.workload import fromkb
 from trnkb.workload.cost import HOURS_PER_YEAR, range_shares
-from trnkb.workload.fleet import operating_point, plan_fleet, train_plan
+from trnkb.workload.fleet import (
+    cost_target,
+    load_of,
+    operating_point,
+    per_user,
+    plan_fleet,
+    train_plan,
+)
 from trnkb.workload.prices import price_rows
 from trnkb.workload.versus import ratio_range
 
@@ -29,7 +36,8 @@ if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
     from trnkb.workload.result import WorkloadResult
 
-__all__ = ["MODELS", "SYSTEMS", "TRN3", "breakeven_capex", "chart_sources", "fleet",
+__all__ = ["MODELS", "SYSTEMS", "TRN3", "breakeven_capex", "chart_sources", "cost_targets",
+           "fleet",
            "power_check", "prices", "range_chart", "rests_on", "serving", "sources_below",
            "training", "verdict", "versus"]
 
@@ -46,7 +54,8 @@ def _labels(kb: KnowledgeBase, ids: Sequence[str]) -> dict[str, str]:
 
 
 def serving(kb: KnowledgeBase, target: float = 30.0, precision: str = "fp8",
-            systems: Sequence[str] = SYSTEMS, models: dict[str, str] = MODELS) -> pd.DataFrame:
+            systems: Sequence[str] = SYSTEMS, models: dict[str, str] = MODELS,
+            engine: str = "simulate") -> pd.DataFrame:
     """One row per model x system x pricing view at the operating point meeting ``target``
     tokens/s per user; results kept in ``attrs["results"]`` for :func:`versus`."""
     rows, results = [], {}
@@ -58,21 +67,23 @@ def serving(kb: KnowledgeBase, target: float = 30.0, precision: str = "fp8",
             for pricing in ("owner", "cloud"):
                 if pricing == "cloud" and s.cloud_price is None:
                     continue
-                r, ok = operating_point(m, s, target, precision, pricing=pricing)
+                r, ok = operating_point(m, s, target, precision, pricing=pricing,
+                                        engine=engine)
                 results[(kind, sid, pricing)] = r
                 usd, mw = r["usd_per_million_tokens"], r["tokens_per_s_per_mw"]
                 rack = s.chips_per_rack or s.domain_size
                 tps = r["tokens_per_s_per_chip"]
                 rows.append({"model": kind, "model_id": m.id, "system": lab[sid], "id": sid,
-                             "pricing": pricing, "batch": r.settings["batch"],
+                             "pricing": pricing, "load": load_of(r),
                              "chips": r.chips, "reached": ok,
-                             "tokens_per_s_per_user": 1 / r.breakdown["tpot"],
+                             "tokens_per_s_per_user": per_user(r),
                              "tokens_per_s_per_chip": tps.mid,
                              "tokens_per_s_per_rack": tps.mid * rack,
                              "tokens_per_s_per_mw": mw.mid, "mw_low": mw.lo, "mw_high": mw.hi,
                              "usd_per_mtok": usd.mid, "usd_low": usd.lo, "usd_high": usd.hi})
     df = pd.DataFrame(rows)
-    df.attrs.update(results=results, target=target, precision=precision, models=models)
+    df.attrs.update(results=results, target=target, precision=precision, models=models,
+                    engine=engine)
     return df
 
 
@@ -154,14 +165,23 @@ def verdict(df: pd.DataFrame, vs: pd.DataFrame, be: pd.DataFrame) -> list[str]:
              f"competitors (dense and MoE serving) are indistinguishable within the ranges, "
              f"although its central $/Mtok is {c.min():.2f}x to {c.max():.2f}x theirs")
     if len(sep):
+        by = {v: sorted({f"{r.model}: {r.call}" for r in sep.itertuples() if r.versus == v})
+              for v in dict.fromkeys(sep["versus"])}
         first += "; the ranges separate only against " + ", ".join(
-            f"{r.versus} ({r.call})" for r in sep.itertuples())
+            f"{v} ({', '.join(calls)})" for v, calls in by.items())
     b = be.set_index("versus")["breakeven_capex_usd"]
-    second = (f"The comparisons turn on {_words(_deciding(own))} and on Trainium3's capex, which "
-              f"has no public source: at central inputs Trainium3 is the cheaper system only "
-              f"while its capex stays under a break-even of ${b.min():,.0f} (against "
-              f"{b.idxmin()}) to ${b.max():,.0f} (against {b.idxmax()}) per chip, against an "
-              f"assumed ${be['assumed_capex_usd'].iloc[0]:,.0f}")
+    pos, neg = b[b > 0], b[b <= 0]
+    deciding = _deciding(own)
+    lead = ("The comparisons turn on Trainium3's capex" if deciding.startswith("capex")
+            else f"The comparisons turn on {_words(deciding)} and on Trainium3's capex")
+    second = f"{lead}, which has no public source"
+    if len(pos):
+        second += (f": at central inputs Trainium3 is the cheaper system only while its capex "
+                   f"per chip stays under a break-even of ${pos.min():,.0f} (against "
+                   f"{pos.idxmin()}) to ${pos.max():,.0f} (against {pos.idxmax()}), against "
+                   f"an assumed ${be['assumed_capex_usd'].iloc[0]:,.0f}")
+    if len(neg):
+        second += ("; no capex, not even zero, makes it cheaper than " + ", ".join(neg.index))
     third = ("In the cloud view Trainium3 has no published price, so a renter's version of the "
              "claim cannot be tested at all")
     return [first + ".", second + ".", third + "."]
@@ -282,6 +302,24 @@ def fleet(kb: KnowledgeBase, power_mw: float = 50, target: float = 30.0,
                      "tokens_per_s_high": r["fleet_tokens_per_s"]["high"],
                      "usd_per_mtok": r["usd_per_million_tokens"]["central"],
                      "reached": r["reachable"]})
+    return pd.DataFrame(rows)
+
+
+def cost_targets(kb: KnowledgeBase, max_usd_per_mtok: float = 1.0, kind: str = "dense",
+                 systems: Sequence[str] = SYSTEMS) -> pd.DataFrame:
+    """:func:`trnkb.workload.fleet.cost_target` for each system (owner view): the tokens/s per
+    user reachable at or under the ceiling, central, optimistic and pessimistic (None: not
+    reachable)."""
+    m = fromkb.model(kb, MODELS[kind])
+    lab = _labels(kb, systems)
+    rows = []
+    for sid in systems:
+        r = cost_target(m, fromkb.system(kb, sid), max_usd_per_mtok, "fp8")
+        t = r["tokens_per_s_per_user"]
+        top = r["rests_on"][0] if r["rests_on"] else {"input": "-", "kind": ""}
+        rows.append({"system": lab[sid], "tokens_per_s_per_user": t["central"],
+                     "optimistic": t["optimistic"], "pessimistic": t["pessimistic"],
+                     "usd_decided_by": f"{top['input']} ({top['kind']})"})
     return pd.DataFrame(rows)
 
 

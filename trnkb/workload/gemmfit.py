@@ -26,7 +26,7 @@ import numpy as np
 
 from trnkb.workload.ranges import Input, assumption
 
-__all__ = ["ENGINE_POINTS", "fit", "m_half_input"]
+__all__ = ["ENGINE_POINTS", "ENGINE_STREAM", "fit", "hbm_efficiency_input", "m_half_input"]
 
 # (chip, M, K = N, utilization of peak) from trnkb.engine.gemm(core, M, K, N, "bf16",
 # execute=False).utilization at trnkb commit 0a4574d (tensor-bound points only)
@@ -64,6 +64,34 @@ ENGINE_POINTS = (
     ("trainium3", 3072, 8192, 0.9990),
     ("trainium3", 4096, 8192, 0.9991),
 )
+
+
+# Weight streaming of decode GEMVs on the reference engine: (chip, M, K, N, bytes per second
+# per NeuronCore = operand bytes / trnkb.engine.gemm(...).seconds, NeuronCores per chip), all
+# DMA-bound, at trnkb commit 0a4574d.
+ENGINE_STREAM = (
+    ("trainium2", 1, 8192, 8192, 344.6e9, 8), ("trainium2", 1, 8192, 28672, 353.8e9, 8),
+    ("trainium2", 8, 8192, 8192, 345.2e9, 8),
+    ("trainium3", 1, 8192, 8192, 500.3e9, 8), ("trainium3", 1, 8192, 28672, 514.9e9, 8),
+    ("trainium3", 8, 8192, 8192, 501.1e9, 8),
+)
+
+
+def hbm_efficiency_input(chip: str, hbm_bandwidth: float) -> Input | None:
+    """``hbm_efficiency`` from the engine's weight streaming (per-core rate x cores over the
+    chip's HBM bandwidth, mean of :data:`ENGINE_STREAM`), or None where the engine does not
+    model the chip. The engine streams one GEMM alone, with no other traffic: its fraction
+    is the high end and the central; the low end stays the assumption's 0.5."""
+    pts = [r * cores for c, _, _, _, r, cores in ENGINE_STREAM if c == chip]
+    if not pts or not hbm_bandwidth > 0:
+        return None
+    e = min(float(np.mean(pts)) / hbm_bandwidth, 1.0)
+    spread = (max(pts) - min(pts)) / float(np.mean(pts))
+    return Input("hbm_efficiency", min(0.5, e), e, e, "", "fitted",
+                 f"trnkb.engine.gemm decode GEMVs on {chip} (M 1-8, K 8192, N 8192-28672, "
+                 f"{len(pts)} points, spread {spread:.1%}): {np.mean(pts) / 1e9:,.0f} GB/s of "
+                 f"{hbm_bandwidth / 1e9:,.0f} GB/s HBM; low end 0.5 for contention the engine "
+                 "does not model (gemmfit)")
 
 
 def fit(chip: str) -> dict[str, float]:

@@ -130,8 +130,13 @@ def _step(model: Model, system: System, chips: int, tp: int, dp: int, batch: int
         # the scaling book's general step time (inference.md, "Theoretical Step Time
         # (General)"): attention streams each sequence's own KV cache and runs after the
         # matmuls, so its time adds to theirs instead of hiding under them
-        flops = tokens * model.forward_flops_per_token(ctx, causal_mean=False) / chips
-        attn_flops = tokens * model.attention_flops_per_token(ctx, causal_mean=False) / chips
+        # MLA decodes in the absorbed form: its score and value products run over the latent
+        # (Model.decode_attention_flops_per_position), 3.4x the per-head count for DeepSeek-V3
+        per_tok = model.attention_flops_per_token(ctx, causal_mean=False)
+        if model.attention == "mla":
+            per_tok = model.decode_attention_flops_per_position() * ctx
+        attn_flops = tokens * per_tok / chips
+        flops = tokens * 2.0 * model.active_params(False) / chips + attn_flops
         bw = v["hbm_bandwidth"] * v["hbm_efficiency"]
         ce = v["peak_flops"] * v["compute_efficiency"]
         t = (max((flops - attn_flops) / ce, (dense + experts_b) / bw)

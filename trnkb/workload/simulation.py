@@ -10,8 +10,10 @@ MLPerf Server) or a closed loop of ``concurrency`` clients (as serving dashboard
 
 Ranges: the schedule is simulated once at the central inputs; every other input value
 re-times that schedule (vectorised), so a ranged answer costs one simulation. Under a
-Poisson load the schedule itself would shift a little with the step times; the ranges do
-not include that.
+Poisson load, where the schedule itself moves with the step times (a slower server queues),
+the slow and the fast ends are simulated again (the first combination of inputs on each
+side that a range asks for) and every combined end re-times the schedule of its side; the
+one-input-at-a-time sensitivities stay re-timed on the central schedule.
 
 Layouts (:class:`~trnkb.workload.stepcost.Layout`): ``tp``, attention data parallelism
 ``dp`` (with a MoE model, experts over all ``tp x dp`` chips: DEP), ``pp`` (``pp``
@@ -29,20 +31,21 @@ Latencies over the same requests. ``tokens_per_s_per_user`` is ``1 / tpot_p50``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from trnkb.workload.collfit import latency_inputs
-from trnkb.workload.cost import cost_inputs, facility_watts, usd_per_chip_hour
-from trnkb.workload.gemmfit import m_half_input
+from trnkb.workload.cost import cost_inputs
+from trnkb.workload.gemmfit import hbm_efficiency_input, m_half_input
 from trnkb.workload.models import WEIGHT_BYTES, Model
-from trnkb.workload.ranges import Input, assumption, user_value
+from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.result import WorkloadResult, check_positive
-from trnkb.workload.scheduler import SchedulerConfig, Trace, run_scheduler
+from trnkb.workload.scheduler import SchedulerConfig, run_scheduler
 from trnkb.workload.serving import SERVE_ASSUMPTIONS, default_kv_precision, layout
+from trnkb.workload.simread import Run, Setup, handoff_times, metrics
 from trnkb.workload.stepcost import Layout, StepModel, step_fn
 from trnkb.workload.system import System
 from trnkb.workload.training import TRAIN_ASSUMPTIONS
@@ -102,16 +105,6 @@ class Lengths:
         return out
 
 
-@dataclass
-class _Setup:
-    sm: StepModel
-    cfg: SchedulerConfig
-    units: int
-    chips_total: int
-    prefill: tuple[StepModel, SchedulerConfig, int, int] | None = None
-    notes: list[str] = field(default_factory=list)
-
-
 def _lengths(x: int | Lengths) -> Lengths:
     return x if isinstance(x, Lengths) else Lengths(float(x))
 
@@ -125,20 +118,22 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
              max_tokens: int = 8192, chunked_prefill: bool = True,
              disagg: tuple[int, int, Layout] | None = None,
              assumptions: dict[str, Input] | None = None, seed: int = 0,
-             pricing: str = "tco") -> WorkloadResult:
+             pricing: str = "tco", ranged: bool = True) -> WorkloadResult:
     """Serve ``model`` on ``replicas`` replicas of ``chips`` chips of ``system`` under a load
     (offline unless ``rate`` requests/s or ``concurrency`` clients; see the module docstring).
 
     ``input_len``/``output_len``: tokens, fixed or a :class:`Lengths`. ``tp``/``dp``/``pp``:
     the layout of one replica (default: ``pp`` 1, ``tp`` the largest power of two up to 8
-    dividing the chips and the heads, doubled until the weights fit, ``dp`` the rest).
+    dividing the chips and the heads, 1 for MLA, doubled until the weights fit, ``dp`` the
+    rest).
     ``max_seqs`` per attention group (default: what the KV cache holds at the mean lengths,
     at most 1024); ``max_tokens`` per step.
     ``disagg=(x, y, prefill_layout)``: ``x`` prefill instances of ``prefill_layout`` and
     ``y`` decode instances of the replica layout (``replicas`` is then ignored).
 
     Metrics (``SIM_METRICS``): tokens/s per chip and per user, TTFT, TPOT and end-to-end
-    latency p50/p90/p99 (s), per MW and per dollar, each a range.
+    latency p50/p90/p99 (s), per MW and per dollar, each a range (``ranged=False``: central
+    values only, for searches).
     """
     check_positive(chips=chips, pp=pp, replicas=replicas, max_tokens=max_tokens)
     if rate is not None and concurrency is not None:
@@ -153,12 +148,20 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     ins, outs = _lengths(input_len), _lengths(output_len)
     kvp = kv_precision or default_kv_precision(precision)
     cp = compute_precision or system.fallback_precision(precision)
+    costs = cost_inputs(system, pricing)
+    cost_keys = set(costs) | {"chip_power", "pue", "capex_per_chip"}
     inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **SIM_ASSUMPTIONS,
               "gemm_m_half": m_half_input(system.chip),
-              **latency_inputs(system.vendor, system.chip), **cost_inputs(system, pricing),
-              **(assumptions or {})}
+              **latency_inputs(system.vendor, system.chip), **costs, **(assumptions or {})}
     for k in ("compute_efficiency", "prefill_mfu"):
         inputs.pop(k, None)  # the formula's scalars; the simulator costs shapes
+    att = system.fallback_precision(kvp if kvp in ("bf16", "fp8") else "bf16")
+    if att != cp:  # QK^T and AV run at the cache's format (FlashAttention/FlashMLA), not fp4
+        inputs["attention_peak_flops"] = replace(system.peak_input(att),
+                                                 name="attention_peak_flops")
+    engine_hbm = hbm_efficiency_input(system.chip, system.hbm_bandwidth.mid)
+    if engine_hbm is not None and "hbm_efficiency" not in (assumptions or {}):
+        inputs["hbm_efficiency"] = engine_hbm
     mid = {k: i.mid for k, i in inputs.items()}
     lay = _layout(model, system, chips, tp, dp, pp, replicas, WEIGHT_BYTES[precision],
                   WEIGHT_BYTES[kvp], mid, ins.mean + outs.mean)
@@ -175,10 +178,43 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
         arrivals -= arrivals[0]
     if disagg is not None and concurrency is not None:
         raise ValueError("a disaggregated layout takes an offline load or a --rate")
-    traces = _simulate(setup, mid, inp, out, arrivals, concurrency)
+    sim = _simulate(setup, mid, inp, out, arrivals, concurrency)
+    traces = sim.traces
+
+    # under a Poisson load the schedule itself moves with the step times (queues grow or
+    # drain): the first slow and the first fast combination of inputs the range asks for are
+    # simulated again, and every combination re-times the schedule of its side (slow when a
+    # reference decode step takes longer than at the central inputs)
+    timing = [k for k in mid if k not in cost_keys]
+    dec0 = sim.traces[-1]
+    ref_batch = float(max(dec0.n_dec.mean(), 1.0))
+    ref_ctx = ref_batch * (ins.mean + outs.mean / 2)
+
+    def ref_step(v: dict[str, float]) -> float:
+        return float(step_fn(setup.sm, v)(ref_batch, ref_ctx, 0.0, 0.0))
+
+    ref_mid = ref_step(mid)
+    rerun: dict[bool, tuple[Setup, Run] | None] = {}
 
     def run(v: dict[str, float]) -> dict[str, float]:
-        return _metrics(setup, traces, v, inp, out, arrivals)
+        if rate is not None and sum(v[k] != mid[k] for k in timing) > 1:
+            slow = ref_step(v) > ref_mid
+            if slow not in rerun:
+                try:
+                    s2 = _setup(model, system, lay, WEIGHT_BYTES[precision], WEIGHT_BYTES[kvp],
+                                v, ins, outs, max_seqs, max_tokens, chunked_prefill, disagg,
+                                precision)
+                    rerun[slow] = (s2, _simulate(s2, v, inp, out, arrivals, concurrency))
+                except ValueError:  # nothing fits at these values: re-time instead
+                    rerun[slow] = None
+            hit = rerun[slow]
+            if hit is not None:
+                return metrics(hit[0], hit[1], v, inp, arrivals)
+        return metrics(setup, sim, v, inp, arrivals)
+
+    if not ranged:
+        inputs = {k: replace(i, lo=i.mid, hi=i.mid) if i.spread else i
+                  for k, i in inputs.items()}
 
     settings = {"input_len": _len_dict(ins), "output_len": _len_dict(outs),
                 "kv_precision": kvp, "compute_precision": cp, "layout": lay.label,
@@ -219,8 +255,8 @@ def _layout(model: Model, system: System, chips: int, tp: int | None, dp: int | 
             seq_tokens: float) -> Layout:
     """The caller's layout, or the default: tensor parallel within 8 chips (the width serving
     stacks run attention at: larger groups pay a collective latency per layer that grows with
-    the ranks) and the rest attention data parallel, tp doubled until the weights and one
-    sequence's cache fit."""
+    the ranks; an MLA model starts at 1) and the rest attention data parallel, tp doubled
+    until the weights and one sequence's cache fit."""
     if chips % pp:
         raise ValueError(f"pp={pp} must divide the {chips} chips")
     if model.layers % pp:
@@ -232,7 +268,10 @@ def _layout(model: Model, system: System, chips: int, tp: int | None, dp: int | 
         tp = tp or stage // dp
     if tp is None:
         t = 1
-        while stage % (t * 2) == 0 and model.attention_heads % (t * 2) == 0 and t < 8:
+        # an MLA latent is not split by head (tensor parallelism replicates it): attention
+        # data parallel from tp = 1 (DEP), as SGLang and TensorRT-LLM serve DeepSeek
+        while (model.attention != "mla" and stage % (t * 2) == 0
+               and model.attention_heads % (t * 2) == 0 and t < 8):
             t *= 2
         while True:
             cand = Layout(t, stage // t, pp, replicas)
@@ -250,7 +289,7 @@ def _layout(model: Model, system: System, chips: int, tp: int | None, dp: int | 
 def _setup(model: Model, system: System, lay: Layout, wb: float, kvb: float,
            mid: dict[str, float], ins: Lengths, outs: Lengths, max_seqs: int | None,
            max_tokens: int, chunked: bool, disagg: tuple[int, int, Layout] | None,
-           precision: str) -> _Setup:
+           precision: str) -> Setup:
     sm = StepModel(model, system, lay, wb, kvb)
     notes: list[str] = []
     cap = sm.kv_capacity_tokens(mid["hbm_capacity"], mid["workspace_fraction"])
@@ -283,10 +322,10 @@ def _setup(model: Model, system: System, lay: Layout, wb: float, kvb: float,
         units = y * lay.dp * lay.pp
         pre = (psm, pcfg, x * play.dp * play.pp, x * play.chips)
         chips_total = y * lay.chips + x * play.chips
-    return _Setup(sm, cfg, units, chips_total, pre, notes)
+    return Setup(sm, cfg, units, chips_total, pre, notes)
 
 
-def _default_requests(setup: _Setup, concurrency: int | None, rate: float | None,
+def _default_requests(setup: Setup, concurrency: int | None, rate: float | None,
                       mid: dict[str, float], ins: Lengths, outs: Lengths) -> int:
     """Requests to simulate: enough for steady percentiles, at most ~10,000 steps per engine
     (steps ~ requests x output / batch)."""
@@ -304,164 +343,31 @@ def _default_requests(setup: _Setup, concurrency: int | None, rate: float | None
         want = max(6 * batch, 100)
     cap = 10_000 * batch / max(outs.mean, 1.0)
     n_unit = int(max(min(want, cap, 4000), min(want, 20)))
-    return n_unit * setup.units
+    return max(min(n_unit, _MAX_REQUESTS // setup.units), 1) * setup.units
 
 
 def _share(n: int, units: int) -> NDArray[np.int64]:
     return np.arange(0, n, units, dtype=np.int64)
 
 
-def _simulate(setup: _Setup, mid: dict[str, float], inp: NDArray[np.int64],
+def _simulate(setup: Setup, mid: dict[str, float], inp: NDArray[np.int64],
               out: NDArray[np.int64], arrivals: NDArray[np.float64] | None,
-              concurrency: int | None) -> list[Trace]:
+              concurrency: int | None) -> Run:
     n = len(inp)
     if setup.prefill is None:
         idx = _share(n, setup.units)
         fn = step_fn(setup.sm, mid)
         conc = None if concurrency is None else max(1, round(concurrency / setup.units))
         arr = None if arrivals is None else arrivals[idx]
-        return [run_scheduler(setup.cfg, inp[idx], out[idx], fn, arrivals=arr,
-                              concurrency=conc)]
+        return Run([run_scheduler(setup.cfg, inp[idx], out[idx], fn, arrivals=arr,
+                                  concurrency=conc)], idx)
     psm, pcfg, p_units, _ = setup.prefill
     pidx = _share(n, p_units)
     parr = np.zeros(len(pidx)) if arrivals is None else arrivals[pidx]
     ptr = run_scheduler(pcfg, inp[pidx], out[pidx], step_fn(psm, mid), arrivals=parr)
-    handoff = _handoff(setup, ptr, mid, inp, arrivals, ptr.ends(ptr.dt))
+    handoff = handoff_times(setup, ptr, mid, inp, arrivals, ptr.ends(ptr.dt))
     didx = _share(n, setup.units)
-    order = np.argsort(handoff[didx], kind="stable")
-    dtr = run_scheduler(setup.cfg, inp[didx][order], out[didx][order], step_fn(setup.sm, mid),
-                        arrivals=handoff[didx][order])
-    return [ptr, dtr]
-
-
-def _handoff(setup: _Setup, ptr: Trace, v: dict[str, float], inp: NDArray[np.int64],
-             arrivals: NDArray[np.float64] | None,
-             pends: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Time each request's cache reaches its decode instance: its prefill delay (from the
-    simulated prefill instance, request ``i`` taking the delay of the ``i // units``-th one
-    there) plus the transfer."""
-    assert setup.prefill is not None
-    psm, _, p_units, p_chips = setup.prefill
-    n = len(inp)
-    arr = np.zeros(n) if arrivals is None else arrivals
-    delay = pends[ptr.first_step] - ptr.arrival
-    pick = np.minimum(np.arange(n) // p_units, len(delay) - 1)
-    net = setup.sm.system.network
-    chips = psm.layout.chips
-    inside = setup.chips_total <= net.domain
-    link = net.group(2).injection if inside else net.scaleout
-    scale = (v["scaleup_bandwidth"] / setup.sm.system.scaleup_input.mid if inside
-             else v["scaleout_bandwidth"] / setup.sm.system.scaleout_input.mid)
-    kv = psm.model.kv_bytes(1.0, psm.kv_bytes)
-    transfer = inp * kv / (chips * link * scale * v["collective_efficiency"]) \
-        + (v["collective_latency"] if inside else v["scaleout_latency"])
-    return arr + delay[pick] + transfer
-
-
-def _metrics(setup: _Setup, traces: list[Trace], v: dict[str, float], inp: NDArray[np.int64],
-             out: NDArray[np.int64], arrivals: NDArray[np.float64] | None) -> dict[str, float]:
-    dec = traces[-1]
-    dt = step_fn(setup.sm, v)(dec.n_dec, dec.ctx_dec, dec.n_pre, dec.attn_pre)
-    if setup.prefill is None:
-        ends = dec.ends(dt)
-        arr = dec.arrival if not dec.closed else _closed_arrivals(dec, ends)
-        first_t = ends[dec.first_step]
-    else:
-        ptr = traces[0]
-        psm = setup.prefill[0]
-        pdt = step_fn(psm, v)(ptr.n_dec, ptr.ctx_dec, ptr.n_pre, ptr.attn_pre)
-        pends = ptr.ends(pdt)
-        handoff = _handoff(setup, ptr, v, inp, arrivals, pends)
-        didx = _share(len(inp), setup.units)
-        hd = handoff[didx]
-        order = np.argsort(dec.arrival, kind="stable")  # the trace's request order
-        del order
-        ends = dec.ends(dt, _sorted_like(dec, hd))
-        n_all = len(inp)
-        base = np.zeros(n_all) if arrivals is None else arrivals
-        sel = np.argsort(hd, kind="stable")
-        arr = base[didx][sel]
-        delay = pends[ptr.first_step] - ptr.arrival
-        pick = np.minimum(didx[sel] // setup.prefill[2], len(delay) - 1)
-        first_t = arr + delay[pick]
-    last_t = ends[dec.last_step]
-    k = dec.steps
-    offline = not dec.closed and not np.any(dec.arrival > 0)
-    if offline:
-        k0, k1 = 0, k - 1
-    else:
-        k0 = int(0.1 * k)
-        k1 = max(int(dec.admit_step.max()), k0)
-    t0 = ends[k0 - 1] if k0 > 0 else (0.0 if offline else float(ends[0] - dt[0]))
-    window = float(ends[k1] - t0)
-    if setup.prefill is None:
-        tok_step = dec.n_dec + np.bincount(dec.first_step, minlength=k)[:k]
-        tokens = float(tok_step[k0:k1 + 1].sum())
-    else:  # the first tokens come from the prefill pool, one per request
-        mean_out = float(np.mean(dec.output_len))
-        tokens = float(dec.n_dec[k0:k1 + 1].sum()) * mean_out / max(mean_out - 1, 1.0)
-    sel_req = (dec.admit_step >= k0) & (dec.admit_step <= k1)
-    if not sel_req.any():
-        sel_req = np.ones(len(dec.admit_step), bool)
-    ttft = (first_t - arr)[sel_req]
-    many = (dec.output_len > 1) & sel_req
-    tpot = ((last_t - first_t)[many] / (dec.output_len[many] - 1)) if many.any() \
-        else np.array([math.nan])
-    e2e = (last_t - arr)[sel_req]
-    per_unit = tokens / window if window > 0 else math.nan
-    system_tps = per_unit * setup.units
-    out_d: dict[str, float] = {}
-    for name, xs in (("ttft", ttft), ("tpot", tpot), ("e2e", e2e)):
-        p50, p90, p99 = _percentiles(xs)
-        out_d |= {f"{name}_p50": float(p50), f"{name}_p90": float(p90), f"{name}_p99": float(p99)}
-    out_d["tokens_per_s_system"] = system_tps
-    out_d["tokens_per_s_per_chip"] = system_tps / setup.chips_total
-    out_d["tokens_per_s_per_user"] = 1.0 / out_d["tpot_p50"]
-    # requests completed per second in steady state: tokens produced over tokens a request
-    # asks for (counting completions in a short window undercounts by the requests in flight)
-    out_d["requests_per_s"] = system_tps / float(np.mean(dec.output_len))
-    # requests arriving per second in the same window (the realised load, seeded)
-    came = float(np.sum((arr >= t0) & (arr <= ends[k1]))) if window > 0 else math.nan
-    out_d["offered_requests_per_s"] = (came / window * setup.units if not offline and window > 0
-                                       else out_d["requests_per_s"])
-    fw = facility_watts(v)
-    out_d["tokens_per_s_per_mw"] = out_d["tokens_per_s_per_chip"] / fw * 1e6
-    usd = usd_per_chip_hour(v)
-    out_d["tokens_per_usd"] = out_d["tokens_per_s_per_chip"] * 3600 / usd
-    out_d["usd_per_million_tokens"] = 1e6 / out_d["tokens_per_usd"]
-    out_d["mean_decode_batch"] = float(dec.n_dec.mean())
-    return out_d
-
-
-def _percentiles(xs: NDArray[np.float64]) -> tuple[float, float, float]:
-    """p50, p90, p99 with linear interpolation (numpy's default method), one sort."""
-    v = np.sort(xs)
-    n = len(v)
-    out = []
-    for q in (0.5, 0.9, 0.99):
-        h = (n - 1) * q
-        lo = int(h)
-        hi = min(lo + 1, n - 1)
-        out.append(float(v[lo] + (h - lo) * (v[hi] - v[lo])))
-    return out[0], out[1], out[2]
-
-
-def _sorted_like(dec: Trace, hd: NDArray[np.float64]) -> NDArray[np.float64]:
-    """The decode trace's requests are in handoff order; re-timed handoffs, same order."""
-    return np.sort(hd, kind="stable")
-
-
-def _closed_arrivals(tr: Trace, ends: NDArray[np.float64]) -> NDArray[np.float64]:
-    arr = np.zeros(len(tr.predecessor))
-    has = tr.predecessor >= 0
-    arr[has] = ends[tr.last_step[tr.predecessor[has]]]
-    return arr
-
-
-def user_layout(tp: int, dp: int = 1, pp: int = 1) -> Layout:
-    """A :class:`Layout` from the caller's numbers (checked positive)."""
-    check_positive(tp=tp, dp=dp, pp=pp)
-    return Layout(tp, dp, pp)
-
-
-_ = user_value  # re-exported name kept for callers of this module's inputs
+    req = didx[np.argsort(handoff[didx], kind="stable")]  # the decode engine's arrival order
+    dtr = run_scheduler(setup.cfg, inp[req], out[req], step_fn(setup.sm, mid),
+                        arrivals=handoff[req])
+    return Run([ptr, dtr], req)

@@ -82,12 +82,12 @@ def max_throughput(model: Model, system: System, chips: int, slo: str | dict[str
     for k in ("rate", "concurrency"):
         if kw.get(k) is not None:
             raise ValueError(f"--slo searches the load itself; drop {k}")
-    offline = simulate(model, system, chips, **kw)
+    offline = simulate(model, system, chips, ranged=False, **kw)
     hi = offline.breakdown["requests_per_s"] * 1.05
     tried: list[dict[str, Any]] = []
 
     def at(rate: float) -> WorkloadResult:
-        r = simulate(model, system, chips, rate=rate, **kw)
+        r = simulate(model, system, chips, rate=rate, ranged=False, **kw)
         tried.append({"rate_per_s": rate, "meets": _meets(r, targets, rate),
                       "tokens_per_s_per_chip": r.breakdown["tokens_per_s_per_chip"],
                       **{k: r.breakdown[k] for k in targets}})
@@ -96,6 +96,7 @@ def max_throughput(model: Model, system: System, chips: int, slo: str | dict[str
     lo_rate = hi / 256
     best = at(lo_rate)
     if not _meets(best, targets, lo_rate):
+        best = simulate(model, system, chips, rate=lo_rate, **kw)
         best.extra["slo"] = {"targets": targets, "met": False, "rate_per_s": lo_rate,
                              "tried": tried}
         best.notes.append(f"no load meets the SLO: even {lo_rate:.3g} requests/s misses it")
@@ -113,6 +114,7 @@ def max_throughput(model: Model, system: System, chips: int, slo: str | dict[str
             else:
                 b = m
         lo_rate = a
+    best = simulate(model, system, chips, rate=lo_rate, **kw)  # the answer, ranged
     best.extra["slo"] = {"targets": targets, "met": True, "rate_per_s": lo_rate,
                          "tried": tried}
     return best

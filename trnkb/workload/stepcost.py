@@ -15,7 +15,8 @@ tokens attend to (a chunk of ``c`` tokens after ``p`` cached ones attends to
 * ``experts``: routed experts at their real rows, ``M = tokens x k / E`` per expert across the
   expert-parallel group, times ``moe_imbalance`` (busiest chip over mean, a named ranged
   input) for the chip that sets the pace; the weights of the experts the batch touches;
-* ``attention``: decode ``max(FLOPs / (peak x attention_efficiency), KV bytes / (HBM x
+* ``attention`` (at ``attention_peak_flops``, the peak of the KV-cache format, bf16 or fp8,
+  not of 4-bit weights): decode ``max(FLOPs / (peak x attention_efficiency), KV bytes / (HBM x
   hbm_efficiency))`` with MLA's absorbed FLOPs (:meth:`Model.decode_attention_flops_per_position`);
   prefill ``FLOPs / (peak x attention_efficiency)`` (flash attention, causal half);
 * ``elementwise``: norms, residual adds and activation traffic (``elementwise_fraction``);
@@ -144,10 +145,11 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
     share = L / m.layers
     heads_share = share / tp
     ae = v["attention_efficiency"]
-    attn_dec_c = m.decode_attention_flops_per_position() * heads_share / (peak * ae)
+    a_peak = v.get("attention_peak_flops", peak)  # attention runs at the cache's format
+    attn_dec_c = m.decode_attention_flops_per_position() * heads_share / (a_peak * ae)
     kv_c = m.kv_bytes(1.0, sm.kv_bytes) * share / sm.kv_shard() / bw
     attn_pre_c = (2.0 * m.attention_heads * (m.head_dim + m.v_dim) * m.layers * heads_share
-                  / (peak * ae))
+                  / (a_peak * ae))
     d = m.d_model
     f_dense = (m.ffn_size or 0) * (m.dense_layers if m.moe else m.layers)
     f_moe = (m.active_experts + m.shared_experts) * (m.expert_ffn_size or 0) * m.moe_layers
