@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from trnkb.audit.claims import memo
+from trnkb.audit.claims.capabilities import reason_now
 from trnkb.audit.claims.files import claim_files, claim_sources, claims_path, read_claim_file
 from trnkb.audit.claims.operations import ClaimError, Inputs, evaluate, literal, unit_of
 from trnkb.calc.derivation import quantity_json
@@ -281,7 +282,7 @@ def _evaluate_entry(
             claimed=claimed,
             computed=None,
             verdict="unverifiable",
-            reason=str(item["reason"]),
+            reason=reason_now(str(item["reason"]), kb),
         )
     if op not in COMPARATORS:
         raise ClaimError(f"{where}: compare must be one of {', '.join(COMPARISONS)}, got {op!r}")
