@@ -34,6 +34,28 @@ INJECTED_CHIP = """
     - {value: "N3 *plain*", source: test-injection, locator: "y", kind: reported}
 """
 
+# Attribute and element break-outs (issue 25): quotes, tags and template syntax in every
+# text a page shows; each payload would set window.__pwned if it ever ran.
+HOSTILE_SOURCE = """
+- id: test-hostile
+  title: '"><svg onload="window.__pwned=5">'
+  publisher: "' onmouseover='window.__pwned=6' x='"
+  url: https://example.org/hostile?a=1&b=2#frag
+  date: 2025
+  kind: press
+"""
+HOSTILE_CHIP = """
+- id: test-hostile-chip
+  name: 'Q"><img src=x onerror="window.__pwned=1">'
+  vendor: "' onmouseover='window.__pwned=2' x='"
+  status: announced
+  notes: "</td></tr></table><script>window.__pwned=3</script>"
+  process_node: {value: "`${window.__pwned=4}` {{7*7}}", source: test-hostile,
+                 locator: "</a><img src=x onerror=window.__pwned=7>", kind: reported,
+                 qualifier: "\\\"'><script>window.__pwned=8</script>",
+                 note: "javascript:window.__pwned=9"}
+"""
+
 
 @functools.cache
 def built_site() -> Path:
@@ -42,8 +64,8 @@ def built_site() -> Path:
     specs = tmp / "specs"
     shutil.copytree(default_specs_dir(), specs)
     with open(specs / "sources.yaml", "a", encoding="utf-8") as f:
-        f.write(INJECTED_SOURCE)
+        f.write(INJECTED_SOURCE + HOSTILE_SOURCE)
     with open(specs / "chips.yaml", "a", encoding="utf-8") as f:
-        f.write(INJECTED_CHIP)
+        f.write(INJECTED_CHIP + HOSTILE_CHIP)
     site.build(tmp / "site", specs=specs)
     return tmp / "site"

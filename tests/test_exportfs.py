@@ -128,11 +128,11 @@ KILLER = textwrap.dedent("""
                 os.kill(os.getpid(), signal.SIGKILL)
         ex._write = write
     else:                        # killed right after the directories were swapped
-        orig = fs._renameat2_exchange
+        orig = fs.exchange
         def exchange(a, b):
             ok = orig(a, b)
             os.kill(os.getpid(), signal.SIGKILL)
-        fs._renameat2_exchange = exchange
+        fs.exchange = exchange
     ex.write_export(kb, sys.argv[2], "csv")
 """)
 

@@ -92,14 +92,18 @@ def test_refuses_a_symlink_and_a_file(victim, tmp_path):
     refused(dirlink, match="symbolic link")
 
 
-def test_refuses_a_foreign_staging_directory_and_creates_nothing(tmp_path):
+def test_stages_in_its_own_scratch_directory_never_beside_in_a_named_one(tmp_path):
+    # the builder once staged in OUT-src; a user's OUT-src is now simply not its business
     src = tmp_path / "out-src"
     src.mkdir()
     (src / "thesis.tex").write_text("years of work")
-    before = snapshot(tmp_path)
-    with pytest.raises(outdir.UnsafeOutput, match="out-src"):
-        site.build(tmp_path / "out", notebooks=None)
-    assert snapshot(tmp_path) == before  # and "out" was not created either
+    before = snapshot(src)
+    with outdir.rebuild(tmp_path / "out") as scratch:
+        assert scratch.scratch.parent == tmp_path and scratch.scratch.name.startswith(".out.")
+        (scratch.site / "index.html").write_text("new")
+        scratch.commit()
+    assert snapshot(src) == before
+    assert sorted(os.listdir(tmp_path)) == ["out", "out-src"]
 
 
 def test_clears_and_reuses_a_directory_it_created(tmp_path):

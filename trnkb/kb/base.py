@@ -142,13 +142,11 @@ class KnowledgeBase:
         return _copy(self._fact(row_id, field)["value"])
 
     def get(self, row_id: str, field: str, default: Any = None) -> Any:
-        """Like :meth:`value` but returns ``default`` when no source gives the field (an
-        unknown id or a field the row's table does not have still raises ``KeyError``)."""
+        """Like :meth:`value` (a copy) but returns ``default`` when there is no such value:
+        the lenient look-up for code that probes rows of several tables (use
+        :meth:`value` to have an unknown id or field refused with a suggestion)."""
         fact = self._preferred.get((row_id, field))
-        if fact is None:
-            self._check_field(row_id, field)
-            return default
-        return _copy(fact["value"])
+        return default if fact is None else _copy(fact["value"])
 
     def provenance(self, row_id: str, field: str) -> dict[str, Any]:
         """Source, locator, kind, note, qualifier, ``file:line``, density, direction and (for a

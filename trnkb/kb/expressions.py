@@ -58,7 +58,7 @@ def literal(raw: object, where: str) -> Quantity:
     if isinstance(raw, bool):
         raise ExpressionError(f"{where}: expected a number or quantity, got {raw!r}")
     try:
-        if isinstance(raw, (int, float)):  # NaN and infinity are refused like in spec values
+        if isinstance(raw, (int, float)):  # NaN and infinity are refused as in spec values
             return parse(raw)
         return parse(str(raw))  # a plain number and a unit: never pint's expression evaluator
     except ValueError as e:

@@ -167,7 +167,7 @@ def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
     Numbers are numbers, not text, and are left alone."""
     out = df.copy()
     for col in out.columns:
-        if out[col].dtype == object:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col].dtype):
             out[col] = [f"'{v}" if isinstance(v, str) and v.startswith(_FORMULA_START) else v
                         for v in out[col]]
     return out

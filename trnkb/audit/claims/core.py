@@ -354,12 +354,14 @@ def evaluate_claims(kb: KnowledgeBase, path: Path | None = None) -> tuple[list[C
     the claim files and trnkb's code); each call gets its own lists."""
     files = [p for p in claim_files(kb, path) if p.exists()]
     claims, errors = memo.remembered(kb, Path(kb.path), files,
-                                     lambda: _evaluate_files(kb, files, path))
-    return list(claims), list(errors)
+                                     lambda: _evaluate_files(kb, files))
+    errors = list(errors)
+    if path is None:  # the record files beside the registry, read afresh (never remembered)
+        errors += _record_file_errors(kb)
+    return list(claims), errors
 
 
-def _evaluate_files(kb: KnowledgeBase, files: list[Path],
-                    path: Path | None) -> tuple[list[Claim], list[str]]:
+def _evaluate_files(kb: KnowledgeBase, files: list[Path]) -> tuple[list[Claim], list[str]]:
     source_ids = set(kb.sources["id"])
     claims: list[Claim] = []
     errors: list[str] = []
@@ -388,8 +390,6 @@ def _evaluate_files(kb: KnowledgeBase, files: list[Path],
                 )
             except ClaimError as e:
                 errors.append(str(e))
-    if path is None:
-        errors += _record_file_errors(kb)
     return claims, errors
 
 
