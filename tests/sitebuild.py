@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -59,6 +60,9 @@ HOSTILE_CHIP = """
 
 @functools.cache
 def built_site() -> Path:
+    reuse = os.environ.get("TRNKB_TEST_SITE")  # a developer's earlier build of this same tree
+    if reuse:
+        return Path(reuse)
     tmp = Path(tempfile.mkdtemp(prefix="trnkb-site-"))
     atexit.register(shutil.rmtree, tmp, ignore_errors=True)
     specs = tmp / "specs"

@@ -113,3 +113,15 @@ def test_labels_are_names_made_unique_by_id():
     )
     assert out[0] == out[3] == "AWS Trainium3"
     assert len(set(out[1:3])) == 2 and out[1].endswith("(trn3-nl32x2-switched-pex90144-x8)")
+
+
+def test_source_cells_link_only_source_ids():
+    # "-" (no source) and "none published" are words, not ids: a link there would dangle
+    from trnkb.views.display import source_links
+
+    assert source_links("-", "s.html") == "-"
+    assert source_links("none published", "s.html") == "none published"
+    dated = source_links("inferencex-app-gpu-specs (2026-04-02)", "s.html")
+    assert dated == ('<a class="trnkb-source" href="s.html#src-inferencex-app-gpu-specs">'
+                     'inferencex-app-gpu-specs</a> (2026-04-02)')
+    assert source_links("a + b", "s.html").count("<a ") == 2

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -406,3 +407,194 @@ def test_explorer_provenance_panel_is_readable_in_the_dark_theme(browser):
     )
     ratio = browser.eval(f"{CONTRAST_JS}('#ex-detail')")
     assert ratio >= 4.5, ratio  # WCAG AA for body text
+
+
+KEYS = {"Tab": 9, "Enter": 13, " ": 32, "ArrowDown": 40, "ArrowUp": 38, "ArrowRight": 39,
+        "ArrowLeft": 37}
+
+
+def press(browser, key: str, shift: bool = False) -> None:
+    """One key press through the DevTools input domain (what a keyboard sends)."""
+    code = {"Enter": "Enter", " ": "Space", "Tab": "Tab"}.get(key, key)
+    text = {"Enter": "\r", " ": " "}.get(key)
+    down = {"type": "keyDown", "key": key, "code": code, "windowsVirtualKeyCode": KEYS[key],
+            "nativeVirtualKeyCode": KEYS[key], "modifiers": 8 if shift else 0}
+    if text:
+        down["text"] = text
+    browser.call("Input.dispatchKeyEvent", session=True, **down)
+    browser.call("Input.dispatchKeyEvent", session=True, type="keyUp", key=key, code=code,
+                 windowsVirtualKeyCode=KEYS[key], modifiers=8 if shift else 0)
+
+
+def tab_to(browser, selector: str) -> None:
+    """Press Tab (or Shift+Tab when the target comes earlier) until ``selector`` has focus.
+
+    Only key presses move the focus; the page is read to know when to stop."""
+    sel = json.dumps(selector)
+    for _ in range(400):
+        where = browser.eval(f"""(() => {{ const t = document.querySelector({sel});
+            if (!t) return 'missing';
+            if (document.activeElement === t) return 'here';
+            const a = document.activeElement;
+            if (!a || a === document.body) return 'after';
+            return (a.compareDocumentPosition(t) & Node.DOCUMENT_POSITION_PRECEDING)
+              ? 'before' : 'after'; }})()""")
+        assert where != "missing", selector
+        if where == "here":
+            return
+        press(browser, "Tab", shift=where == "before")
+    raise AssertionError(f"Tab never reached {selector}")
+
+
+def choose(browser, select: str, value: str) -> None:
+    """With a <select> focused by Tab, press arrow keys until it reads ``value``."""
+    tab_to(browser, select)
+    sel = json.dumps(select)
+    for key in ["ArrowUp"] * 30 + ["ArrowDown"] * 60:
+        if browser.eval(f"document.querySelector({sel}).value") == value:
+            return
+        press(browser, key)
+    raise AssertionError(f"{select} never read {value!r}")
+
+
+def test_explorer_works_with_the_keyboard_only(browser, tmp_path):
+    out = built_site()
+    browser.call("Browser.setDownloadBehavior", behavior="allow", downloadPath=str(tmp_path))
+    assert not problems(browser.open((out / "explorer.html").as_uri()))
+    rows = "document.querySelectorAll('#ex-table tbody tr').length"
+    total = browser.eval(rows)
+    # filter: vendor NVIDIA, chosen with arrow keys on the focused select
+    choose(browser, "#ex-vendor", "NVIDIA")
+    vendors = browser.eval(
+        "[...document.querySelectorAll('#ex-table td[data-field=vendor]')].map(t => t.textContent)")
+    assert vendors and set(vendors) == {"NVIDIA"} and len(vendors) < total
+    # toggle: memory in GiB
+    choose(browser, "#ex-mem", "GiB")
+    assert "(GiB)" in browser.eval(
+        "document.querySelector('th[data-field=hbm_capacity]').textContent")
+    # choose columns: open the chooser with Enter, add bytes per FLOP, drop TDP (Space)
+    tab_to(browser, "#ex-columns > summary")
+    press(browser, "Enter")
+    assert browser.eval("document.getElementById('ex-columns').open")
+    for field in ("bytes_per_flop", "tdp"):
+        before = browser.eval(f"!!document.querySelector('th[data-field={field}]')")
+        tab_to(browser, f"#ex-colboxes input[data-col={field}]")
+        press(browser, " ")
+        after = browser.eval(f"!!document.querySelector('th[data-field={field}]')")
+        assert after is (not before), field
+    assert "cols=" in browser.eval("location.hash")
+    # sort: Enter on the dense FP8 header, highest first
+    tab_to(browser, "#ex-table button.ex-sortbtn[data-field=dense_fp8]")
+    press(browser, "Enter")
+    values = browser.eval("""[...document.querySelectorAll('#ex-table td[data-field=dense_fp8]')]
+        .map(td => (td.firstChild ? td.firstChild.textContent : '').replace(/[^0-9.]/g, ''))
+        .filter(t => t).map(Number)""")
+    assert len(values) >= 3 and values == sorted(values, reverse=True), values
+    # arrow keys in the table, Enter shows the cell's source
+    tab_to(browser, "#ex-table tbody [tabindex='0']")
+    press(browser, "ArrowRight")
+    press(browser, "ArrowDown")
+    focused = browser.eval("document.activeElement.dataset.field || ''")
+    assert focused, "arrow keys did not move into a data cell"
+    press(browser, "Enter")
+    assert browser.eval("document.getElementById('ex-detail').textContent").startswith(
+        browser.eval("document.activeElement.parentNode.querySelector('th').textContent"))
+    # download this view: the CSV holds exactly the rows and columns shown, units in headers
+    tab_to(browser, "#ex-download")
+    press(browser, "Enter")
+    csv_path = tmp_path / "trnkb-explorer-chips.csv"
+    for _ in range(100):
+        if csv_path.is_file() and csv_path.stat().st_size:
+            break
+        time.sleep(0.1)
+    import csv
+    with open(csv_path, encoding="utf-8") as f:
+        table = list(csv.DictReader(f))
+    shown = browser.eval("""[...document.querySelectorAll('#ex-table thead th')]
+        .map(th => th.dataset.field)""")
+    assert len(table) == browser.eval(rows)
+    assert {r["vendor"] for r in table} == {"NVIDIA"}
+    header = list(table[0])
+    assert len(header) == len(shown) + 1  # id, name, then the shown columns
+    assert "HBM capacity (GiB)" in header and "HBM bytes per BF16 FLOP (B/FLOP)" in header
+    assert not any(h.startswith("TDP") for h in header)
+    top = [float(r["dense FP8 (TFLOP/s)"]) for r in table if r["dense FP8 (TFLOP/s)"]]
+    assert top == sorted(top, reverse=True)
+
+
+def test_explorer_follows_a_pasted_permalink_and_hides_no_year_silently(browser):
+    out = built_site()
+    assert not problems(browser.open((out / "explorer.html").as_uri()))
+    browser.eval("location.hash = 'view=chips&cls=&vendor=AMD'")
+    time.sleep(0.3)
+    vendors = browser.eval(
+        "[...document.querySelectorAll('#ex-table td[data-field=vendor]')].map(t => t.textContent)")
+    assert vendors and set(vendors) == {"AMD"}
+    # the domain view opens in PFLOP/s, not TFLOP/s
+    browser.eval("location.hash = 'view=domains'")
+    time.sleep(0.3)
+    assert "(PFLOP/s)" in browser.eval(
+        "document.querySelector('th[data-field=domain_bf16]').textContent")
+    # a year filter says how many rows it leaves out for having no year
+    browser.eval("location.hash = 'view=chips&cls=&year=2025'")
+    time.sleep(0.3)
+    no_year = browser.eval("""(() => { const d = JSON.parse(
+        document.getElementById('ex-data').textContent);
+        return d.chips.rows.filter(r => !r.cells.year).length; })()""")
+    assert no_year > 0
+    assert f"{no_year} rows give no year" in browser.eval(
+        "document.getElementById('ex-count').textContent")
+    # CPUs are their own kind: the default view shows accelerators only
+    browser.eval("location.hash = 'view=chips'")
+    time.sleep(0.3)
+    names = browser.eval(
+        "[...document.querySelectorAll('#ex-table tbody th')].map(t => t.textContent)")
+    assert names and not any("Graviton" in n or "Grace" in n for n in names)
+    # Trainium3 is highlighted in the scatter
+    assert browser.eval("document.querySelectorAll('#ex-scatter .ex-trn3 circle').length") == 1
+
+
+def test_explorer_marks_estimates_and_computed_cells_and_compares_hbm_physically(browser):
+    out = built_site()
+    browser.open((out / "index.html").as_uri())  # a fragment change alone fires no load event
+    assert not problems(browser.open((out / "explorer.html").as_uri() + "#view=chips&cls="))
+    assert browser.eval("document.querySelectorAll('#ex-table td.ex-k-derived sup.ex-mark').length")
+    data = browser.eval("JSON.parse(document.getElementById('ex-data').textContent).chips.rows")
+    cells = {r["id"]: r["cells"] for r in data}
+    # Trainium3 vs GB300 HBM on the physical basis: 4 x 12 x 24 Gbit against 8 x 12 x 24 Gbit
+    t3, gb = cells["trainium3"]["hbm_physical"], cells["gb300"]["hbm_physical"]
+    assert t3["v"] / gb["v"] == pytest.approx(4 * 12 * 24 / (8 * 12 * 24))
+    assert t3["lab"] == "144 GiB" and gb["lab"] == "288 GB"
+    td = "#ex-table td[data-row=trainium3][data-field=hbm_physical]"
+    assert "(144 GiB)" in browser.eval(f"document.querySelector('{td}').textContent")
+    browser.eval(f"document.querySelector('{td}').click()")
+    detail = browser.eval("document.getElementById('ex-detail').textContent")
+    assert "stacks x dies per stack x die density" in detail and "0.537" in detail
+
+
+def test_planner_answer_matches_the_workload_cli(browser):
+    out = built_site()
+    assert not problems(browser.open((out / "planner.html").as_uri()))
+    for sel, value in (("#pl-model", "llama-3-1-70b"), ("#pl-system", "gb300-nvl72"),
+                       ("#pl-precision", "bf16"), ("#pl-chips", "8"),
+                       ("#pl-lengths", "2048/512")):
+        browser.eval(f"""(() => {{ const s = document.querySelector('{sel}'); s.value = '{value}';
+            s.dispatchEvent(new Event('change')); }})()""")
+    shown = browser.eval("""document.querySelector(
+        '#pl-table tr[data-metric=tokens_per_s_per_chip] td.pl-central').textContent""")
+    assert "model=llama-3-1-70b" in browser.eval("location.hash")
+    cli = subprocess.run(
+        [sys.executable, "-m", "trnkb", "workload", "serve", "--model", "llama-3-1-70b",
+         "--system", "gb300-nvl72", "--chips", "8", "--precision", "bf16", "--input-len",
+         "2048", "--output-len", "512", "--json"], capture_output=True, text=True, check=True)
+    central = json.loads(cli.stdout)["metrics"]["tokens_per_s_per_chip"]["central"]
+    assert float(shown.replace(",", "")) == pytest.approx(central, rel=5e-3)  # 3 figures shown
+
+
+def test_pages_carry_version_build_date_and_commit(browser):
+    out = built_site()
+    browser.open((out / "explorer.html").as_uri())
+    stamp = browser.eval("document.querySelector('.trnkb-stamp').textContent")
+    assert re.search(r"trnkb \d+\.\d+\.\d+ · built \d{4}-\d\d-\d\dT[\d:]+Z · commit \S+", stamp)
+    d = json.loads((out / "data" / "csv" / "datapackage.json").read_text())
+    assert {"version", "created"} <= set(d) and d["trnkb"]["commit"]

@@ -47,3 +47,17 @@ def test_standings_name_every_chip_tied_at_the_top_and_say_what_no_source_gives(
         assert str(names[c]).split(" (")[0] in bf16.group(1)
     if "trainium3" not in _values(kb, "tdp", "W"):
         assert text.endswith("No source gives its TDP.")
+
+
+def test_landing_compares_hbm_on_the_physical_basis_with_the_vendor_labels():
+    from trnkb.site.landing import headline_table, memory_sentence
+
+    kb = load()
+    t = headline_table(kb).set_index("chip")
+    # 4 and 8 stacks of 12 dies of 24 Gbit (2**30 bits): 144 and 288 GiB
+    assert t.loc["trainium3", "HBM physical (GiB)"] == 4 * 12 * 24 / 8
+    assert t.loc["gb300", "HBM physical (GiB)"] == 8 * 12 * 24 / 8
+    assert t.loc["trainium3", "HBM vendor label"] == "144 GiB"  # AWS writes GiB
+    assert t.loc["gb300", "HBM vendor label"] == "288 GB"       # NVIDIA writes GB
+    text = memory_sentence(kb)
+    assert "NVIDIA GB300 0.5 (144 / 288 GiB" in text and "0.537" in text

@@ -12,6 +12,11 @@ def test_summary_counts_findings_without_alarm(tmp_path):
     kb = load()
     text = "\n".join(lines)
     assert f"{len(kb.facts):,} from {len(kb.sources):,} sources" in text
+    # the count the sources page shows (sources.yaml plus the claim files' own sources)
+    from trnkb.site.pages import all_sources
+
+    n_page = len(all_sources(kb))
+    assert n_page > len(kb.sources) and f"{n_page:,} sources with the claim files' own" in text
     n = (claims.claims_table(claims.validate_claims(kb))["verdict"] == "contradicted").sum()
     assert f"{n} contradicted" in text
     assert "1 executed (01)" in text and "(not built)" in text

@@ -102,11 +102,14 @@ def markdown(kb: KnowledgeBase, rows: list[dict[str, Any]] | None = None) -> str
         "to `run_stop` (the fastest and slowest dropped when there are 5 or more), against "
         "`train` on the tokens the runs consumed (samples x sequence), the global batch and "
         "sequence of the log, the plan search's best plan, and fp8 (MLPerf Training v5.x LLM "
-        "submissions train in fp8; the logs do not state it); the prediction counts no "
-        "evaluation pauses. Training throughput is tokens/s per chip against `train`. "
-        "Serving runs at a stated batch and lengths (Neuron tables) go to `serve` at that "
-        "batch on the whole instance; MLPerf scenarios wait for the serving simulator (reasons "
-        "below).\n",
+        "submissions train in fp8; the logs do not state it); Llama 2 70B LoRA runs train the "
+        "adapters of specs/benchmarks.yaml (rank 16 on qkv and o); the prediction counts no "
+        "evaluation pauses. Training throughput is tokens/s per chip against `train` at the "
+        "published plan when there is one. Serving runs go to the simulator "
+        "(`trnkb.workload.simulate`): a stated batch is a closed loop of that many clients "
+        "(TPOT and TTFT at p50, the tables' statistic), a maximum-throughput table is the "
+        "offline drain on the run's chips; MLPerf scenarios wait for the benchmark's mean "
+        "input length (reasons below).\n",
         "### On the held-out runs, against the targets of issue 19\n",
         _HEAD.format("family") + " target | met |",
         "| --- | --- | --- | --- | --- | --- | --- |",

@@ -11,9 +11,6 @@ Rules, by the run's ``scenario``:
   which MLCommons does not publish (``specs/benchmarks.yaml`` leaves it out); once it is there,
   offline is the drain and server/interactive the highest Poisson rate meeting the
   benchmark's p99 TTFT/TPOT (:func:`trnkb.workload.max_throughput`).
-
-Without the simulator (a build before issue 19's), ``batch`` and ``offline`` runs go to the
-closed-form :func:`trnkb.workload.serve` at the run's batch.
 """
 
 from __future__ import annotations
@@ -26,7 +23,7 @@ if TYPE_CHECKING:
     from trnkb.audit.ledger import Prediction, Run
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["predict_serving", "simulator_available"]
+__all__ = ["predict_serving"]
 
 # the ledger's metric -> the simulator's (p50: the published tables report medians)
 _SIM_METRIC = {"tokens_per_s_system": "tokens_per_s_system",
@@ -34,22 +31,12 @@ _SIM_METRIC = {"tokens_per_s_system": "tokens_per_s_system",
                "tpot": "tpot_p50", "ttft": "ttft_p50"}
 
 
-def simulator_available() -> bool:
-    import trnkb.workload as W
-
-    return hasattr(W, "simulate")
-
-
 def _lengths(run: Run) -> tuple[int, int] | str:
     if run.get("input_len") and run.get("output_len"):
         return int(run.get("input_len")), int(round(run.get("output_len")))
     bid = run.get("benchmark")
-    import importlib
+    from trnkb.workload.benchmarks import benchmark
 
-    try:
-        benchmark = importlib.import_module("trnkb.workload.benchmarks").benchmark
-    except ImportError:
-        return f"the mean input length of {bid} is not in specs/benchmarks.yaml"
     scenario = run.get("scenario")
     try:
         b = benchmark(f"{bid}-{scenario}")
@@ -59,7 +46,9 @@ def _lengths(run: Run) -> tuple[int, int] | str:
         return (f"the mean input length of {bid} is not published (specs/benchmarks.yaml: "
                 f"{b.missing or 'left out'})")
     out = run.get("output_len") or b.output_len
-    return int(b.input_len), int(round(out))
+    if not out:
+        return f"the mean output length of {bid} is not published"
+    return int(b.input_len), int(round(float(out)))
 
 
 def _result(r: Any, run: Run, metric: str) -> tuple[float, float, float]:
@@ -82,33 +71,13 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
         kw["concurrency"] = int(run.get("batch"))
         load = f" --concurrency {kw['concurrency']}"
     try:
-        r = W.simulate(m, s, int(run.chips or 0), **kw)  # type: ignore[attr-defined,unused-ignore]
+        r = W.simulate(m, s, int(run.chips or 0), **kw)
     except ValueError as e:
         return f"no prediction: {e}"
     mid, lo, hi = _result(r, run, _SIM_METRIC[run.metric])
     call = (f"trnkb workload serve --model {run.model} --system {run.system} --chips {run.chips}"
             f" --input-len {lengths[0]} --output-len {lengths[1]} --precision {kw['precision']}"
             + (f" --tp {kw['tp']}" if "tp" in kw else "") + load)
-    return Prediction(mid, lo, hi, call, tuple(r.notes))
-
-
-def _closed_form(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Prediction | str:
-    from trnkb.audit.ledger import Prediction
-    from trnkb.workload.serving import serve
-
-    if not run.get("batch"):
-        return "the run states no batch and the closed-form `serve` needs one"
-    m, s = fromkb.model(kb, run.model or ""), fromkb.system(kb, run.system or "")
-    precision = run.get("precision") or "bf16"
-    try:
-        r = serve(m, s, int(run.chips or 0), int(run.get("batch")), lengths[0], lengths[1],
-                  precision, tp=run.get("tp"), curve=False)
-    except ValueError as e:
-        return f"no prediction: {e}"
-    mid, lo, hi = _result(r, run, run.metric)
-    call = (f"trnkb workload serve --model {run.model} --system {run.system} --chips {run.chips}"
-            f" --batch {run.get('batch')} --input-len {lengths[0]} --output-len {lengths[1]}"
-            f" --precision {precision}")
     return Prediction(mid, lo, hi, call, tuple(r.notes))
 
 
@@ -123,6 +92,4 @@ def predict_serving(kb: KnowledgeBase, run: Run) -> Prediction | str:
                 f"serving simulator's SLO search with the benchmark's input length")
     if str(run.get("benchmark", "")).startswith("mlperf-inf"):
         return "MLPerf offline: the replica layout is not published"
-    if simulator_available():
-        return _simulate(kb, run, lengths)
-    return _closed_form(kb, run, lengths)
+    return _simulate(kb, run, lengths)

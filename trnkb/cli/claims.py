@@ -36,8 +36,18 @@ def claims_command(
     record: str = typer.Option(None, "--record", metavar="VERSION",
                                help="Record the current verdicts as this release."),
     coverage: bool = typer.Option(False, "--coverage", help="Seed coverage per section."),
+    claim_id: str = typer.Option(None, "--id", metavar="ID",
+                                 help="One claim explained: statement, locator, formula, "
+                                      "inputs with values and sources, tolerance, note, "
+                                      "verdict history."),
+    grep: str = typer.Option(None, "--grep", metavar="TEXT",
+                             help="Only claims whose id, statement, quantity, locator, note or "
+                                  "reason contains TEXT (case-insensitive)."),
 ) -> None:
-    """Published statements tested against the knowledge base, with their verdicts."""
+    """Published statements tested against the knowledge base, with their verdicts.
+
+    --source takes a source id or a seed document's file name (004_406711927e432c17.txt).
+    """
     import trnkb
     from trnkb.audit.claims import VERDICTS, validate_claims
     from trnkb.audit.claims.core import KINDS
@@ -46,7 +56,12 @@ def claims_command(
     choice(verdict, VERDICTS, "--verdict")
     choice(kind, KINDS, "--kind")
     kb = trnkb.load()
+    if source is not None:  # refused before the claims are evaluated (seconds of CPU)
+        source = _source_id(kb, source)
     claims = validate_claims(kb)
+    if claim_id is not None:
+        _explain(kb, claims, claim_id, as_json)
+        return
     if record is not None:
         from trnkb.audit.claims.history import history_path, record_release
 
@@ -80,8 +95,11 @@ def claims_command(
 
         raise KeyError(f"no claims from source {show(source)}"
                        f"{suggest(source, sorted({c.source for c in claims}))}")
+    needle = grep.lower() if grep else None
     sel = [c for c in claims if (verdict is None or c.verdict == verdict)
-           and (source is None or c.source == source) and (kind is None or c.kind == kind)]
+           and (source is None or c.source == source) and (kind is None or c.kind == kind)
+           and (needle is None or needle in " ".join(
+               (c.id, c.statement, c.quantity, c.locator, c.note, c.reason)).lower())]
     if summary:
         counts = Counter(c.verdict for c in sel)
         by_source = Counter((c.source, c.verdict) for c in sel)
@@ -105,6 +123,37 @@ def claims_command(
         print(json.dumps([c.to_dict() for c in sel], indent=2, default=str))
         return
     _print_claims(sel)
+
+
+def _source_id(kb: object, text: str) -> str:
+    """A source id, or the id of the source whose URL is the seed file ``text``
+    (``004_406711927e432c17.txt``, with or without ``.txt``); KeyError when neither."""
+    from trnkb.audit.claims import claim_sources
+    from trnkb.spec.specfile import show, suggest
+
+    sources = kb.sources  # type: ignore[attr-defined]
+    extra = claim_sources(kb)  # type: ignore[arg-type]
+    ids = set(sources["id"]) | (set(extra["id"]) if not extra.empty else set())
+    if text in ids:
+        return text
+    seeds = {str(u): str(i) for i, u in zip(sources["id"], sources["url"], strict=True)
+             if str(u).endswith(".txt") and "/" not in str(u)}
+    seeds.update({u.removesuffix(".txt"): i for u, i in list(seeds.items())})
+    if text in seeds:
+        return seeds[text]
+    raise KeyError(f"unknown source {show(text)} (neither a source id nor a seed file name)"
+                   f"{suggest(text, sorted(ids | set(seeds)))}")
+
+
+def _explain(kb: object, claims: list[Claim], claim_id: str, as_json: bool) -> None:
+    from trnkb.audit.claims.explain import explain, explain_text
+    from trnkb.spec.specfile import show, suggest
+
+    hit = next((c for c in claims if c.id == claim_id), None)
+    if hit is None:
+        raise KeyError(f"no claim {show(claim_id)}{suggest(claim_id, [c.id for c in claims])}")
+    e = explain(hit, kb)  # type: ignore[arg-type]
+    print(json.dumps(e, indent=2, default=str) if as_json else explain_text(e))
 
 
 def register(app: typer.Typer) -> None:

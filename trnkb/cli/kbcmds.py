@@ -359,8 +359,10 @@ def register(app: typer.Typer) -> None:
     @app.command("export")
     def export_(
         out: Annotated[Path, typer.Option("--out", help="Output directory.")],
-        fmt: Annotated[str, typer.Option("--format", help=f"One of {', '.join(FORMATS)}.")]
-        = "parquet",
+        fmt: Annotated[str, typer.Option(
+            "--format", help=f"One of {', '.join(FORMATS)}, or all (each format in "
+                             "OUT/<format>/, claims included, and OUT/zip/ with a zip of "
+                             "everything).")] = "parquet",
         specs: SpecsOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
@@ -368,6 +370,20 @@ def register(app: typer.Typer) -> None:
         from trnkb.output.export import write_export
 
         kb = _load(specs)
+        if fmt == "all":
+            from trnkb.output.export import export_all
+            from trnkb.site.seeds import SEEDS
+
+            results = export_all(kb, out, seed_urls={k: v["public_url"] for k, v in SEEDS.items()
+                                                     if v.get("public_url")})
+            if as_json:
+                print_json({"format": "all", "datapackages": [str(r.descriptor)
+                                                              for r in results[:-1]],
+                            "zip": str(results[-1].descriptor)})
+                return
+            print(f"wrote {sum(len(r.written) for r in results)} files to {out} "
+                  f"(zip: {results[-1].descriptor})")
+            return
         result = write_export(kb, out, fmt)
         if as_json:
             print_json({"datapackage": str(result.descriptor), "format": fmt,

@@ -28,7 +28,7 @@ import typer
 
 from trnkb.kb import KnowledgeBase, load
 from trnkb.output import export
-from trnkb.site import explorer, landing, outdir, post
+from trnkb.site import explorer, headtohead, landing, outdir, planner, post, serving_grid
 from trnkb.site.pages import (
     all_sources,
     api_page,
@@ -59,7 +59,8 @@ NOTEBOOKS = shipped("notebooks")
 
 # Docstring markup slips in the API reference are printed but do not fail the build;
 # everything else (broken cross-references, bad notebooks, bad generated pages) does.
-DOWNLOAD_FORMATS = ("csv", "parquet", "json")
+DOWNLOAD_FORMATS = export.FORMATS
+SEED_URLS = {k: v["public_url"] for k, v in SEEDS.items() if v.get("public_url")}
 TOLERATED_WARNINGS = ("docstring of", "didn't match any documents",
                       "more than one target found for cross-reference")
 
@@ -116,18 +117,19 @@ def _is_answer(cell: Any) -> bool:
 
 
 def answer_first(text: str) -> str:
-    """A notebook (JSON text) as the site shows it: code before the answer hidden.
+    """A notebook (JSON text) as the site shows it: the question, the answer, then the
+    tables and charts, with no code.
 
-    Setup cells above the answer cell get the ``remove-cell`` tag (``remove-input`` when
-    they print something), and the answer cell shows only its output, so a page opens
-    with the question and the answer. The committed notebook keeps every cell.
+    Every code cell gets the ``remove-cell`` tag (``remove-input`` when it prints
+    something), so a page opens with the question and the answer and reads as a report
+    below it. The committed notebook keeps every cell; the page's download button gives it.
     """
     nb = nbformat.reads(text, as_version=4)  # type: ignore[no-untyped-call]
     answer = next((i for i, c in enumerate(nb.cells)
                    if c.cell_type == "code" and _is_answer(c)), None)
     if answer is None:
         return text
-    for c in nb.cells[: answer + 1]:
+    for c in nb.cells:
         if c.cell_type != "code":
             continue
         tags = set(c.metadata.get("tags", []))
@@ -146,6 +148,14 @@ def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> N
         (nbdir / nb.name).write_text(answer_first(nb.read_text(encoding="utf-8")), encoding="utf-8")
     for name, text in pages(kb).items():
         (src / name).write_text(text, encoding="utf-8")
+    grid = serving_grid.grid(kb)  # the planner's and the head-to-heads' one model run
+    (src / "planner.md").write_text(planner.planner_page(grid), encoding="utf-8")
+    (src / "compare").mkdir(exist_ok=True)
+    for name, (page, csv) in headtohead.pair_pages(kb, grid, export.build_info()).items():
+        (src / ("compare.md" if name == "compare" else f"compare/{name}.md")).write_text(
+            page, encoding="utf-8")
+        if csv:
+            (src / "compare" / f"{name}.csv").write_text(csv, encoding="utf-8")
     index = src / "index.md"
     text = index.read_text(encoding="utf-8")
     if landing.MARKER in text:
@@ -215,15 +225,19 @@ def _build_into(scratch: outdir.Rebuild, kb: KnowledgeBase, docs: Path, notebook
         print(w, file=sys.stderr)
     # pydata-sphinx-theme copies one of its Jinja templates into _static; it is not a page.
     (out / "_static" / "webpack-macros.html").unlink(missing_ok=True)
-    step(3, "writing the downloads (" + ", ".join(DOWNLOAD_FORMATS) + ")")
-    for fmt in DOWNLOAD_FORMATS:  # the downloads page links these files
-        export.export(kb, out / "data" / fmt, fmt)
+    step(3, "writing the downloads (" + ", ".join(DOWNLOAD_FORMATS) + ", claims, a zip)")
+    for csv in sorted((src / "compare").glob("*.csv")):  # each head-to-head's download
+        (out / "compare").mkdir(exist_ok=True)
+        shutil.copyfile(csv, out / "compare" / csv.name)
+    # the downloads page links these files: data/<format>/ and data/zip/
+    export.export_all(kb, out / "data", seed_urls=SEED_URLS)
     sources = all_sources(kb)
     ids = {sid: sid for sid in sources["id"]}
     ids.update({url: sid for sid, url in zip(sources["id"], sources["url"], strict=True)
                 if url in SEEDS})
     step(4, "linking sources and checking the pages")
     fixed = post.finish(out, ids)
+    post.stamp(out, export.build_info())
     raw = {k.split(":", 1)[1]: v for k, v in fixed.items() if k.startswith("pages:")}
     if raw:
         print("site: missing cells shown as raw NaN/None, fixed at build "

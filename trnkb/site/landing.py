@@ -16,11 +16,13 @@ import pandas as pd
 import trnkb
 from trnkb import compare
 from trnkb.kb import KnowledgeBase
+from trnkb.site.memory import EXPLANATION, physical_hbm
 from trnkb.units import format_number
 from trnkb.views import charts, display
 from trnkb.views import markdown as md
 
-__all__ = ["HEADLINE_FIELDS", "MARKER", "comparisons", "headline_table", "landing", "standings"]
+__all__ = ["HEADLINE_FIELDS", "MARKER", "comparisons", "headline_table", "landing",
+           "memory_sentence", "standings"]
 
 MARKER = "<!-- trnkb:headline -->"
 # The figures analysts quote when they compare accelerators.
@@ -36,7 +38,32 @@ def headline_table(kb: KnowledgeBase) -> pd.DataFrame:
     src = long.groupby("id")["source"].agg(lambda s: " + ".join(sorted(set(s))))
     out = wide.reset_index(names="chip")
     out.columns = [str(c) for c in out.columns]
+    phys = physical_hbm(kb)
+    at = next((i for i, c in enumerate(out.columns) if c.startswith("hbm_capacity")),
+              len(out.columns) - 1) + 1
+    gib = [phys[c].gib if c in phys else None for c in out["chip"]]
+    label = [phys[c].label if c in phys else "" for c in out["chip"]]
+    out.insert(at, "HBM physical (GiB)", pd.Series(gib, dtype="Float64", index=out.index))
+    out.insert(at + 1, "HBM vendor label", label)
     return out.assign(sources=out["chip"].map(src))
+
+
+def memory_sentence(kb: KnowledgeBase, chip: str = "trainium3") -> str:
+    """Like-for-like HBM: ``chip``'s physical capacity over each headline chip's whose stack
+    build is sourced, with the explanation (:data:`trnkb.site.memory.EXPLANATION`)."""
+    phys, names = physical_hbm(kb), display.names(kb)
+    mine = phys.get(chip)
+    if mine is None or mine.gib is None:
+        return ""
+    other = {o: g for o in compare.HEADLINE if o != chip and o in phys
+             for g in [phys[o].gib] if g}
+    ratios = [f"{names.get(o, o)} {format_number(mine.gib / g, sig=3)} "
+              f"({format_number(mine.gib)} / {format_number(g)} GiB; vendor labels "
+              f"{mine.label} and {phys[o].label})" for o, g in other.items()]
+    if not ratios:
+        return ""
+    return (f"**Like-for-like memory.** {names.get(chip, chip)}'s HBM on the physical basis "
+            f"against " + "; ".join(ratios) + ". " + EXPLANATION)
 
 
 def comparisons(notebooks: list[Path]) -> list[tuple[str, str, str]]:
@@ -127,7 +154,8 @@ def landing(kb: KnowledgeBase, notebooks: list[Path], src: Path) -> str:
              + md.escape(", ".join(names.get(i, i) for i in compare.HEADLINE))
              + ", coloured by vendor](headline-fp8.svg)\n",
              display.table(headline_table(kb), kb=kb, sources_page="sources.html",
-                           max_columns=8).html.replace("\n", " ") + "\n",
+                           max_columns=10).html.replace("\n", " ") + "\n",
+             md.escape(memory_sentence(kb)).replace("\\*\\*", "**") + "\n",
              *_caveats(kb),
              "## Every comparison, answered\n"]
     for stem, title, answer in comparisons(notebooks):

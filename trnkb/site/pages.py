@@ -24,8 +24,8 @@ from trnkb.units import Q_, format_number, format_quantity
 from trnkb.views import display
 from trnkb.views import markdown as md
 
-__all__ = ["all_sources", "api_page", "bibliography", "claims_page", "conflicts_page",
-           "data_dictionary", "source_anchor"]
+__all__ = ["all_sources", "api_page", "bibliography", "claim_sections", "claims_page",
+           "conflicts_page", "data_dictionary", "source_anchor"]
 
 # Modules left out of the API reference: command-line plumbing.
 PRIVATE_MODULES = ("trnkb.cli", "trnkb.__main__", "trnkb.site.__main__")
@@ -247,7 +247,71 @@ def claims_page(kb: KnowledgeBase) -> str:
     from trnkb.audit.claims.views import page_sections
 
     out.append(page_sections(kb, claim_list))
-    return "\n".join(out)
+    out += ["## Every claim, explained\n",
+            "One section per claim (its address is `claims.html#claim-<id>`; the `id` in the "
+            "tables above links to it): the statement, where the source says it, the formula "
+            "the knowledge base computes, each input with its value and source, the "
+            "comparison and its tolerance, the note and the verdict at each recorded "
+            "release. `trnkb claims --id ID` prints the same.\n",
+            _block(claim_sections(kb, claim_list))]
+    text = "\n".join(out)
+    ids = {c.id for c in claim_list}
+    return re.sub(r"<td>([a-z0-9][a-z0-9.-]*)</td>",
+                  lambda m: (f'<td><a href="#claim-{m.group(1)}">{m.group(1)}</a></td>'
+                             if m.group(1) in ids else m.group(0)), text)
+
+
+def _src(sid: str, known: set[str]) -> str:
+    """Source ids linked to the sources page; anything else (a library version) as text."""
+    return "".join(f'<a class="trnkb-source" href="{HERE}#{source_anchor(p)}">{html.escape(p)}</a>'
+                   if p in known else html.escape(p) for p in _SEP.split(sid))
+
+
+_SEP = re.compile(r"(\s*[+;,]\s*)")
+
+
+def claim_sections(kb: KnowledgeBase, claim_list: list[Any]) -> str:
+    """HTML: one ``<section id="claim-<id>">`` per claim with everything
+    :func:`trnkb.audit.claims.explain.explain` gives."""
+    from trnkb.audit.claims.explain import _history, explain, raw_entries
+
+    raw, hist = raw_entries(kb), _history(kb)
+    known = set(all_sources(kb)["id"].astype(str))
+    e = html.escape
+    out = []
+    for c in claim_list:
+        x = explain(c, kb, raw, hist)
+        rows = [("statement", e(x["statement"])), ("quantity", e(x["quantity"])),
+                ("source", f"{_src(x['source'], known)} ({e(x['locator'])})")]
+        if x["formula"]:
+            rows.append(("formula", f"<code>{e(x['formula'])}</code>"))
+        if x["inputs"]:
+            def where(i: dict[str, str]) -> str:
+                if not i["source"]:
+                    return ""
+                loc = f"; {e(i['locator'])}" if i["locator"] else ""
+                return f" ({_src(i['source'], known)}{loc})"
+            rows.append(("inputs", "<ul>" + "".join(
+                f"<li><code>{e(i['input'])}</code> = {e(i['value'])}{where(i)}</li>"
+                for i in x["inputs"]) + "</ul>"))
+        if x["claimed"] or x["computed"]:
+            rows.append(("compared", f"claimed {e(x['compare'])} {e(x['claimed'])}; "
+                                     f"computed {e(x['computed'] or '—')}"))
+        if x["tolerance"] is not None:
+            rows.append(("tolerance", f"{format_number(100 * float(x['tolerance']), sig=3)}%"
+                                      f" ({e(x['why'])})"))
+        for key in ("reason", "note"):
+            if x[key]:
+                rows.append((key, e(x[key])))
+        rows.append(("verdicts", ", ".join(f"{e(h['release'])}: {e(h['verdict'])}"
+                                           for h in x["history"])))
+        body = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in rows)
+        out.append(f'<section class="trnkb-claim" id="claim-{e(c.id)}"><p><a href="#claim-'
+                   f'{e(c.id)}"><code>{e(c.id)}</code></a> <span class="trnkb-verdict '
+                   f'trnkb-{e(c.verdict)}">{e(c.verdict)}</span> '
+                   f'<span class="trnkb-caption">{e(c.kind)}, {e(x["file"])}</span></p>'
+                   f'<dl class="trnkb-claim-facts">{body}</dl></section>')
+    return '<div class="trnkb-claims">' + "".join(out) + "</div>"
 
 
 def _public_modules() -> list[tuple[str, bool]]:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from trnkb.views.display import MISSING
 
-__all__ = ["finish"]
+__all__ = ["finish", "stamp"]
 
 _BAD_CELL = re.compile(r"<td([^>]*)>\s*(NaN|nan|&lt;NA&gt;|None|NaT)\s*</td>")
 _CELL = re.compile(r"<td([^>]*)>([^<>]+)</td>")
@@ -212,3 +212,23 @@ def finish(site: Path, source_ids: dict[str, str]) -> Counter[str]:
         if after != before:
             path.write_text(after, encoding="utf-8")
     return stats
+
+
+def stamp(site: Path, info: dict[str, str]) -> int:
+    """Put ``trnkb <version> · built <date> · commit <hash>`` in every page's footer (before
+    ``</footer>``, or at the end of the body); returns the pages stamped."""
+    line = (f'<p class="trnkb-stamp">trnkb {html.escape(info["version"])} · built '
+            f'{html.escape(info["date"])} · commit <code>{html.escape(info["commit"][:12])}'
+            "</code></p>")
+    n = 0
+    for path in sorted(site.rglob("*.html")):
+        if "_static" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        at = text.rfind("</footer>")
+        at = at if at >= 0 else text.rfind("</body>")
+        if at < 0 or "trnkb-stamp" in text:
+            continue
+        path.write_text(text[:at] + line + text[at:], encoding="utf-8")
+        n += 1
+    return n

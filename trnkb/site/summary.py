@@ -24,6 +24,7 @@ def summary(site: Path, notebooks: Path, specs: Path | None = None) -> list[str]
     from trnkb.audit import claims
     from trnkb.audit.check import THRESHOLD, check
     from trnkb.kb import load
+    from trnkb.site.pages import all_sources
 
     kb = load(specs)
     conflicts: Any = kb.conflicts["type"].value_counts() if len(kb.conflicts) else {}
@@ -35,7 +36,8 @@ def summary(site: Path, notebooks: Path, specs: Path | None = None) -> list[str]
     index = site / "index.html"
     return [
         "summary",
-        f"  values     {len(kb.facts):,} from {len(kb.sources):,} sources",
+        f"  values     {len(kb.facts):,} from {len(kb.sources):,} sources; "
+        f"{len(all_sources(kb)):,} sources with the claim files' own (the sources page)",
         f"  conflicts  {len(kb.conflicts):,} kept and listed ("
         + ", ".join(f"{n} {t}" for t, n in dict(conflicts).items())
         + ")",

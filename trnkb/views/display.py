@@ -188,8 +188,13 @@ def labels(ids: Iterable[str], kb: KnowledgeBase) -> list[str]:
     return [first[i] if count[first[i]] == 1 else f"{first[i]} ({i})" for i in ids]
 
 
+#: a source id, optionally followed by a parenthesised remark (a date)
+_SOURCE_ID = re.compile(r"([a-z0-9][a-z0-9._-]*[a-z0-9]|[a-z0-9])(\s+\(.*\))?")
+
+
 def source_links(value: object, page: str = SOURCES_PAGE) -> str:
-    """HTML for a source cell: each id (split on ``+``, ``;`` or ``,``) linked to its anchor."""
+    """HTML for a source cell: each id (split on ``+``, ``;`` or ``,``) linked to its anchor;
+    text that is not an id (``-``, ``none published``) stays text."""
     if _is_missing(value):
         return MISSING
     parts = re.split(r"(\s*[+;,]\s*)", str(value))
@@ -197,12 +202,14 @@ def source_links(value: object, page: str = SOURCES_PAGE) -> str:
     for p in parts:
         if not p.strip() or re.fullmatch(r"\s*[+;,]\s*", p):
             out.append(html.escape(p))
-        else:
-            sid = p.strip()
+        elif m := _SOURCE_ID.fullmatch(p.strip()):
+            sid, rest = m.group(1), m.group(2) or ""  # "id (2026-04-02)": the date stays text
             out.append(
                 f'<a class="trnkb-source" href="{page}#src-{html.escape(sid)}">'
-                f"{html.escape(sid)}</a>"
+                f"{html.escape(sid)}</a>{html.escape(rest)}"
             )
+        else:  # not a source id ("-", "none published"): text, never a dead link
+            out.append(html.escape(p))
     return "".join(out)
 
 

@@ -98,6 +98,17 @@ def execute_all(folder: str | Path | list[str | Path], timeout: int = 600) -> li
         MofNCompleteColumn(),
         TimeElapsedColumn(),
     )
+    if not sys.stdout.isatty():  # a log or a pipe: one line per notebook, as it starts
+        import time
+
+        for k, p in enumerate(paths, 1):
+            start = time.monotonic()
+            print(f"notebooks: [{k}/{len(paths)}] {p.name}", flush=True)
+            if execute(p, timeout=timeout):
+                changed.append(p)
+            print(f"notebooks: [{k}/{len(paths)}] {p.name} done in "
+                  f"{time.monotonic() - start:.0f} s", flush=True)
+        return changed
     with Progress(*columns, transient=False) as bar:
         task = bar.add_task("notebooks", total=len(paths))
         for p in paths:
