@@ -55,6 +55,9 @@ def claims_command(
 
     choice(verdict, VERDICTS, "--verdict")
     choice(kind, KINDS, "--kind")
+    if grep is not None and not grep.strip():
+        raise ValueError("--grep: give some text to search for (an empty one would match "
+                         "every claim; leave --grep out for all)")
     kb = trnkb.load()
     if source is not None:  # refused before the claims are evaluated (seconds of CPU)
         source = _source_id(kb, source)
