@@ -7,7 +7,8 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).parent.parent
-OUTSIDE_LAYERS = {"__init__.py", "__main__.py", "py.typed", "data", "peaks.py", "__pycache__"}
+OUTSIDE_LAYERS = {"__init__.py", "__main__.py", "py.typed", "data", "peaks.py", "userdirs.py",
+                  "__pycache__"}
 
 
 def _contract_layers() -> list[str]:

@@ -205,7 +205,7 @@ def _table(specs: Path | None = None) -> dict[str, Any]:
         return _CACHE[digest]
     table = _read_json(shipped_table())
     if table is None or table.get("specs_digest") != digest:
-        from trnkb.units import cache_dir
+        from trnkb.userdirs import cache_dir
 
         folder = cache_dir("peaks")
         cached = folder / f"{digest}.json" if folder is not None else None

@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from trnkb.units import cache_dir
+from trnkb.userdirs import cache_dir
 
 __all__ = ["MAX_CACHE_BYTES", "read_yaml_cached"]
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import re
 import unicodedata
 from importlib import resources
@@ -35,7 +34,7 @@ from typing import Any
 import pint
 from pint.facets.plain import PlainUnit
 
-__all__ = ["cache_dir", 
+__all__ = [
     "DIMENSIONS", "Q_", "Quantity", "QuantityError", "format_number", "format_quantity",
     "format_unit", "has_dimension", "is_binary_prefixed", "parse", "ureg",
 ]
@@ -47,23 +46,11 @@ class QuantityError(ValueError):
     """Text that is not ``<number> <unit>``: unknown unit, arithmetic, nan, no number..."""
 
 
-def cache_dir(name: str) -> Path | None:
-    """``<user cache>/trnkb/<name>``, created; None when caching is off or impossible."""
-    if os.environ.get("TRNKB_NO_CACHE"):
-        return None
-    try:
-        import platformdirs
-
-        folder = platformdirs.user_cache_path("trnkb", appauthor=False) / name
-        folder.mkdir(parents=True, exist_ok=True)
-        return folder if os.access(folder, os.W_OK) else None
-    except Exception:  # no home directory, read-only file system...
-        return None
-
-
 def _cache_folder() -> Path | None:
     """pint's own disk cache of parsed definitions (keyed by the files' content hash), in
-    trnkb's user cache directory (:func:`cache_dir`); None parses every time."""
+    trnkb's user cache directory (:func:`trnkb.userdirs.cache_dir`); None parses every time."""
+    from trnkb.userdirs import cache_dir
+
     return cache_dir(f"pint-{pint.__version__}")
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from trnkb.spec.specfile import SpecError, display_path, read_bytes
-from trnkb.units import cache_dir
+from trnkb.userdirs import cache_dir
 
 T = TypeVar("T")
 

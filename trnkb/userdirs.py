@@ -1,0 +1,25 @@
+"""Where trnkb keeps files of its own on the user's machine (standard library only).
+
+Importable from every layer (it sits outside them, like :mod:`trnkb.peaks`): the unit
+registry's cache, the parse cache, remembered claims and the peak table use it, and
+``import trnkb.peaks`` must stay free of pint and pandas.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def cache_dir(name: str) -> Path | None:
+    """``<user cache>/trnkb/<name>``, created; None when caching is off or impossible."""
+    if os.environ.get("TRNKB_NO_CACHE"):
+        return None
+    try:
+        import platformdirs
+
+        folder = platformdirs.user_cache_path("trnkb", appauthor=False) / name
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder if os.access(folder, os.W_OK) else None
+    except Exception:  # no home directory, read-only file system...
+        return None
