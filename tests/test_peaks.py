@@ -190,3 +190,14 @@ def test_a_peak_its_source_leaves_dense_or_sparse_open_is_not_a_dense_peak(kb):
     assert "fp4" not in p.dense and p.unstated["fp4"].source == "cloudnews-maia-200"
     with pytest.raises(ValueError, match="does not say dense or sparse"):
         p.peak("fp4")
+
+
+def test_the_shipped_peak_table_matches_the_shipped_specs():
+    # a stale table is never wrong, but its first lookup loads the whole knowledge base:
+    # after editing specs/, run `python -m trnkb.kb.peaks_table` and commit the JSON
+    from trnkb.peaks import _read_json
+    from trnkb.spec.peaks_format import shipped_table, specs_digest, specs_dir
+
+    table = _read_json(shipped_table())
+    assert table is not None and table["specs_digest"] == specs_digest(specs_dir()), (
+        "trnkb/data/peaks.json is stale: run `python -m trnkb.kb.peaks_table`")
