@@ -24,6 +24,7 @@ from trnkb.engine import (
     chip_attention,
     chip_gemm,
     gemm,
+    mla_decode,
     named_tiling,
 )
 
@@ -250,6 +251,43 @@ def register(app: typer.Typer) -> None:
                 res = attention(core, seq, seq_kv or seq, head_dim, heads=heads, causal=causal,
                                 execute=execute, seed=seed, exp_engine=exp,
                                 heads_kv=heads_kv, progress=cb, fixed_costs=fixed_costs)
+        _finish(res, as_json, timeline)
+
+    @sub.command("mla")
+    def mla_cmd(chip: Chip = "trainium3",
+                seq_kv: Annotated[int, typer.Option(help="Tokens in each latent KV cache.")] = 8192,
+                heads: Annotated[int, typer.Option(
+                    help="Query heads on these cores (DeepSeek-V3: 128; a TP shard its share).")]
+                = 128,
+                batch: Annotated[int, typer.Option(help="Sequences decoding one token each.")] = 1,
+                kv_lora_rank: Annotated[int, typer.Option(help="Latent width (V3: 512).")] = 512,
+                rope_dim: Annotated[int, typer.Option(help="Shared RoPE key width (V3: 64).")]
+                = 64,
+                nope_dim: Annotated[int, typer.Option(
+                    help="Per-head non-RoPE query width absorbed into W_UK (V3: 128).")] = 128,
+                v_head_dim: Annotated[int, typer.Option(help="Per-head output width (V3: 128).")]
+                = 128,
+                specs: Specs = None, cores: Cores = 1, lnc: Lnc = 1,
+                timeline: TimelineOut = None, as_json: Json = False) -> None:
+        """MLA decode (DeepSeek-style latent attention, absorbed weights), cost only.
+
+        The latent cache is read once for all heads; the absorbed W_UK and W_UV are read
+        once per core. Sequences are split over --cores (keys too when the batch is
+        smaller than the cores)."""
+        for name, v in (("--seq-kv", seq_kv), ("--heads", heads), ("--batch", batch),
+                        ("--kv-lora-rank", kv_lora_rank), ("--nope-dim", nope_dim),
+                        ("--v-head-dim", v_head_dim)):
+            positive_int(v, name)
+        kb = trnkb.load(specs)
+        core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
+        _cores(core, cores)
+        _lnc(core, lnc, cores)
+        try:
+            res = mla_decode(core, seq_kv, heads=heads, batch=batch, kv_lora_rank=kv_lora_rank,
+                             rope_dim=rope_dim, nope_dim=nope_dim, v_head_dim=v_head_dim,
+                             cores=cores, lnc=lnc if lnc > 1 else None)
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint="--heads/--rope-dim") from None
         _finish(res, as_json, timeline)
 
     app.add_typer(sub, name="engine")

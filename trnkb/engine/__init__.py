@@ -11,6 +11,7 @@ May import: :mod:`trnkb.kb`, :mod:`trnkb.calc`, :mod:`trnkb.spec`, :mod:`trnkb.u
 (charts of its runs live in :mod:`trnkb.views.timeline`).
 """
 
+from trnkb.engine.attention_mla import mla_bytes, mla_decode, mla_flops
 from trnkb.engine.chip import chip_attention, chip_gemm
 from trnkb.engine.kernels import (
     attention,
@@ -52,6 +53,9 @@ __all__ = [
     "gemm",
     "gemm_time",
     "layer_time",
+    "mla_bytes",
+    "mla_decode",
+    "mla_flops",
     "model_layer_time",
     "named_tiling",
     "quantize_mx",
