@@ -7,26 +7,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-import trnkb
-from trnkb.cli.validate import attention_args, chip_with_core, gemm_args, positive_int
-from trnkb.engine import (
-    NeuronCore,
-    Result,
-    Tiling,
-    attention,
-    chip_attention,
-    chip_gemm,
-    gemm,
-    mla_decode,
-    named_tiling,
-)
+if TYPE_CHECKING:  # the engine (numpy, pint, the KB) is imported when a command runs,
+    # so `trnkb engine --help` and argument refusals do not pay for it
+    from trnkb.engine import NeuronCore, Result, Tiling
 
 __all__ = ["Dtype", "ExpEngine", "register"]
 
@@ -152,6 +142,8 @@ def _lnc(core: NeuronCore, lnc: int, cores: int) -> None:
 
 def _parse_tiling(text: str | None) -> Tiling | None:
     """``None``, a published kernel's name, or ``MxNxK`` multiples."""
+    from trnkb.engine import Tiling, named_tiling
+
     if text is None:
         return None
     parts = text.lower().split("x")
@@ -189,7 +181,12 @@ def register(app: typer.Typer) -> None:
                  fixed_costs: FixedCosts = True, timeline: TimelineOut = None,
                  as_json: Json = False) -> None:
         """C = A @ B on NeuronCores: critical path, busy time, FLOP/s vs peak, error vs float64."""
+        from trnkb.cli.validate import chip_with_core, gemm_args
+
         gemm_args(m, k, n, execute, seed)
+        import trnkb
+        from trnkb.engine import NeuronCore, chip_gemm, gemm
+
         dt, wdt = dtype.value, weight_dtype.value if weight_dtype else None
         kb = trnkb.load(specs)
         core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
@@ -232,8 +229,13 @@ def register(app: typer.Typer) -> None:
 
         With --cores > 1 or --lnc 2 the run is cost only (shards over heads or query tiles;
         a GQA decode over KV heads and key ranges)."""
+        from trnkb.cli.validate import attention_args, chip_with_core, positive_int
+
         attention_args(seq, seq_kv, head_dim, heads, execute, seed)
         positive_int(heads_kv, "--heads-kv", heads)
+        import trnkb
+        from trnkb.engine import NeuronCore, attention, chip_attention
+
         exp = exp_engine.value if exp_engine else None
         kb = trnkb.load(specs)
         core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
@@ -274,10 +276,15 @@ def register(app: typer.Typer) -> None:
         The latent cache is read once for all heads; the absorbed W_UK and W_UV are read
         once per core. Sequences are split over --cores (keys too when the batch is
         smaller than the cores)."""
+        from trnkb.cli.validate import chip_with_core, positive_int
+
         for name, v in (("--seq-kv", seq_kv), ("--heads", heads), ("--batch", batch),
                         ("--kv-lora-rank", kv_lora_rank), ("--nope-dim", nope_dim),
                         ("--v-head-dim", v_head_dim)):
             positive_int(v, name)
+        import trnkb
+        from trnkb.engine import NeuronCore, mla_decode
+
         kb = trnkb.load(specs)
         core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
         _cores(core, cores)
