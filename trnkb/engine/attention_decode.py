@@ -34,14 +34,37 @@ import math
 from collections.abc import Callable, Generator, Sequence
 
 from trnkb.engine import isa
-from trnkb.engine.timeline import Tile, Timeline
+from trnkb.engine.timeline import Pool, Tile, Timeline
 
-__all__ = ["MAX_ROWS", "decode_program"]
+__all__ = ["MAX_ROWS", "decode_program", "softmax_step"]
 
 MAX_ROWS = 128  # query rows per KV head this kernel takes (chunks x rows <= 128)
 # K/V tiles loaded ahead of their use: the ~1.3 us DMA start latency (nki-dma-bandwidth
 # guide) is longer than a tile's compute, so one tile of look-ahead leaves TensorE waiting
 PREFETCH = 3
+
+
+def softmax_step(tl: Timeline, s: Tile, m_old: Tile | None, stat: Pool, pool: Pool, free: int,
+                 exp_engine: str) -> tuple[Tile, Tile, Tile]:
+    """Row max of the scores ``s`` (``free`` elements per partition), the running max, and
+    exp(s - max) with its row sum: (new max, P, row sum). The exponential runs on VectorE
+    (Trainium3's ``exponential``) or as a ScalarE ``activation``."""
+    core = tl.core
+    mi = core.instruction_min_cycles
+    mx = stat.tile()
+    tl.issue("vector", "tensor_reduce max", max(mi, free), (s,), (mx,))
+    m_new = mx
+    if m_old is not None:
+        m_new = stat.tile()
+        tl.issue("vector", "tensor_tensor max", mi, (m_old, mx), (m_new,))
+    p, lj = pool.tile(), stat.tile()
+    if exp_engine == "vector":
+        cyc = max(mi, math.ceil(free * core.vector_clock.magnitude
+                                / (core.vector_exp_speedup * core.scalar_clock.magnitude)))
+        tl.issue("vector", "exponential", cyc, (s, m_new), (p, lj))
+    else:
+        tl.issue("scalar", "activation exp", max(mi, free) + mi, (s, m_new), (p, lj))
+    return m_new, p, lj
 
 
 def decode_program(tl: Timeline, rows: int, seq_kv: int, d: int, heads_kv: int,
@@ -151,19 +174,7 @@ def decode_program(tl: Timeline, rows: int, seq_kv: int, d: int, heads_kv: int,
             if st_next is not None:
                 nxt = transpose_s(st_next)
             st_next = st_after
-            mx = stat.tile()
-            tl.issue("vector", "tensor_reduce max", max(mi, nb * P), (s,), (mx,))
-            m_new = mx
-            if m_old is not None:
-                m_new = stat.tile()
-                tl.issue("vector", "tensor_tensor max", mi, (m_old, mx), (m_new,))
-            p, lj = psb.tile(), stat.tile()
-            if exp_engine == "vector":
-                cyc = max(mi, math.ceil(nb * P * core.vector_clock.magnitude
-                                        / (core.vector_exp_speedup * core.scalar_clock.magnitude)))
-                tl.issue("vector", "exponential", cyc, (s, m_new), (p, lj))
-            else:
-                tl.issue("scalar", "activation exp", max(mi, nb * P) + mi, (s, m_new), (p, lj))
+            m_new, p, lj = softmax_step(tl, s, m_old, stat, psb, nb * P, exp_engine)
             pt = pts.tile()
             tl.issue("tensor", "transpose", nb * max(P, min(64, min(nch, cpb) * rows)), (p,),
                      (pt,), latency=lat)

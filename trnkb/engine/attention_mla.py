@@ -28,6 +28,7 @@ import math
 from collections.abc import Generator, Iterator, Sequence
 
 from trnkb.engine import isa
+from trnkb.engine.attention_decode import softmax_step
 from trnkb.engine.chip import _chip_link, _merge, _run
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.result import Result
@@ -147,19 +148,7 @@ def mla_decode_program(tl: Timeline, work: Sequence[tuple[int, int, int]], heads
             sc = sps.tile()
             tl.issue("tensor", "transpose", max(P, min(64, nch * heads)), (st,), (sc,),
                      latency=lat)
-            mx = stat.tile()
-            tl.issue("vector", "tensor_reduce max", max(mi, P), (sc,), (mx,))
-            m_new = mx
-            if m_old is not None:
-                m_new = stat.tile()
-                tl.issue("vector", "tensor_tensor max", mi, (m_old, mx), (m_new,))
-            p, lj = psb.tile(), stat.tile()
-            if exp_engine == "vector":
-                cyc = max(mi, math.ceil(P * core.vector_clock.magnitude
-                                        / (core.vector_exp_speedup * core.scalar_clock.magnitude)))
-                tl.issue("vector", "exponential", cyc, (sc, m_new), (p, lj))
-            else:
-                tl.issue("scalar", "activation exp", max(mi, P) + mi, (sc, m_new), (p, lj))
+            m_new, p, lj = softmax_step(tl, sc, m_old, stat, psb, P, exp_engine)
             pt = pts.tile()
             tl.issue("tensor", "transpose", max(P, min(64, nch * heads)), (p,), (pt,),
                      latency=lat)
