@@ -11,7 +11,8 @@ of ``rank``), so the cache is read once for all heads:
   ``o[h] = W_UV[h]^T o_lat[h]`` (``rank`` -> ``v_head_dim``).
 
 The kernel keeps keys on partitions as :mod:`trnkb.engine.attention_decode` does, the
-heads of one sequence stacked as query rows (``heads`` <= 128). Per tile of 128 keys:
+heads of one sequence stacked as query rows (``heads`` <= 128). Per tile of up to 1024
+keys:
 one DMA of the latent rows ``[keys, rank + rope]`` (read once: HBM bytes = the cache),
 TensorE transposes of its ``ceil((rank + rope) / 128)`` column blocks to put the latent
 dimension on partitions for the scores (ScalarE evacuates them), S^T = C Q^T in
@@ -19,7 +20,10 @@ dimension on partitions for the scores (ScalarE evacuates them), S^T = C Q^T in
 kernel, and PV with the latent rows as the stationary operand in ``rank / 128`` blocks.
 The absorbed weights ``W_UK`` and ``W_UV`` (``heads x nope_dim x rank`` each, bf16) are
 loaded once per core and applied per head in ``rank / 128`` blocks for the core's batch.
-Costs are the published per-instruction formulas the other kernels use.
+Costs are the published per-instruction formulas the other kernels use. The latent's
+transposes cost TensorE about as much as the scores themselves, so at DeepSeek-V3's 128
+heads the kernel is TensorE-bound (a DMA transpose SBUF to SBUF, at half the DMA copy
+rate on Trainium2, would move that work to the DMA queues; not modelled).
 """
 
 from __future__ import annotations
