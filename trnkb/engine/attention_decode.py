@@ -19,7 +19,7 @@ tile of up to 1024 keys (``chunks`` of 128):
 With many rows (MQA: 64) the transposed scores of several chunks sit side by side on the
 free axis, so a tile is up to 1024 keys whatever the rows and one VectorE instruction
 covers it; the chunks of one score row accumulate their PV in PSUM. K/V loads are issued
-three tiles ahead (the ~1.3 us DMA start latency exceeds a tile's compute); TensorE runs
+two tiles ahead of their S^T (the ~1.3 us DMA start latency exceeds a tile's compute); TensorE runs
 S^T two tiles ahead and the next tile's transpose before this tile's P^T, and this
 tile's PV after the next P^T (PSUM double-buffered), so no TensorE instruction waits on
 the one just before it.
@@ -39,9 +39,10 @@ from trnkb.engine.timeline import Pool, Tile, Timeline
 __all__ = ["MAX_ROWS", "decode_program", "softmax_step"]
 
 MAX_ROWS = 128  # query rows per KV head this kernel takes (chunks x rows <= 128)
-# K/V tiles loaded ahead of their use: the ~1.3 us DMA start latency (nki-dma-bandwidth
-# guide) is longer than a tile's compute, so one tile of look-ahead leaves TensorE waiting
-PREFETCH = 3
+# K/V tiles loaded ahead of the S^T that reads them: the ~1.3 us DMA start latency
+# (nki-dma-bandwidth guide) is longer than a tile's compute. Deeper look-ahead runs into
+# the six K/V buffers (a load waits for the buffer's last PV) and leaves the queues idle
+PREFETCH = 2
 
 
 def softmax_step(tl: Timeline, s: Tile, m_old: Tile | None, stat: Pool, pool: Pool, free: int,
@@ -175,6 +176,9 @@ def decode_program(tl: Timeline, rows: int, seq_kv: int, d: int, heads_kv: int,
                 nxt = transpose_s(st_next)
             st_next = st_after
             m_new, p, lj = softmax_step(tl, s, m_old, stat, psb, nb * P, exp_engine)
+            if t == n_tiles - 1 and pending is not None:  # the last tile: nothing to hide
+                pending()  # behind, so the previous PV runs while this softmax does
+                pending = None
             pt = pts.tile()
             tl.issue("tensor", "transpose", nb * max(P, min(64, min(nch, cpb) * rows)), (p,),
                      (pt,), latency=lat)
@@ -196,8 +200,8 @@ def decode_program(tl: Timeline, rows: int, seq_kv: int, d: int, heads_kv: int,
                 pending()
             pending = pv_step(acc, vt, ptb, nch, alpha)
             yield
-        assert pending is not None
-        pending()
+        if pending is not None:
+            pending()
         # merge the segments of each query (max, rescale, sum over chunks) and normalise
         assert l_run is not None
         ot = outp.tile()
