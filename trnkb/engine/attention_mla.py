@@ -36,7 +36,9 @@ from trnkb.engine.attention_decode import softmax_step
 from trnkb.engine.chip import _chip_link, _merge, _run
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.result import Result
-from trnkb.engine.timeline import Timeline
+from trnkb.engine.timeline import Tile, Timeline
+
+WEIGHT_HEADS = 8  # heads of W_UK / W_UV per DMA (1 MiB each at DeepSeek-V3's shapes)
 
 __all__ = ["MLA_DEFAULTS", "mla_bytes", "mla_decode", "mla_decode_program", "mla_flops",
            "mla_split"]
@@ -99,59 +101,73 @@ def mla_decode_program(tl: Timeline, work: Sequence[tuple[int, int, int]], heads
     w_uv = tl.hbm("W_UV", (heads * kv_lora_rank, v_head_dim), "bf16")
     q_in = tl.hbm("q (nope, rope)", (n_seq * heads, nope_dim + rope_dim), "bf16")
     out = tl.hbm("O", (n_seq * heads, v_head_dim), "bf16")
-    # the weights stream through SBUF one head at a time (128 heads of both would fill it)
-    wkp = tl.sbuf_pool("W_UK[h]", (nope_dim, kv_lora_rank), "bf16", 3)
-    wvp = tl.sbuf_pool("W_UV[h]", (P, vb, v_head_dim), "bf16", 3)
+    # the weights stream through SBUF WEIGHT_HEADS heads per DMA (all 128 heads of both
+    # would fill it; one head per DMA would pay the ~1.3 us DMA start latency per head)
+    gh = min(WEIGHT_HEADS, heads)
+    wkp = tl.sbuf_pool("W_UK[heads]", (nope_dim, gh, kv_lora_rank), "bf16", 3)
+    wvp = tl.sbuf_pool("W_UV[heads]", (P, gh * vb, v_head_dim), "bf16", 3)
     qn = tl.sbuf_pool("q^T", (P, n_seq * heads * 2), "bf16").tile()
     isa.dma(tl, qn, q_in)
     # absorb in, per head: W_UK[h] blocks stationary (M = 128 of rank), q_nope^T moving
     # (N = the core's sequences): q_lat^T with the latent dimension on partitions
     ql = tl.sbuf_pool("q_lat^T", (P, kb, n_seq * heads), "bf16").tile()
-    qps = tl.psum_pool("q_lat^T (PSUM)", (P, vb * n_seq), "fp32", 2)
+    # PSUM (8 banks): latent transposes, S^T and S double-buffered (the next tile's are
+    # issued before this tile's softmax), P^T and PV; absorption borrows the S^T banks
+    ctps = tl.psum_pool("C^T block", (P, Bk), "bf16", 2)
+    sts = tl.psum_pool("S^T", (P, chunks * heads), "fp32", 2)
+    sps = tl.psum_pool("S", (chunks * heads, P), "fp32", 2)
+    pts = tl.psum_pool("P^T", (P, chunks * heads), "bf16", 1)
+    pvs = tl.psum_pool("PV", (P, vb * chunks * heads), "fp32", 1)
     for h in range(heads):
-        wk_t = wkp.tile()
-        isa.dma(tl, wk_t, w_uk.view((slice(h * nope_dim, (h + 1) * nope_dim), slice(None)),
-                                    (nope_dim, kv_lora_rank), key=h))
-        t = qps.tile()
+        if h % gh == 0:
+            n = min(gh, heads - h)
+            wk_t = wkp.tile()
+            isa.dma(tl, wk_t, w_uk.view((slice(h * nope_dim, (h + n) * nope_dim), slice(None)),
+                                        (n * nope_dim, kv_lora_rank), key=h))
+        t = sts.tile()
         tl.issue("tensor", "matmul absorb in", vb * (max(min(core.matmul_min_cycles, P),
                                                          n_seq) + ls),
                  (wk_t, qn), (t,), latency=lat)
         tl.issue("scalar", "copy", max(mi, vb * n_seq), (t,), (ql,))
     lpool = tl.sbuf_pool("latent tiles", (P, chunks, width), "bf16", 4)
-    ctps = tl.psum_pool("C^T block", (P, Bk), "bf16", 2)
     ctsb = tl.sbuf_pool("C^T", (P, kb, Bk), "bf16", 2)
-    sts = tl.psum_pool("S^T", (P, chunks * heads), "fp32", 1)
-    sps = tl.psum_pool("S", (chunks * heads, P), "fp32", 1)
-    pts = tl.psum_pool("P^T", (P, chunks * heads), "bf16", 1)
-    pvs = tl.psum_pool("PV", (P, vb * chunks * heads), "fp32", 1)
     psb = tl.sbuf_pool("P", (chunks * heads, P), "bf16", 2)
     ptsb = tl.sbuf_pool("P^T", (P, chunks * heads), "bf16", 2)
     stat = tl.sbuf_pool("row stats", (chunks * heads, 1), "fp32", 12)
     accp = tl.sbuf_pool("O_lat^T accumulator", (P, vb * chunks * heads), "fp32", 2)
     olat = tl.sbuf_pool("O_lat^T", (P, vb, n_seq * heads), "bf16").tile()
+    def front(s: int, j0: int, hi: int) -> tuple[Tile, Tile, int]:
+        """Load a latent tile, put its latent dimension on partitions (TensorE transposes,
+        ScalarE evacuates), S^T = C Q^T and S = (S^T)^T: (S, latent tile, chunks)."""
+        w = min(Bk, hi - j0)
+        nch = math.ceil(w / P)
+        lt = lpool.tile()
+        r0 = seqs.index(s) * total_keys + j0
+        isa.dma(tl, lt, cache.view((slice(r0, r0 + w), slice(None)), (w, width), key=(s, j0)))
+        ct = ctsb.tile()
+        for _b in range(kb):
+            blk = ctps.tile()
+            tl.issue("tensor", "transpose", nch * max(P, min(64, P)), (lt,), (blk,),
+                     latency=lat)
+            tl.issue("scalar", "copy", max(mi, nch * P), (blk,), (ct,))
+        st = sts.tile()
+        tl.issue("tensor", "matmul S^T", nch * kb * (max(min(core.matmul_min_cycles, P),
+                                                         heads) + ls),
+                 (ct, ql), (st,), latency=lat)
+        sc = sps.tile()
+        tl.issue("tensor", "transpose", max(P, min(64, nch * heads)), (st,), (sc,),
+                 latency=lat)
+        return sc, lt, nch
+
     for s, lo, hi in work:
         acc = accp.tile()
-        m_old = l_run = None
+        m_old: Tile | None = None
+        l_run: Tile | None = None
+        nxt = front(s, lo, hi)
         for j0 in range(lo, hi, Bk):
-            w = min(Bk, hi - j0)
-            nch = math.ceil(w / P)
-            lt = lpool.tile()
-            r0 = seqs.index(s) * total_keys + j0
-            isa.dma(tl, lt, cache.view((slice(r0, r0 + w), slice(None)), (w, width),
-                                       key=(s, j0)))
-            ct = ctsb.tile()
-            for _b in range(kb):  # latent dimension onto partitions (TensorE transposes)
-                blk = ctps.tile()
-                tl.issue("tensor", "transpose", nch * max(P, min(64, P)), (lt,), (blk,),
-                         latency=lat)
-                tl.issue("scalar", "copy", max(mi, nch * P), (blk,), (ct,))
-            st = sts.tile()
-            tl.issue("tensor", "matmul S^T", nch * kb * (max(min(core.matmul_min_cycles, P),
-                                                             heads) + ls),
-                     (ct, ql), (st,), latency=lat)
-            sc = sps.tile()
-            tl.issue("tensor", "transpose", max(P, min(64, nch * heads)), (st,), (sc,),
-                     latency=lat)
+            sc, lt, nch = nxt
+            if j0 + Bk < hi:  # the next tile's TensorE work first: it does not wait on this
+                nxt = front(s, j0 + Bk, hi)  # tile's softmax
             m_new, p, lj = softmax_step(tl, sc, m_old, stat, psb, P, exp_engine)
             pt = pts.tile()
             tl.issue("tensor", "transpose", max(P, min(64, nch * heads)), (p,), (pt,),
@@ -183,10 +199,12 @@ def mla_decode_program(tl: Timeline, work: Sequence[tuple[int, int, int]], heads
     # O_lat^T moving (N = the core's sequences), accumulated over the rank / 128 blocks
     ot = tl.sbuf_pool("O^T", (v_head_dim, n_seq * heads), "bf16").tile()
     for h in range(heads):
-        wv_t = wvp.tile()
-        isa.dma(tl, wv_t, w_uv.view((slice(h * kv_lora_rank, (h + 1) * kv_lora_rank),
-                                     slice(None)), (kv_lora_rank, v_head_dim), key=h))
-        t = qps.tile()  # the absorb-in PSUM buffers, free again
+        if h % gh == 0:
+            n = min(gh, heads - h)
+            wv_t = wvp.tile()
+            isa.dma(tl, wv_t, w_uv.view((slice(h * kv_lora_rank, (h + n) * kv_lora_rank),
+                                         slice(None)), (n * kv_lora_rank, v_head_dim), key=h))
+        t = sts.tile()
         tl.issue("tensor", "matmul absorb out",
                  vb * (max(min(core.matmul_min_cycles, v_head_dim), n_seq)
                        + math.ceil(v_head_dim / core.ls_speedup)),
