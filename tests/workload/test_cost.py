@@ -75,7 +75,8 @@ def test_every_system_whose_chip_has_a_rented_price_answers_pricing_cloud(kb):
         if s.chip in priced:
             assert cost_inputs(s, "cloud")["cloud_price"].kind == "sourced", sid
             answered += 1
-    assert answered >= 8  # h100, h200, b200, gb200, gb300, mi300x, mi355x, trn1, v5e, v5p...
+    # h100, h200, b200, gb200 (x2), gb300, mi300x, mi325x, mi355x, trn1, trn2 (x2), v5e, v5p, v6e
+    assert answered >= 15
     res = runner.invoke(app, ["workload", "serve", "--model", "llama-3.1-70b", "--system",
                               "mi355x-8", "--precision", "fp8", "--pricing", "cloud", "--json"])
     assert res.exit_code == 0, res.output
@@ -94,3 +95,34 @@ def test_trnkb_prices_lists_every_price_with_source_and_date(kb):
     assert text.exit_code == 0 and "tensorwave-mi300x-on-demand" in text.output
     bad = runner.invoke(app, ["prices", "--chip", "nope"])
     assert bad.exit_code == 1 and "Traceback" not in bad.output
+
+
+def test_trn2_instance_price_to_chip_hour_to_usd_per_mtok_by_hand(kb):
+    # SkyPilot AWS catalog (AWS price list), trn2.48xlarge us-east-2 on-demand $85.964 per
+    # instance-hour; AWS's Trn2 table: 16 Trainium2 chips per trn2.48xlarge
+    row = next(r for r in price_rows(kb, "trainium2") if r["id"] == "aws-trn2-48xlarge-on-demand")
+    assert row["price_usd_per_hour"] == pytest.approx(85.964)
+    assert row["chips_per_instance"] == 16
+    assert row["price_per_chip_usd_per_hour"] == pytest.approx(5.37275)  # 85.964 / 16
+    m, s = W.model(kb, "llama-3.1-70b"), W.system(kb, "trn2-nl16-2d-torus")
+    r = W.serve(m, s, 16, 32, 2048, 256, "fp8", pricing="cloud", curve=False)
+    tok_s_chip = r.breakdown["tokens_per_s_per_chip"]
+    assert r.breakdown["usd_per_chip_hour"] == pytest.approx(5.37275)
+    # $/Mtok = $/chip-h / (tokens/s per chip x 3600 s/h) x 1e6
+    assert r.breakdown["usd_per_million_tokens"] == pytest.approx(
+        5.37275 / (tok_s_chip * 3600) * 1e6, rel=1e-9)
+
+
+@pytest.mark.parametrize(("system", "chips", "usd_per_chip_hour"), [
+    ("trn2-nl16-2d-torus", 16, 85.964 / 16),   # trn2.48xlarge on-demand, 16 chips
+    ("tpu-v6e-pod", 8, 21.6 / 8),             # tpu-v6e-8 us-central1 on-demand, 8 chips
+    ("hgx-h200-8", 8, 43.26 / 8),             # AWS Capacity Block, 8 x H200 (first H200 row)
+])
+def test_newly_priced_systems_answer_pricing_cloud_from_the_cli(system, chips, usd_per_chip_hour):
+    res = runner.invoke(app, ["workload", "serve", "--model", "llama-3.1-70b", "--system", system,
+                              "--chips", str(chips), "--precision", "fp8", "--pricing", "cloud",
+                              "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["inputs"]["cloud_price"]["kind"] == "sourced"
+    assert out["inputs"]["cloud_price"]["central"] == pytest.approx(usd_per_chip_hour)
