@@ -37,9 +37,8 @@ if TYPE_CHECKING:
     from trnkb.workload.result import WorkloadResult
 
 __all__ = ["MODELS", "SYSTEMS", "TRN3", "breakeven_capex", "chart_sources", "cost_targets",
-           "fleet",
-           "power_check", "prices", "range_chart", "rests_on", "serving", "sources_below",
-           "training", "verdict", "versus"]
+           "energy_check", "fleet", "power_check", "prices", "range_chart", "rests_on", "serving",
+           "sources_below", "training", "verdict", "versus"]
 
 TRN3 = "trn3-nl72x2-switched"
 SYSTEMS = (TRN3, "trn3-nl32x2-switched", "gb300-nvl72", "gb200-nvl72", "mi355x-8",
@@ -80,11 +79,33 @@ def serving(kb: KnowledgeBase, target: float = 30.0, precision: str = "fp8",
                              "tokens_per_s_per_chip": tps.mid,
                              "tokens_per_s_per_rack": tps.mid * rack,
                              "tokens_per_s_per_mw": mw.mid, "mw_low": mw.lo, "mw_high": mw.hi,
-                             "usd_per_mtok": usd.mid, "usd_low": usd.lo, "usd_high": usd.hi})
+                             "usd_per_mtok": usd.mid, "usd_low": usd.lo, "usd_high": usd.hi,
+                             **_inputs_of(r)})
     df = pd.DataFrame(rows)
     df.attrs.update(results=results, target=target, precision=precision, models=models,
                     engine=engine)
     return df
+
+
+_TCO_KEYS = ("capex_per_chip", "chip_power", "pue", "power_price", "utilisation",
+             "depreciation_years", "cost_of_capital", "opex_fraction")
+
+
+def _inputs_of(r: WorkloadResult) -> dict[str, str]:
+    """Every input a result's $/Mtok rests on: the ones moving its range (largest share
+    first), then the hourly rate's own inputs (the price a renter pays; an analyst's owner
+    cost and utilisation; or the TCO formula's inputs). ``sourced_inputs``: sourced values;
+    ``assumed_inputs``: named assumptions and sourced values scaled by one."""
+    names = [x["input"] for x in range_shares(r, "usd_per_million_tokens")]
+    rate = (("cloud_price",) if "cloud_price" in r.inputs else
+            ("owner_price", "utilisation") if "owner_price" in r.inputs else _TCO_KEYS)
+    names += [k for k in rate if k in r.inputs and k not in names]
+    kinds = {k: r.inputs[k].kind for k in names if k in r.inputs}
+    src = [k for k in names if kinds.get(k) == "sourced"]
+    ass = [k + (" (sourced x assumption)" if kinds[k] == "sourced x assumption" else "")
+           for k in names if kinds.get(k) in ("assumption", "sourced x assumption")]
+    return {"sourced_inputs": ", ".join(src) or "none",
+            "assumed_inputs": ", ".join(ass) or "none"}
 
 
 def _call(v: Any) -> str:
@@ -187,12 +208,13 @@ def verdict(df: pd.DataFrame, vs: pd.DataFrame, be: pd.DataFrame) -> list[str]:
     return [first + ".", second + ".", third + "."]
 
 
-def rests_on(df: pd.DataFrame, kind: str = "dense", top: int = 4) -> pd.DataFrame:
-    """Per system (owner view): the inputs its $/Mtok range rests on, sourced or assumed,
-    with their share of the range."""
+def rests_on(df: pd.DataFrame, kind: str = "dense", top: int = 4,
+             pricing: str = "owner") -> pd.DataFrame:
+    """Per system (one pricing view): the inputs its $/Mtok range rests on, sourced or
+    assumed, with their share of the range."""
     rows = []
-    for (k, sid, pricing), r in df.attrs["results"].items():
-        if k != kind or pricing != "owner":
+    for (k, sid, view), r in df.attrs["results"].items():
+        if k != kind or view != pricing:
             continue
         name = dict(zip(df["id"], df["system"], strict=False))[sid]
         for s in range_shares(r, "usd_per_million_tokens")[:top]:
@@ -265,26 +287,21 @@ def prices(kb: KnowledgeBase, systems: Sequence[str] = SYSTEMS) -> pd.DataFrame:
 
 def power_check(kb: KnowledgeBase) -> pd.DataFrame:
     """The model's facility watts per chip (chip power x PUE range) against each published
-    all-in provisioned figure (``power`` table): inside the range, or the miss in %."""
-    rows = []
-    t = kb.table("power")
-    for rid in t["id"]:
-        chip = kb.get(rid, "chip")
-        w = float(kb.get(rid, "allin_power_per_chip").to("W").magnitude)
-        src = kb.provenance(rid, "allin_power_per_chip")["source"]
-        for sid in fromkb.system_ids(kb):
-            s = fromkb.system(kb, sid)
-            if s.chip != chip:
-                continue
-            lo, mid, hi = (s.chip_power.lo * s.pue.lo, s.chip_power.mid * s.pue.mid,
-                           s.chip_power.hi * s.pue.hi)
-            miss = 0.0 if lo <= w <= hi else (w - (hi if w > hi else lo)) / (hi if w > hi
-                                                                             else lo)
-            rows.append({"system": sid, "published_w": w, "model_low_w": lo,
-                         "model_central_w": mid, "model_high_w": hi,
-                         "within": lo <= w <= hi, "miss": round(miss, 3),
-                         "chip_power_basis": s.chip_power.kind, "source": src})
-    return pd.DataFrame(rows)
+    all-in provisioned figure (:func:`trnkb.audit.energy_validation.allin_check`)."""
+    from trnkb.audit.energy_validation import allin_check
+
+    return pd.DataFrame(allin_check(kb))
+
+
+def energy_check(kb: KnowledgeBase) -> pd.DataFrame:
+    """Measured J/token (MLPerf Inference Power) against the model's J/token
+    (:func:`trnkb.audit.energy_validation.measured_energy`)."""
+    from trnkb.audit.energy_validation import measured_energy
+
+    cols = ["run", "model", "scenario", "measured_w_per_chip", "tokens_per_s",
+            "measured_j_per_token", "model_j_low", "model_j_central", "model_j_high", "within",
+            "miss", "source"]
+    return pd.DataFrame(measured_energy(kb))[cols]
 
 
 def fleet(kb: KnowledgeBase, power_mw: float = 50, target: float = 30.0,
