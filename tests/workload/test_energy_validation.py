@@ -47,3 +47,22 @@ def test_energy_section_lists_every_run_with_a_verdict(kb):
     for r in ev.measured_energy(kb):
         assert f"| {r['run']} |" in text
     assert text.count("| in range |") + text.count("| miss ") >= 8 + len(ev.allin_check(kb))
+
+
+def test_dashboard_j_per_token_of_a_predicted_run_against_the_model_by_hand(kb):
+    from trnkb.audit.ledger import Prediction, Run
+
+    run = Run(id="x", family="serving throughput", vendor="NVIDIA", system="hgx-h100-8", chips=8,
+              model="llama-3.1-70b", metric="tokens_per_s_system", value=8000.0, unit="1/s",
+              source="s", locator="l", date="2026", split="holdout", line=1)
+    pred = Prediction(mid=9000.0, lo=6000.0, hi=12000.0, call="trnkb workload serve ...")
+    (r,) = ev.allin_runs(kb, [{"run": run, "prediction": pred}])
+    s = W.system(kb, "hgx-h100-8")
+    # InferenceX all-in 1.73 kW per H100 over 1,000 tokens/s per chip (8,000 / 8)
+    assert r["allin_j_per_token"] == pytest.approx(1730 / 1000)
+    # the model: facility W per chip (chip power x PUE) over predicted tokens/s per chip
+    assert r["model_j_low"] == pytest.approx(s.chip_power.lo * s.pue.lo / 1500)
+    assert r["model_j_high"] == pytest.approx(s.chip_power.hi * s.pue.hi / 750)
+    assert r["within"] == (r["model_j_low"] <= 1.73 <= r["model_j_high"])
+    # a run with no prediction or on a chip without an all-in figure is left out
+    assert ev.allin_runs(kb, [{"run": run, "prediction": None}]) == []

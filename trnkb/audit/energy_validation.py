@@ -20,7 +20,11 @@ Two checks, both generated into ``docs/workload-validation.md`` (:func:`markdown
 2. **All-in power behind a dashboard's J/token** (InferenceX): its tokens per provisioned
    all-in megawatt and J/token are an analyst's all-in watts per GPU over a measured throughput,
    so at equal throughput the J/token ratio is the ratio of powers. :func:`allin_check` sets
-   each all-in figure against the model's facility watts per chip (chip power x PUE).
+   each all-in figure against the model's facility watts per chip (chip power x PUE);
+   :func:`allin_runs` applies the dashboard's definition to every predicted serving-throughput
+   run of the ledger on a chip with an all-in figure (all-in W per chip / measured tokens/s per
+   chip) against the model's whole J/token range (facility W per chip / predicted tokens/s per
+   chip): power and throughput together, the model's tokens/MW turned round.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from trnkb.workload import fromkb
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["allin_check", "markdown", "measured_energy"]
+__all__ = ["allin_check", "allin_runs", "markdown", "measured_energy"]
 
 
 def _miss(x: float, lo: float, hi: float) -> float:
@@ -112,6 +116,43 @@ def allin_check(kb: KnowledgeBase) -> list[dict[str, Any]]:
     return rows
 
 
+def allin_runs(kb: KnowledgeBase,
+               evaluated: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """One dict per predicted serving-throughput ledger run on a chip with an all-in power
+    figure: ``allin_j_per_token`` (the dashboard's definition at the measured throughput) and
+    the model's ``model_j_low/central/high`` (facility W per chip over the predicted tokens/s
+    per chip), ``within`` and ``miss``. ``evaluated``: rows of
+    :func:`trnkb.audit.ledger.evaluate` (default: the whole ledger, cached per knowledge base)."""
+    from trnkb.audit import ledger
+
+    allin = {str(kb.get(rid, "chip")): float(kb.get(rid, "allin_power_per_chip").to("W")
+                                             .magnitude)
+             for rid in _power_rows(kb, "allin_power_per_chip")}
+    out = []
+    for row in ledger.evaluate(kb) if evaluated is None else evaluated:
+        run, pred = row["run"], row["prediction"]
+        if (pred is None or run.family != "serving throughput" or run.unit != "1/s"
+                or run.metric not in ("tokens_per_s_system", "tokens_per_s_per_chip")):
+            continue
+        s = fromkb.system(kb, run.system or "")
+        if s.chip not in allin or not run.chips:
+            continue
+        per = 1.0 / run.chips if run.metric == "tokens_per_s_system" else 1.0
+        tok, lo, mid, hi = (run.value * per, pred.lo * per, pred.mid * per, pred.hi * per)
+        fw = (s.chip_power.lo * s.pue.lo, s.chip_power.mid * s.pue.mid,
+              s.chip_power.hi * s.pue.hi)
+        j = allin[s.chip] / tok
+        r = {"run": run.id, "system": run.system, "chip": s.chip, "split": run.split,
+             "allin_w": allin[s.chip], "tokens_per_s_per_chip": tok,
+             "predicted_tokens_per_s_per_chip": mid, "allin_j_per_token": j,
+             "model_j_low": fw[0] / hi, "model_j_central": fw[1] / mid,
+             "model_j_high": fw[2] / lo}
+        r["within"] = r["model_j_low"] <= j <= r["model_j_high"]
+        r["miss"] = round(_miss(j, r["model_j_low"], r["model_j_high"]), 3)
+        out.append(r)
+    return out
+
+
 def _j(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3g}"
 
@@ -166,4 +207,21 @@ def markdown(kb: KnowledgeBase) -> str:
                      f"({a['model_low_w']:,.0f} to {a['model_high_w']:,.0f}) "
                      f"| {_verdict(a['within'], a['miss'])} | {a['chip_power_basis']} "
                      f"| {a['source']} |")
+    runs = allin_runs(kb)
+    held = [r for r in runs if r["split"] == "holdout"]
+    lines += [
+        "\nThe dashboard's J/token applied to every predicted serving-throughput run of the "
+        "ledger on a chip with an all-in figure (all-in W per GPU / measured tokens/s per chip) "
+        "against the model's whole J/token range (facility W per chip / its predicted tokens/s "
+        "per chip, power and throughput together):\n",
+        f"- all runs: {sum(r['within'] for r in runs)} of {len(runs)} in range; held-out runs: "
+        f"{sum(r['within'] for r in held)} of {len(held)}\n",
+        "| run | split | all-in J/token at measured tokens/s | model J/token, central (range) "
+        "| verdict |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for r in runs:
+        lines.append(f"| {r['run']} | {r['split']} | {_j(r['allin_j_per_token'])} "
+                     f"| {_j(r['model_j_central'])} ({_j(r['model_j_low'])} to "
+                     f"{_j(r['model_j_high'])}) | {_verdict(r['within'], r['miss'])} |")
     return "\n".join(lines) + "\n"

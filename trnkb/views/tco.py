@@ -91,21 +91,30 @@ _TCO_KEYS = ("capex_per_chip", "chip_power", "pue", "power_price", "utilisation"
              "depreciation_years", "cost_of_capital", "opex_fraction")
 
 
+def _split(kinds: dict[str, str]) -> dict[str, str]:
+    """``sourced_inputs`` and ``assumed_inputs`` (named assumptions, and sourced values scaled
+    by one) from input -> kind, in the given order."""
+    src = [k for k, v in kinds.items() if v == "sourced"]
+    ass = [k + (" (sourced x assumption)" if v == "sourced x assumption" else "")
+           for k, v in kinds.items() if v in ("assumption", "sourced x assumption")]
+    return {"sourced_inputs": ", ".join(src) or "none",
+            "assumed_inputs": ", ".join(ass) or "none"}
+
+
 def _inputs_of(r: WorkloadResult) -> dict[str, str]:
     """Every input a result's $/Mtok rests on: the ones moving its range (largest share
     first), then the hourly rate's own inputs (the price a renter pays; an analyst's owner
-    cost and utilisation; or the TCO formula's inputs). ``sourced_inputs``: sourced values;
-    ``assumed_inputs``: named assumptions and sourced values scaled by one."""
+    cost and utilisation; or the TCO formula's inputs), split by :func:`_split`."""
     names = [x["input"] for x in range_shares(r, "usd_per_million_tokens")]
     rate = (("cloud_price",) if "cloud_price" in r.inputs else
             ("owner_price", "utilisation") if "owner_price" in r.inputs else _TCO_KEYS)
     names += [k for k in rate if k in r.inputs and k not in names]
-    kinds = {k: r.inputs[k].kind for k in names if k in r.inputs}
-    src = [k for k in names if kinds.get(k) == "sourced"]
-    ass = [k + (" (sourced x assumption)" if kinds[k] == "sourced x assumption" else "")
-           for k in names if kinds.get(k) in ("assumption", "sourced x assumption")]
-    return {"sourced_inputs": ", ".join(src) or "none",
-            "assumed_inputs": ", ".join(ass) or "none"}
+    return _split({k: r.inputs[k].kind for k in names if k in r.inputs})
+
+
+def _shares_split(shares: list[dict[str, Any]]) -> dict[str, str]:
+    """:func:`_split` of a ``range_shares`` list (the inputs moving a planner figure)."""
+    return _split({x["input"]: x["kind"] for x in shares})
 
 
 def _call(v: Any) -> str:
@@ -318,7 +327,8 @@ def fleet(kb: KnowledgeBase, power_mw: float = 50, target: float = 30.0,
                      "tokens_per_s_low": r["fleet_tokens_per_s"]["low"],
                      "tokens_per_s_high": r["fleet_tokens_per_s"]["high"],
                      "usd_per_mtok": r["usd_per_million_tokens"]["central"],
-                     "reached": r["reachable"]})
+                     "reached": r["reachable"],
+                     **_shares_split(r["usd_per_million_tokens_rests_on"])})
     return pd.DataFrame(rows)
 
 
@@ -336,7 +346,8 @@ def cost_targets(kb: KnowledgeBase, max_usd_per_mtok: float = 1.0, kind: str = "
         top = r["rests_on"][0] if r["rests_on"] else {"input": "-", "kind": ""}
         rows.append({"system": lab[sid], "tokens_per_s_per_user": t["central"],
                      "optimistic": t["optimistic"], "pessimistic": t["pessimistic"],
-                     "usd_decided_by": f"{top['input']} ({top['kind']})"})
+                     "usd_decided_by": f"{top['input']} ({top['kind']})",
+                     **_shares_split(r["rests_on"])})
     return pd.DataFrame(rows)
 
 
@@ -361,7 +372,8 @@ def training(kb: KnowledgeBase, tokens: float = 15e12, days: float = 90.0,
                      "cost_musd_high": r["cost_usd"]["high"] / 1e6,
                      "energy_gwh": r["energy_mwh"]["central"] / 1e3,
                      "cost_decided_by": r["cost_rests_on"][0]["input"] + " ("
-                     + r["cost_rests_on"][0]["kind"] + ")", "note": ""})
+                     + r["cost_rests_on"][0]["kind"] + ")", "note": "",
+                     **_shares_split(r["cost_rests_on"])})
     return pd.DataFrame(rows)
 
 
