@@ -126,3 +126,14 @@ def test_newly_priced_systems_answer_pricing_cloud_from_the_cli(system, chips, u
     out = json.loads(res.output)
     assert out["inputs"]["cloud_price"]["kind"] == "sourced"
     assert out["inputs"]["cloud_price"]["central"] == pytest.approx(usd_per_chip_hour)
+
+
+def test_gb200_rack_instance_price_is_normalised_by_its_four_gpus(kb):
+    # CoreWeave pricing page (transcribed 2026-09-20): GB200 NVL72 on-demand $42.00 per hour for
+    # an instance of 4 GPUs -> $10.50 per GPU-hour; the page itself quotes $10.50 single-GPU
+    row = next(r for r in price_rows(kb, "gb200") if r["id"] == "coreweave-gb200-nvl72-on-demand")
+    assert row["chips_per_instance"] == 4
+    assert row["price_per_chip_usd_per_hour"] == pytest.approx(10.50)
+    gb = W.system(kb, "gb200-nvl72")
+    # the cloud range spans the 3-year rental tier ($3.30) to CoreWeave on-demand ($10.50)
+    assert (gb.cloud_price.lo, gb.cloud_price.hi) == pytest.approx((3.30, 10.50))
