@@ -93,6 +93,9 @@ def test_trnkb_prices_lists_every_price_with_source_and_date(kb):
     assert {r["view"] for r in rows} == {"cloud", "owner"}
     text = runner.invoke(app, ["prices", "--chip", "mi300x"])
     assert text.exit_code == 0 and "tensorwave-mi300x-on-demand" in text.output
+    # a "starting at" rate is marked as a lower bound (Akash B300 $6.00/hr, 'Starting at')
+    b300 = runner.invoke(app, ["prices", "--chip", "b300"])
+    assert b300.exit_code == 0 and ">=6.00" in b300.output
     bad = runner.invoke(app, ["prices", "--chip", "nope"])
     assert bad.exit_code == 1 and "Traceback" not in bad.output
 
