@@ -327,7 +327,8 @@ _NEMO = ("NVIDIA/NeMo", "070a0bb168d405d653b9734c0017cf5078e77c0d",
          "docs/source/performance/performance_summary.md")
 _NEMO_MODELS = {"LLAMA2-70B": "llama-2-70b", "LLAMA3-8B": "llama-3-1-8b",
                 "LLAMA3-70B": "llama-3-1-70b", "LLAMA2-7B": "llama-2-7b",
-                "LLAMA2-13B": "llama-2-13b"}
+                "LLAMA2-13B": "llama-2-13b", "GPT3-5B": "gpt-3-5b", "GPT3-20B": "gpt-3-20b",
+                "GPT3-175B": "gpt-3-175b"}
 
 
 def nemo(text: str) -> list[dict[str, Any]]:

@@ -7,7 +7,7 @@ from trnkb.workload import fromkb
 
 MODELS = ["llama-3-1-8b", "llama-3-1-70b", "llama-3-1-405b", "llama-2-70b", "mixtral-8x7b",
           "deepseek-v3", "qwen3-235b-a22b", "gpt-oss-120b", "qwen3-32b", "llama-2-7b",
-          "llama-2-13b", "mixtral-8x22b"]
+          "llama-2-13b", "mixtral-8x22b", "gpt-3-175b"]
 
 # the Llama 2 paper names its smallest model "7B"; the architecture (32 x 4096, FFN 11008,
 # 32,000 tokens) holds 6.74B weights, 3.7% below the rounded name
