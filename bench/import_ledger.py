@@ -20,6 +20,8 @@ Inputs, each read at the commit named in its source row (``specs/sources.yaml``)
   repositories at the commits in their source rows (or given as text files);
 - the InferenceX serving dashboard's API snapshot (``bench/import_inferencex.py``: closed-loop
   DeepSeek-R1 sweeps on NVIDIA and AMD systems, throughput per GPU, TPOT and TTFT);
+- JetStream-PyTorch's TPU v5e serving summary (``bench/import_jetstream.py``; kept as not
+  expressible: its ShareGPT sample's mean lengths are not stated);
 - the serving runs of ``specs/claims/measured.yaml`` (vendor tables: TensorRT-LLM, NIM, ROCm
   vLLM, OCI; their sources stay in that file's ``sources`` block), each with ``from_claim``.
 
@@ -473,11 +475,12 @@ def main(argv: list[str] | None = None) -> int:
     summary = (a.nemo.read_text() if a.nemo else _mirror_text(*_NEMO, a.mirror))
     sys.path.insert(0, str(Path(__file__).parent))
     from import_inferencex import inferencex
+    from import_jetstream import jetstream
 
     runs = (inference_v51(a.mirror) + training("5.0", a.mirror) + training("5.1", a.mirror)
             + neuron(a.mirror) + maxtext(tiering) + nemo(summary)
             + measured_claims(Path(__file__).parents[1] / "specs" / "claims" / "measured.yaml")
-            + inferencex(a.mirror))
+            + inferencex(a.mirror) + jetstream(a.mirror))
     ids = [r["id"] for r in runs]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:

@@ -77,3 +77,11 @@ def test_the_importer_reproduces_the_committed_ledger():
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "import_ledger.py")],
                          capture_output=True, text=True, check=True, timeout=1200).stdout
     assert out == (default_specs_dir() / "ledger" / "runs.yaml").read_text()
+
+
+def test_jetstream_tpu_runs_are_listed_with_the_reason_they_cannot_be_predicted():
+    runs = [r for r in ledger.load_runs() if r.id.startswith("jetstream-pytorch-")]
+    assert len(runs) == 9  # Llama 3 8B x3, Llama 2 7B x2, Llama 2 13B x4 (Gemma has no row)
+    for r in runs:
+        assert r.vendor == "Google" and r.system == "tpu-v5e-pod" and r.chips == 8
+        assert "mean input and output lengths" in r.get("not_expressible")

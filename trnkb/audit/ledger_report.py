@@ -109,7 +109,11 @@ def markdown(kb: KnowledgeBase, rows: list[dict[str, Any]] | None = None) -> str
         "(`trnkb.workload.simulate`): a stated batch is a closed loop of that many clients "
         "(TPOT and TTFT at p50, the tables' statistic), a maximum-throughput table is the "
         "offline drain on the run's chips; MLPerf scenarios wait for the benchmark's mean "
-        "input length (reasons below).\n",
+        "input length (reasons below). Serving-dashboard points (InferenceX) are closed loops "
+        "at the stated concurrency on one aggregated engine of TP GPUs, with the mean lengths "
+        "of the client's draw (uniform on [0.8 L, L], `specs/benchmarks.yaml` dashboard rows); "
+        "their disaggregated and speculative-decoding points are not imported, and points "
+        "with expert or attention-data parallelism are listed below as not expressible.\n",
         "### On the held-out runs, against the targets of issue 19\n",
         _HEAD.format("family") + " target | met |",
         "| --- | --- | --- | --- | --- | --- | --- |",
