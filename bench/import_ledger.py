@@ -360,8 +360,8 @@ def nemo(text: str) -> list[dict[str, Any]]:
             "locator": f"performance_summary.md line {n}, {name} {task}, Tokens / sec / GPU",
             "url": f"https://github.com/{_NEMO[0]}/blob/{_NEMO[1]}/{_NEMO[2]}", "date": "2024",
         }
-        if task == "LoRA":
-            run["method"] = "lora"
+        if task == "LoRA":  # NeMo's launcher PEFT recipe (specs/benchmarks.yaml)
+            run.update(method="lora", benchmark="nemo-24.07-lora-squad")
         runs.append(run)
     return runs
 
