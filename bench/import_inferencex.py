@@ -11,8 +11,7 @@ throughput per GPU and latency statistics (seconds), with the GitHub Actions run
 Kept: the points served by one aggregated engine without speculative decoding (``disagg``
 false, ``spec_method`` none), on a system and model the knowledge base has. Each gives up to
 three runs: output tokens/s per GPU (``output_tput_per_gpu``), median TPOT and median TTFT.
-Points with expert parallelism or attention data parallelism are kept with the reason they
-cannot be expressed (the ledger's simulator call passes TP only). Skipped points are counted
+Each carries the simulator layout of its engine (:func:`_layout`). Skipped points are counted
 on stderr.
 
 Lengths: InferenceX's client (``utils/bench_serving/benchmark_serving.py``,
@@ -74,15 +73,22 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.]+", "-", str(text).lower()).strip("-")
 
 
-def _layout_gap(r: dict[str, Any]) -> str | None:
+def _layout(r: dict[str, Any]) -> tuple[dict[str, int], str | None]:
+    """The simulator layout of an aggregated engine and a note where it approximates.
+
+    trnkb's layout spreads whole routed experts over the ``tp x dp`` chips of a stage (expert
+    parallel, :class:`trnkb.workload.stepcost.Layout`): TP T with EP T is that layout; TP T
+    with attention-DP is trnkb's DEP (``tp`` 1, ``dp`` T); TP T with EP 1 slices every expert
+    across the T chips instead (same weight bytes per chip, an all-reduce in place of the
+    dispatch), which the simulator approximates by the expert-parallel layout."""
+    tp, ep = int(r["decode_tp"]), int(r["decode_ep"])
     if r["decode_dp_attention"]:
-        return (f"attention data parallelism with expert parallelism (TP {r['decode_tp']}, "
-                f"EP {r['decode_ep']}, DP-attention): the ledger's simulator call passes TP "
-                f"only")
-    if int(r["decode_ep"]) > 1:
-        return (f"expert parallelism across the TP group (TP {r['decode_tp']}, EP "
-                f"{r['decode_ep']}): the ledger's simulator call passes TP only")
-    return None
+        return {"tp": 1, "dp": tp}, (f"TP {tp} with attention data parallelism and EP {ep}: "
+                                     f"simulated as DEP (tp 1, dp {tp})")
+    if ep == 1:
+        return {"tp": tp}, (f"TP {tp}, EP 1 (experts sliced over the TP group): simulated "
+                            f"with whole experts spread over the {tp} chips (expert parallel)")
+    return {"tp": tp}, None
 
 
 def runs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -112,15 +118,16 @@ def runs(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "chips": tp, "model": model, "model_name": name, "precision": r["precision"],
             "scenario": "batch", "batch": int(r["conc"]),
             "input_len": mean_length(int(r["isl"])),
-            "output_len": mean_length(int(r["osl"])), "tp": tp,
+            "output_len": mean_length(int(r["osl"])),
             "software": r["framework"] + (f" ({r['image']})" if r.get("image") else ""),
             "published": f"isl {r['isl']}, osl {r['osl']} (nominal; lengths uniform on "
                          f"[{RANGE_RATIO} x L, L]), concurrency {r['conc']}",
             "source": SOURCE, "url": FIXTURE_URL, "date": str(r["date"]),
         }
-        gap = _layout_gap(r)
-        if gap:
-            common["not_expressible"] = gap
+        layout_kw, note = _layout(r)
+        common.update(layout_kw)
+        if note:
+            common["note"] = note
         for metric, family, key, unit in _METRICS:
             value = r["metrics"].get(key)
             if not value:

@@ -424,8 +424,8 @@ def measured_claims(path: Path) -> list[dict[str, Any]]:
 
 _ORDER = ("id", "family", "vendor", "system", "hardware", "chips", "model", "model_name",
           "method", "precision", "scenario", "benchmark", "batch", "input_len", "output_len",
-          "seq_len", "global_batch", "tokens", "plan", "tp", "software", "metric", "value", "unit",
-          "published", "runs", "not_expressible", "from_claim", "note", "source", "locator",
+          "seq_len", "global_batch", "tokens", "plan", "tp", "dp", "software", "metric", "value",
+          "unit", "published", "runs", "not_expressible", "from_claim", "note", "source", "locator",
           "url", "date", "split")
 
 

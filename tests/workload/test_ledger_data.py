@@ -63,12 +63,15 @@ def test_inferencex_runs_state_their_layout_lengths_and_run():
         assert r.get("input_len") == (int(isl * 0.8) + isl) / 2, r.id
         assert r.get("output_len") == (int(osl * 0.8) + osl) / 2, r.id
         assert r.get("batch") == conc and r.get("scenario") == "batch", r.id
-        assert r.chips == r.get("tp"), r.id  # one aggregated engine on its TP GPUs
+        # one aggregated engine on its TP GPUs; attention-DP engines run trnkb's DEP layout
+        assert r.chips == r.get("tp", 1) * r.get("dp", 1), r.id
+        if "-dpa" in r.id:
+            assert r.get("tp") == 1 and r.get("dp") == r.chips, r.id
+        elif "-ep" not in r.id:  # experts sliced by TP in the run: the approximation is noted
+            assert "EP 1" in r.get("note"), r.id
         assert "actions/runs/" in r.locator, r.id
         assert r.source == "inferencex-dashboard-fixture-528c414"
-        # a layout the simulator call cannot take is listed with its reason, not dropped
-        if "-ep" in r.id or "-dpa" in r.id:
-            assert "passes TP only" in r.get("not_expressible"), r.id
+        assert not r.get("not_expressible"), r.id
     ids = [r.id for r in runs]
     assert len(ids) == len(set(ids))
 
