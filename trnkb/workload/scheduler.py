@@ -264,11 +264,7 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
             last[r] = s
             finished += 1
             if closed and nxt < n:
-                pred[nxt] = r
-                arr[nxt] = t
-                waiting.append(nxt)
-                nxt += 1
-                issued = nxt
+                nxt = issued = _refill(r, nxt, t, pred, arr, waiting)
         # prefill progress
         still: list[int] = []
         chunk_of = dict(chunks)
@@ -287,11 +283,7 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                 last[r] = s
                 finished += 1
                 if closed and nxt < n:
-                    pred[nxt] = r
-                    arr[nxt] = t
-                    waiting.append(nxt)
-                    nxt += 1
-                    issued = nxt
+                    nxt = issued = _refill(r, nxt, t, pred, arr, waiting)
                 continue
             _start_decode(r, s, remaining, dec_heap, session, dec_start, decoding, alive)
             ctx_sum += prompt[r] + 1
@@ -303,6 +295,16 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                  a(c_dt, float), a(c_rel, float), a(arr, float), a(admit, np.int64),
                  a(first, np.int64), a(last, np.int64), a(inp, np.int64), a(out, np.int64),
                  a(pred, np.int64), preempt, closed)
+
+
+def _refill(done: int, nxt: int, t: float, pred: list[int], arr: list[float],
+            waiting: deque[int]) -> int:
+    """Closed loop: the client whose request ``done`` completed at ``t`` sends request
+    ``nxt`` at once (zero think time); returns the next request not yet issued."""
+    pred[nxt] = done
+    arr[nxt] = t
+    waiting.append(nxt)
+    return nxt + 1
 
 
 def _start_decode(r: int, after: int, remaining: int, heap: list[tuple[int, int, int]],
