@@ -18,10 +18,12 @@ one-input-at-a-time sensitivities stay re-timed on the central schedule.
 Layouts (:class:`~trnkb.workload.stepcost.Layout`): ``tp``, attention data parallelism
 ``dp`` (with a MoE model, experts over all ``tp x dp`` chips: DEP), ``pp`` (``pp``
 micro-batches in flight, each a full pass of ``pp`` stages) and ``replicas``; the load is
-split evenly over ``replicas x dp x pp`` identical engines. Disaggregated prefill/decode
-(``disagg=(x, y, prefill_layout)``): ``x`` prefill instances, ``y`` decode instances; a
-request's cache moves from its prefill instance to its decode instance over the fabric
-(scale-up when both pools fit in one domain, else each prefill chip's NIC).
+split evenly over ``replicas x dp x pp`` identical engines (a closed loop's clients whole:
+``concurrency mod engines`` engines run one client more, and with fewer clients than
+engines the rest idle; each group is simulated once and the throughputs add up).
+Disaggregated prefill/decode (``disagg=(x, y, prefill_layout)``): ``x`` prefill instances,
+``y`` decode instances; a request's cache moves from its prefill instance to its decode
+instance over the fabric (scale-up when both pools fit in one domain, else each prefill chip's NIC).
 
 Throughput is measured, for a steady load, between 10% of the steps and the step that
 admits the last request (warm-up and drain excluded); offline over the whole run.
@@ -178,15 +180,15 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
         arrivals -= arrivals[0]
     if disagg is not None and concurrency is not None:
         raise ValueError("a disaggregated layout takes an offline load or a --rate")
-    sim = _simulate(setup, mid, inp, out, arrivals, concurrency)
-    traces = sim.traces
+    sims = _simulate(setup, mid, inp, out, arrivals, concurrency)
+    traces = sims[0][1].traces
 
     # under a Poisson load the schedule itself moves with the step times (queues grow or
     # drain): the first slow and the first fast combination of inputs the range asks for are
     # simulated again, and every combination re-times the schedule of its side (slow when a
     # reference decode step takes longer than at the central inputs)
     timing = [k for k in mid if k not in cost_keys]
-    dec0 = sim.traces[-1]
+    dec0 = traces[-1]
     ref_batch = float(max(dec0.n_dec.mean(), 1.0))
     ref_ctx = ref_batch * (ins.mean + outs.mean / 2)
 
@@ -194,7 +196,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
         return float(step_fn(setup.sm, v)(ref_batch, ref_ctx, 0.0, 0.0))
 
     ref_mid = ref_step(mid)
-    rerun: dict[bool, tuple[Setup, Run] | None] = {}
+    rerun: dict[bool, tuple[Setup, list[tuple[int, Run]]] | None] = {}
 
     def run(v: dict[str, float]) -> dict[str, float]:
         if rate is not None and sum(v[k] != mid[k] for k in timing) > 1:
@@ -209,8 +211,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                     rerun[slow] = None
             hit = rerun[slow]
             if hit is not None:
-                return metrics(hit[0], hit[1], v, inp, arrivals)
-        return metrics(setup, sim, v, inp, arrivals)
+                return _metrics(hit[0], hit[1], v, inp, arrivals)
+        return _metrics(setup, sims, v, inp, arrivals)
 
     if not ranged:
         inputs = {k: replace(i, lo=i.mid, hi=i.mid) if i.spread else i
@@ -333,7 +335,7 @@ def _default_requests(setup: Setup, concurrency: int | None, rate: float | None,
         batch = float(setup.cfg.max_seqs)
         want = 3 * batch
     elif concurrency is not None:
-        batch = max(concurrency / setup.units, 1.0)
+        batch = float(math.ceil(concurrency / setup.units))
         want = max(6 * batch, 100)
     else:
         assert rate is not None
@@ -346,21 +348,63 @@ def _default_requests(setup: Setup, concurrency: int | None, rate: float | None,
     return max(min(n_unit, _MAX_REQUESTS // setup.units), 1) * setup.units
 
 
-def _share(n: int, units: int) -> NDArray[np.int64]:
-    return np.arange(0, n, units, dtype=np.int64)
+def _share(n: int, units: int, offset: int = 0) -> NDArray[np.int64]:
+    return np.arange(min(offset, n - 1), n, units, dtype=np.int64)
+
+
+def _clients(concurrency: int, units: int) -> list[tuple[int, int]]:
+    """``(engines, clients per engine)`` for ``concurrency`` clients over ``units`` engines,
+    the total conserved: ``concurrency mod units`` engines take one client more (a load
+    balancer's least-loaded placement); engines left without a client are idle."""
+    q, r = divmod(concurrency, units)
+    return [(k, c) for k, c in ((r, q + 1), (units - r, q)) if k > 0 and c > 0]
+
+
+def _metrics(setup: Setup, sims: list[tuple[int, Run]], v: dict[str, float],
+             inp: NDArray[np.int64], arrivals: NDArray[np.float64] | None) -> dict[str, float]:
+    """The deployment's metrics from its engine groups (``(engines, run)``): throughputs add
+    up; latency percentiles and the mean batch are the groups' values weighted by the
+    requests each serves (the groups' batches differ by one sequence, so the mixture's
+    percentile is close to this mean)."""
+    if len(sims) == 1:
+        count, run = sims[0]
+        return metrics(setup if count == setup.units else replace(setup, units=count), run, v,
+                       inp, arrivals)
+    parts = [metrics(replace(setup, units=k), run, v, inp, arrivals) for k, run in sims]
+    w = np.array([p["requests_per_s"] for p in parts])
+    w = w / w.sum() if w.sum() > 0 else np.full(len(parts), 1 / len(parts))
+    out = {k: float(sum(p[k] for p in parts)) for k in _ADDITIVE}
+    for k in parts[0]:
+        if k not in out:
+            out[k] = float(sum(wi * p[k] for wi, p in zip(w, parts, strict=True)))
+    out["tokens_per_s_per_user"] = 1.0 / out["tpot_p50"]
+    out["usd_per_million_tokens"] = 1e6 / out["tokens_per_usd"]
+    return out
+
+
+_ADDITIVE = ("tokens_per_s_system", "tokens_per_s_per_chip", "requests_per_s",
+             "offered_requests_per_s", "tokens_per_s_per_mw", "tokens_per_usd")
 
 
 def _simulate(setup: Setup, mid: dict[str, float], inp: NDArray[np.int64],
               out: NDArray[np.int64], arrivals: NDArray[np.float64] | None,
-              concurrency: int | None) -> Run:
+              concurrency: int | None) -> list[tuple[int, Run]]:
+    """``[(engines, run)]``: one group of identical engines, or under a closed loop whose
+    clients do not divide evenly, two (:func:`_clients`), each simulated once."""
     n = len(inp)
     if setup.prefill is None:
-        idx = _share(n, setup.units)
         fn = step_fn(setup.sm, mid)
-        conc = None if concurrency is None else max(1, round(concurrency / setup.units))
+        if concurrency is not None:
+            groups = []
+            for off, (k, c) in enumerate(_clients(concurrency, setup.units)):
+                idx = _share(n, setup.units, off)
+                groups.append((k, Run([run_scheduler(setup.cfg, inp[idx], out[idx], fn,
+                                                     concurrency=c)], idx)))
+            return groups
+        idx = _share(n, setup.units)
         arr = None if arrivals is None else arrivals[idx]
-        return Run([run_scheduler(setup.cfg, inp[idx], out[idx], fn, arrivals=arr,
-                                  concurrency=conc)], idx)
+        return [(setup.units, Run([run_scheduler(setup.cfg, inp[idx], out[idx], fn,
+                                                 arrivals=arr)], idx))]
     psm, pcfg, p_units, _ = setup.prefill
     pidx = _share(n, p_units)
     parr = np.zeros(len(pidx)) if arrivals is None else arrivals[pidx]
@@ -370,4 +414,4 @@ def _simulate(setup: Setup, mid: dict[str, float], inp: NDArray[np.int64],
     req = didx[np.argsort(handoff[didx], kind="stable")]  # the decode engine's arrival order
     dtr = run_scheduler(setup.cfg, inp[req], out[req], step_fn(setup.sm, mid),
                         arrivals=handoff[req])
-    return Run([ptr, dtr], req)
+    return [(setup.units, Run([ptr, dtr], req))]
