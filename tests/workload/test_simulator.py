@@ -49,6 +49,22 @@ def test_offline_batch_drains_in_the_sum_of_its_steps() -> None:
     assert tr.steps == o
 
 
+def test_static_batch_encodes_together_and_decodes_to_its_end() -> None:
+    """Static batching, closed loop of 4 clients, 8 requests of 300 prompt and 20 output tokens
+    (max_tokens 512 would chunk a continuous batch): batch 1 is one step encoding all 1200
+    prompt tokens (TTFT of each = A + 1200 B), then 19 decode steps of 4; batch 2 is admitted
+    only after batch 1's last token, so it repeats the same 20 steps."""
+    tr = run_scheduler(SchedulerConfig(max_seqs=8, max_tokens=512, static=True), [300] * 8,
+                       [20] * 8, cost, concurrency=4)
+    ends = tr.ends(tr.dt)
+    one = (A + 1200 * B) + 19 * (A + 4 * C)
+    assert list(tr.n_pre[[0, 20]]) == [1200, 1200]
+    assert ends[tr.first_step[:4]] == pytest.approx([A + 1200 * B] * 4)
+    assert ends[tr.first_step[4:]] - one == pytest.approx([A + 1200 * B] * 4)
+    assert ends[-1] == pytest.approx(2 * one)
+    assert tr.steps == 40
+
+
 def test_max_seqs_limits_the_batch() -> None:
     tr = run_scheduler(SchedulerConfig(max_seqs=4, max_tokens=10_000), [10] * 10, [5] * 10, cost)
     assert (tr.n_dec + (tr.n_pre > 0)).max() <= 4 + 4

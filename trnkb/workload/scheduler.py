@@ -11,6 +11,10 @@ It follows what vLLM (v1), SGLang and TensorRT-LLM document for their schedulers
 * when the decodes of a step would overflow the KV cache, the most recently admitted
   sequence is preempted (recompute mode: its cache is dropped and it re-enters the front of
   the queue with its prompt and the tokens it already generated as a new prompt);
+* static batching (``static``, as Transformers NeuronX runs a compiled batch without vLLM): a
+  batch is admitted only when the previous one has finished, up to ``max_seqs`` waiting
+  requests at once, and their whole prompts are context-encoded together in one step (no
+  token budget, no chunks); the batch then decodes until its last sequence is done;
 * the step's time comes from a caller's function of its composition (:mod:`stepcost`); it
   must accept numpy arrays too: a run of decode-only steps with nothing to admit (the
   batch fixed until the next completion, arrival or full cache) is timed as one vector.
@@ -50,6 +54,7 @@ class SchedulerConfig:
     kv_capacity: float = float("inf")
     chunked_prefill: bool = True
     role: str = "mixed"
+    static: bool = False
 
 
 @dataclass
@@ -167,8 +172,8 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
             preempt += 1
         # a run of decode-only steps with nothing to admit: the batch is fixed until the
         # next completion, arrival or full cache, so its steps are timed in one vector
-        if (n_dec and not prefilling and (not waiting or n_dec >= cfg.max_seqs)
-                and cfg.max_tokens > n_dec):
+        if (n_dec and not prefilling and (not waiting or n_dec >= cfg.max_seqs or cfg.static)
+                and (cfg.max_tokens > n_dec or cfg.static)):
             k = _decode_run(dec_heap, session, alive, s, n_dec, kv_used, cfg.kv_capacity)
             if k >= 2:
                 j = np.arange(k, dtype=float)
@@ -192,6 +197,8 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                     s += k
                     continue
         budget = cfg.max_tokens - n_dec
+        if cfg.static:  # one context encoding of the whole batch, only between batches
+            budget = sum(prompt) if not (n_dec or prefilling) else 0
         n_pre = 0.0
         attn_pre = 0.0
         release = 0.0

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from trnkb.workload.collfit import latency_inputs
+from trnkb.workload.collfit import latency_inputs, stack_of
 from trnkb.workload.cost import cost_inputs
 from trnkb.workload.gemmfit import hbm_efficiency_input, m_half_input
 from trnkb.workload.models import WEIGHT_BYTES, Model
@@ -85,6 +85,11 @@ SIM_METRICS = {"tokens_per_s_per_chip": "1/s", "tokens_per_s_per_user": "1/s",
                "usd_per_million_tokens": "USD"}
 _COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "scaleout_latency")}
 _MAX_REQUESTS = 100_000
+# default tensor-parallel width on Trainium: one instance's 16 chips, as the Neuron docs'
+# samples shard (Transformers NeuronX tp_degree 32 on trn1.32xlarge; NxD Inference
+# tp_degree 64 logical cores on trn2.48xlarge); also docs/workload-validation.md's Trn1 runs
+# (latency_data_decoder.csv, TP Degree 32)
+_NEURON_TP = 16
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
              rate: float | None = None, concurrency: int | None = None,
              requests: int | None = None, max_seqs: int | None = None,
              max_tokens: int = 8192, chunked_prefill: bool = True,
-             disagg: tuple[int, int, Layout] | None = None,
+             batching: str = "continuous", disagg: tuple[int, int, Layout] | None = None,
              assumptions: dict[str, Input] | None = None, seed: int = 0,
              pricing: str = "tco", ranged: bool = True) -> WorkloadResult:
     """Serve ``model`` on ``replicas`` replicas of ``chips`` chips of ``system`` under a load
@@ -129,7 +134,10 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     dividing the chips and the heads, 1 for MLA, doubled until the weights fit, ``dp`` the
     rest).
     ``max_seqs`` per attention group (default: what the KV cache holds at the mean lengths,
-    at most 1024); ``max_tokens`` per step.
+    at most 1024); ``max_tokens`` per step. ``batching``: ``continuous`` (vLLM, SGLang,
+    TensorRT-LLM) or ``static`` (a compiled batch encoded together and decoded to its end
+    before the next is admitted, as Transformers NeuronX runs without vLLM; see
+    :mod:`~trnkb.workload.scheduler`).
     ``disagg=(x, y, prefill_layout)``: ``x`` prefill instances of ``prefill_layout`` and
     ``y`` decode instances of the replica layout (``replicas`` is then ignored).
 
@@ -138,6 +146,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     values only, for searches).
     """
     check_positive(chips=chips, pp=pp, replicas=replicas, max_tokens=max_tokens)
+    if batching not in ("continuous", "static"):
+        raise ValueError(f"batching {batching!r} is not one of continuous, static")
     if rate is not None and concurrency is not None:
         raise ValueError("give a rate or a concurrency, not both")
     if rate is not None:
@@ -169,6 +179,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                   WEIGHT_BYTES[kvp], mid, ins.mean + outs.mean)
     setup = _setup(model, system, lay, WEIGHT_BYTES[precision], WEIGHT_BYTES[kvp], mid, ins,
                    outs, max_seqs, max_tokens, chunked_prefill, disagg, precision)
+    if batching == "static":
+        setup = replace(setup, cfg=replace(setup.cfg, static=True))
     n = requests or _default_requests(setup, concurrency, rate, mid, ins, outs)
     if not 1 <= n <= _MAX_REQUESTS:
         raise ValueError(f"requests must be 1 to {_MAX_REQUESTS}, not {n}")
@@ -206,6 +218,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                     s2 = _setup(model, system, lay, WEIGHT_BYTES[precision], WEIGHT_BYTES[kvp],
                                 v, ins, outs, max_seqs, max_tokens, chunked_prefill, disagg,
                                 precision)
+                    s2 = replace(s2, cfg=replace(s2.cfg, static=setup.cfg.static))
                     rerun[slow] = (s2, _simulate(s2, v, inp, out, arrivals, concurrency))
                 except ValueError:  # nothing fits at these values: re-time instead
                     rerun[slow] = None
@@ -225,7 +238,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                 "load": ("offline" if rate is None and concurrency is None else
                          f"rate={rate:g}/s" if rate is not None else f"concurrency={concurrency}"),
                 "requests": n, "max_seqs": setup.cfg.max_seqs, "max_tokens": max_tokens,
-                "chunked_prefill": chunked_prefill, "seed": seed, "pricing": pricing}
+                "chunked_prefill": chunked_prefill, "batching": batching, "seed": seed,
+                "pricing": pricing}
     if disagg is not None:
         settings["disagg"] = f"{disagg[0]}P{disagg[1]}D prefill {disagg[2].label}"
     res = WorkloadResult.build("serve-sim", model, system, chips, precision, inputs, run,
@@ -255,10 +269,12 @@ def _len_dict(x: Lengths) -> dict[str, Any]:
 def _layout(model: Model, system: System, chips: int, tp: int | None, dp: int | None, pp: int,
             replicas: int, wb: float, kvb: float, mid: dict[str, float],
             seq_tokens: float) -> Layout:
-    """The caller's layout, or the default: tensor parallel within 8 chips (the width serving
-    stacks run attention at: larger groups pay a collective latency per layer that grows with
-    the ranks; an MLA model starts at 1) and the rest attention data parallel, tp doubled
-    until the weights and one sequence's cache fit."""
+    """The caller's layout, or the default: tensor parallel within 8 chips (the width GPU
+    serving stacks run attention at: larger groups pay a collective latency per layer that
+    grows with the ranks; an MLA model starts at 1), within 16 on Trainium (the Neuron
+    samples shard a model over one instance: ``tp_degree`` 32 NeuronCores on trn1.32xlarge,
+    64 logical cores on trn2.48xlarge, 16 chips each; :data:`_NEURON_TP`) and the rest
+    attention data parallel, tp doubled until the weights and one sequence's cache fit."""
     if chips % pp:
         raise ValueError(f"pp={pp} must divide the {chips} chips")
     if model.layers % pp:
@@ -273,7 +289,8 @@ def _layout(model: Model, system: System, chips: int, tp: int | None, dp: int | 
         # an MLA latent is not split by head (tensor parallelism replicates it): attention
         # data parallel from tp = 1 (DEP), as SGLang and TensorRT-LLM serve DeepSeek
         while (model.attention != "mla" and stage % (t * 2) == 0
-               and model.attention_heads % (t * 2) == 0 and t < 8):
+               and model.attention_heads % (t * 2) == 0
+               and t < (_NEURON_TP if stack_of(system.vendor, system.chip) == "neuron" else 8)):
             t *= 2
         while True:
             cand = Layout(t, stage // t, pp, replicas)
