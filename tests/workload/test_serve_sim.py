@@ -136,7 +136,7 @@ def test_poisson_ranges_resimulate_their_ends(objs: tuple[W.Model, W.System]) ->
     # queue, hence TTFT, grows well beyond the central value
     r = W.simulate(m, s, 8, rate=0.8 * cap, **kw)
     t = r["ttft_p99"]
-    assert t.lo <= t.mid <= t.hi and t.hi > 5 * t.mid
+    assert t.lo <= t.mid <= t.hi and t.hi > 3 * t.mid
     flat = W.simulate(m, s, 8, rate=0.8 * cap, ranged=False, **kw)
     assert flat["ttft_p99"].lo == flat["ttft_p99"].hi == pytest.approx(t.mid)
 

@@ -193,3 +193,38 @@ def test_trainium_hbm_efficiency_from_engine_streaming() -> None:
     assert e is not None and e.mid == pytest.approx(8 * (344.6 + 353.8 + 345.2) / 3 / 2900)
     assert e.lo == 0.5 and e.hi == e.mid
     assert hbm_efficiency_input("h100", 3.35e12) is None
+
+
+def test_cuda_gemm_fit_reproduces_its_sweep() -> None:
+    """The H800 FP8 sweep's rows by hand: 4096 x 7168 x 16384 at DeepGEMM's 1,426 TFLOP/s is
+    0.72 of 1,979; its best streaming rate is the 64 x 7168 x 16384 row's bytes at 336 TFLOP/s
+    (2.67 TB/s, 0.80 of 3.35). The fitted roofline's rms is recomputed here and no
+    neighbouring grid point (m_half +-4 rows, efficiency +-0.01) does better."""
+    from trnkb.workload.gemmfit import CUDA_POINTS, cuda_fit, cuda_inputs
+
+    row = next(r for r in CUDA_POINTS if r[:3] == (4096, 7168, 16384))
+    assert row[3] / 1979 == pytest.approx(0.7206, abs=1e-3)
+    best_bw = (64 * 16384 + 7168 * 16384 + 2 * 64 * 7168) / (2 * 64 * 7168 * 16384 / 336e12)
+    for kernel in ("cutlass", "deepgemm"):
+        f = cuda_fit(kernel)
+        assert f["hbm_efficiency"] == pytest.approx(best_bw / 3.35e12)
+
+        def rms(e: float, h: float, kernel: str = kernel, he: float = f["hbm_efficiency"]
+                ) -> float:
+            errs = []
+            for m, n, k, tf, sp in CUDA_POINTS:
+                t = 2 * m * n * k / (tf * 1e12) * (sp if kernel == "cutlass" else 1)
+                model = max(2 * m * n * k * (m + h) / (m * 1979e12 * e),
+                            (m * k + n * k + 2 * m * n) / (3.35e12 * he))
+                errs.append(model / t - 1)
+            return math.sqrt(sum(x * x for x in errs) / len(errs))
+
+        e, h = f["gemm_efficiency"], f["gemm_m_half"]
+        assert rms(e, h) == pytest.approx(f["rms_residual"], rel=1e-9)
+        for de, dh in ((0.01, 0), (-0.01, 0), (0, 4), (0, -4)):
+            if h + dh >= 0:
+                assert rms(e + de, h + dh) >= rms(e, h) - 1e-12
+    # CUTLASS is the central (what the serving stacks run), DeepGEMM the fast end
+    ins = cuda_inputs()
+    assert ins["gemm_efficiency"].mid == cuda_fit("cutlass")["gemm_efficiency"]
+    assert ins["gemm_efficiency"].hi == cuda_fit("deepgemm")["gemm_efficiency"]

@@ -13,20 +13,30 @@ Fit: least squares of ``1 / utilization = a + b / M`` over compute-bound operato
   recorded below from trnkb commit 0a4574d. The engine is an ideal kernel (no clock
   throttling, no host gaps): its ``gemm_efficiency`` is an upper end, so only ``m_half`` is
   taken from it; the achieved fraction stays the ``gemm_efficiency`` assumption.
+* NVIDIA (CUDA stacks): DeepGEMM's FP8 sweep on H800 SXM (the H100 SXM's tensor cores and
+  HBM3, 1,979 TFLOP/s dense FP8, 3.35 TB/s), :data:`CUDA_POINTS`: 18 shapes, M = 64, 128,
+  4096, each with DeepGEMM's TFLOP/s and its speedup over CUTLASS 3.6 (so both kernels'
+  times). Fitted with the roofline the step model uses, ``max(FLOPs x (M + m_half) / (M x
+  peak x e), bytes / (HBM x hbm_e))``, least squares on relative time over a grid
+  (:func:`cuda_fit`). Serving stacks (TensorRT-LLM, vLLM) run CUTLASS/cuBLAS kernels: the
+  CUTLASS fit is the central, DeepGEMM's the fast end. Other NVIDIA chips (Blackwell FP4)
+  take the Hopper FP8 fit: no Blackwell sweep is in the knowledge base.
 * Other chips: no operator-level GEMM sweep in the knowledge base yet (public ones exist for
-  TPU v7 and H100/B200 through vendor kernel libraries; they are the rows to add), so
-  ``gemm_m_half`` is an assumption: CUTLASS and the TPU MXU tile at 64-256 rows.
+  TPU v7 through vendor kernel libraries; they are the rows to add), so ``gemm_m_half`` is
+  an assumption: CUTLASS and the TPU MXU tile at 64-256 rows.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
 from trnkb.workload.ranges import Input, assumption
 
-__all__ = ["ENGINE_POINTS", "ENGINE_STREAM", "fit", "hbm_efficiency_input", "m_half_input"]
+__all__ = ["CUDA_POINTS", "ENGINE_POINTS", "ENGINE_STREAM", "cuda_fit", "cuda_inputs", "fit",
+           "hbm_efficiency_input", "m_half_input"]
 
 # (chip, M, K = N, utilization of peak) from trnkb.engine.gemm(core, M, K, N, "bf16",
 # execute=False).utilization at trnkb commit 0a4574d (tensor-bound points only)
@@ -126,3 +136,68 @@ def m_half_input(chip: str) -> Input:
                       "rows at which a GEMM reaches half its large-M efficiency; no operator "
                       "sweep of this chip in the knowledge base: 64-256-row MMA tiles "
                       "(CUTLASS, TPU MXU 128/256) put it at 32-128")
+
+
+# DeepGEMM README.md "Normal GEMMs for dense models" at deepseek-ai/DeepGEMM commit 55ab91f
+# (2025-03-25): H800 SXM, FP8 e4m3 inputs, BF16 output; (M, N, K, DeepGEMM TFLOP/s, speedup
+# over CUTLASS 3.6)
+CUDA_POINTS = (
+    (64, 2112, 7168, 206, 2.7), (64, 24576, 1536, 289, 1.7), (64, 32768, 512, 219, 1.8),
+    (64, 7168, 16384, 336, 1.4), (64, 4096, 7168, 287, 1.4), (64, 7168, 2048, 295, 1.7),
+    (128, 2112, 7168, 352, 2.4), (128, 24576, 1536, 535, 1.6), (128, 32768, 512, 358, 1.5),
+    (128, 7168, 16384, 645, 1.4), (128, 4096, 7168, 533, 2.0), (128, 7168, 2048, 510, 1.7),
+    (4096, 2112, 7168, 1009, 1.1), (4096, 24576, 1536, 1125, 1.1),
+    (4096, 32768, 512, 751, 1.1), (4096, 7168, 16384, 1426, 1.3),
+    (4096, 4096, 7168, 1265, 1.2), (4096, 7168, 2048, 1168, 1.2),
+)
+_H800_FP8 = 1979e12  # FLOP/s dense (the H100 SXM's tensor cores)
+_H800_HBM = 3.35e12  # B/s
+_CUDA_SOURCE = ("deepseek-ai/DeepGEMM README.md at 55ab91f (2025-03-25), 'Normal GEMMs for "
+                "dense models', H800 SXM FP8")
+
+
+@functools.cache
+def cuda_fit(kernel: str = "cutlass") -> dict[str, float]:
+    """``{"gemm_efficiency", "gemm_m_half", "hbm_efficiency", "rms_residual", "max_residual",
+    "points"}``: the roofline of the step model fitted to :data:`CUDA_POINTS` for
+    ``kernel`` ``cutlass`` (CUTLASS 3.6: DeepGEMM's time x its speedup) or ``deepgemm``.
+    The HBM fraction is the best streaming rate of the sweep (DeepGEMM's highest GB/s over
+    3.35 TB/s: the small-M points are memory-bound, so fitting it with ``m_half`` would
+    trade one for the other); efficiency and ``m_half`` then by grid (0.30-0.99 by 0.01,
+    0-800 rows by 4), least squares on the relative time."""
+    if kernel not in ("cutlass", "deepgemm"):
+        raise KeyError(f"no GEMM sweep for kernel {kernel!r} (cutlass, deepgemm)")
+    p = np.array(CUDA_POINTS, float)
+    m, n, k, tflops, speedup = p.T
+    flops = 2 * m * n * k
+    nbytes = m * k + n * k + 2 * m * n  # fp8 operands, bf16 output
+    t_deep = flops / (tflops * 1e12)
+    he = float(np.max(nbytes / t_deep)) / _H800_HBM
+    t = t_deep * (speedup if kernel == "cutlass" else 1.0)
+    e = np.arange(0.30, 0.99, 0.01)[:, None, None]
+    h = np.arange(0.0, 800.0, 4.0)[None, :, None]
+    model = np.maximum(flops * (m + h) / (m * _H800_FP8 * e), nbytes / (_H800_HBM * he))
+    rel = model / t - 1
+    rms = np.sqrt(np.mean(rel ** 2, axis=-1))
+    i, j = np.unravel_index(int(np.argmin(rms)), rms.shape)
+    return {"gemm_efficiency": float(e[i, 0, 0]), "gemm_m_half": float(h[0, j, 0]),
+            "hbm_efficiency": he, "rms_residual": float(rms[i, j]),
+            "max_residual": float(np.max(np.abs(rel[i, j]))), "points": float(len(t))}
+
+
+def cuda_inputs() -> dict[str, Input]:
+    """``gemm_efficiency`` and ``gemm_m_half`` for a chip of a CUDA stack: the CUTLASS fit
+    central, DeepGEMM's fit the fast end, the slow end 0.8 x CUTLASS (other GPUs, power-
+    limited clocks; see the module docstring)."""
+    c, d = cuda_fit("cutlass"), cuda_fit("deepgemm")
+    basis = (f"fit to {_CUDA_SOURCE} ({int(c['points'])} shapes, M 64-4096): CUTLASS 3.6 "
+             f"efficiency {c['gemm_efficiency']:.3f}, m_half {c['gemm_m_half']:.0f} rows "
+             f"(rms residual {c['rms_residual']:.0%}, max {c['max_residual']:.0%}); DeepGEMM "
+             f"{d['gemm_efficiency']:.3f}, {d['gemm_m_half']:.0f} rows (rms "
+             f"{d['rms_residual']:.0%}); Hopper FP8 applied to every NVIDIA chip (gemmfit)")
+    e_c, e_d = c["gemm_efficiency"], d["gemm_efficiency"]
+    h_c, h_d = c["gemm_m_half"], d["gemm_m_half"]
+    return {"gemm_efficiency": Input("gemm_efficiency", 0.8 * e_c, e_c, max(e_d, e_c), "",
+                                     "fitted", basis),
+            "gemm_m_half": Input("gemm_m_half", min(h_d, h_c), h_c, 1.5 * h_c, "", "fitted",
+                                 basis)}
