@@ -228,3 +228,19 @@ def test_cuda_gemm_fit_reproduces_its_sweep() -> None:
     ins = cuda_inputs()
     assert ins["gemm_efficiency"].mid == cuda_fit("cutlass")["gemm_efficiency"]
     assert ins["gemm_efficiency"].hi == cuda_fit("deepgemm")["gemm_efficiency"]
+
+
+def test_rocm_gemm_efficiency_from_amd_maf_and_taf() -> None:
+    """MI300X fp8: MAF 1,273 of 2,614.9 TFLOP/s (rocm-blogs MAF part 2) is the fast end; times
+    MI325X's TAF/MAF 1,143 / 1,408.06 the central. MI355X has no MAF row: MI325X's own
+    fractions (1,408.06 / 2,610 and 1,143 / 2,610)."""
+    from trnkb.workload.gemmfit import rocm_inputs
+
+    e = rocm_inputs("mi300x", "fp8")["gemm_efficiency"]
+    assert e.hi == pytest.approx(1273 / 2614.9)
+    assert e.mid == pytest.approx(1273 / 2614.9 * 1143 / 1408.06)
+    assert e.lo == pytest.approx(0.8 * e.mid)
+    b = rocm_inputs("mi300x", "bf16")["gemm_efficiency"]
+    assert b.mid == pytest.approx(708 / 1307.4 * 616 / 831.40)
+    f = rocm_inputs("mi355x", "fp4")["gemm_efficiency"]
+    assert f.mid == pytest.approx(1143 / 2610) and "no row for mi355x" in f.basis

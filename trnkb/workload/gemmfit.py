@@ -21,6 +21,12 @@ Fit: least squares of ``1 / utilization = a + b / M`` over compute-bound operato
   (:func:`cuda_fit`). Serving stacks (TensorRT-LLM, vLLM) run CUTLASS/cuBLAS kernels: the
   CUTLASS fit is the central, DeepGEMM's the fast end. Other NVIDIA chips (Blackwell FP4)
   take the Hopper FP8 fit: no Blackwell sweep is in the knowledge base.
+* AMD (ROCm stacks): AMD's own hipBLASLt measurements (:data:`ROCM_MAF`, :data:`ROCM_TAF`):
+  the Max-Achievable FLOP/s of MI300X and MI325X (the best of a size sweep) and the
+  Typical Attained FLOP/s of MI325X (FLOP-weighted over 10 DeepSeek-V3 GEMM shapes, M = 32
+  and 32,768). :func:`rocm_inputs`: the chip's MAF fraction of peak is the fast end, times
+  TAF/MAF (what workload shapes attain) the central; chips without a MAF row take MI325X's
+  fractions. ``gemm_m_half`` stays the tile assumption (TAF mixes its two M values).
 * Other chips: no operator-level GEMM sweep in the knowledge base yet (public ones exist for
   TPU v7 through vendor kernel libraries; they are the rows to add), so ``gemm_m_half`` is
   an assumption: CUTLASS and the TPU MXU tile at 64-256 rows.
@@ -35,8 +41,8 @@ import numpy as np
 
 from trnkb.workload.ranges import Input, assumption
 
-__all__ = ["CUDA_POINTS", "ENGINE_POINTS", "ENGINE_STREAM", "cuda_fit", "cuda_inputs", "fit",
-           "hbm_efficiency_input", "m_half_input"]
+__all__ = ["CUDA_POINTS", "ENGINE_POINTS", "ENGINE_STREAM", "ROCM_MAF", "ROCM_TAF", "cuda_fit",
+           "cuda_inputs", "fit", "hbm_efficiency_input", "m_half_input", "rocm_inputs"]
 
 # (chip, M, K = N, utilization of peak) from trnkb.engine.gemm(core, M, K, N, "bf16",
 # execute=False).utilization at trnkb commit 0a4574d (tensor-bound points only)
@@ -201,3 +207,36 @@ def cuda_inputs() -> dict[str, Input]:
                                      "fitted", basis),
             "gemm_m_half": Input("gemm_m_half", min(h_d, h_c), h_c, 1.5 * h_c, "", "fitted",
                                  basis)}
+
+
+# AMD Max-Achievable FLOP/s, hipBLASLt, one GPU: (chip, format) -> (TFLOP/s measured, TFLOP/s
+# dense peak, source). MI300X: ROCm/rocm-blogs measuring-max-achievable-flops-part2 README
+# (Table 1; 750 W, trig_float inputs, Feb 2025). MI325X: ROCm/rocm-blogs taf-blog README
+# (footnote 1; 1,000 W, normal-distribution inputs, Sep 2026: the MAF the TAF is read against)
+ROCM_MAF = {
+    ("mi300x", "bf16"): (708.0, 1307.4, "rocm-blogs MAF part 2, Table 1"),
+    ("mi300x", "fp8"): (1273.0, 2614.9, "rocm-blogs MAF part 2, Table 1"),
+    ("mi325x", "bf16"): (831.40, 1300.0, "rocm-blogs TAF blog, footnote 1"),
+    ("mi325x", "fp8"): (1408.06, 2610.0, "rocm-blogs TAF blog, footnote 1"),
+}
+# AMD Typical Attained FLOP/s, MI325X (rocm-blogs TAF blog, Table 1): format -> TFLOP/s
+ROCM_TAF = {"bf16": 616.0, "fp8": 1143.0}
+
+
+def rocm_inputs(chip: str, precision: str) -> dict[str, Input]:
+    """``gemm_efficiency`` for a chip of a ROCm stack computing at ``precision`` (see the
+    module docstring): fast end the chip's MAF / peak (MI325X's where the chip has no
+    row), central that times TAF / MAF, slow end 0.8 x the central. Formats other than bf16
+    take the fp8 rows (the narrow formats' GEMMs)."""
+    fmt = "bf16" if precision in ("bf16", "fp16") else "fp8"
+    own = ROCM_MAF.get((chip, fmt))
+    maf, peak, where = own or ROCM_MAF[("mi325x", fmt)]
+    frac = maf / peak
+    ratio = ROCM_TAF[fmt] / ROCM_MAF[("mi325x", fmt)][0]
+    mid = frac * ratio
+    proxy = "" if own else f"MI325X, no row for {chip}; "
+    basis = (f"AMD hipBLASLt measurements ({where}): {proxy}"
+             f"MAF {maf:,.0f} of {peak:,.0f} TFLOP/s {fmt} = {frac:.3f}; x TAF/MAF "
+             f"{ratio:.3f} (MI325X, 10 DeepSeek-V3 shapes) = {mid:.3f} central (gemmfit)")
+    return {"gemm_efficiency": Input("gemm_efficiency", 0.8 * mid, mid, frac, "", "fitted",
+                                     basis)}

@@ -41,7 +41,12 @@ from numpy.typing import NDArray
 
 from trnkb.workload.collfit import latency_inputs, stack_of
 from trnkb.workload.cost import cost_inputs
-from trnkb.workload.gemmfit import cuda_inputs, hbm_efficiency_input, m_half_input
+from trnkb.workload.gemmfit import (
+    cuda_inputs,
+    hbm_efficiency_input,
+    m_half_input,
+    rocm_inputs,
+)
 from trnkb.workload.models import WEIGHT_BYTES, Model
 from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.result import WorkloadResult, check_positive
@@ -162,8 +167,11 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     cp = compute_precision or system.fallback_precision(precision)
     costs = cost_inputs(system, pricing)
     cost_keys = set(costs) | {"chip_power", "pue", "capex_per_chip"}
-    gemm = (cuda_inputs() if stack_of(system.vendor, system.chip) == "nccl"
-            else {"gemm_m_half": m_half_input(system.chip)})
+    gemm: dict[str, Input] = {"gemm_m_half": m_half_input(system.chip)}
+    if stack_of(system.vendor, system.chip) == "nccl":
+        gemm = cuda_inputs()
+    elif system.vendor.lower() == "amd":
+        gemm |= rocm_inputs(system.chip, cp)
     inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **SIM_ASSUMPTIONS, **gemm,
               **latency_inputs(system.vendor, system.chip), **costs, **(assumptions or {})}
     for k in ("compute_efficiency", "prefill_mfu"):
