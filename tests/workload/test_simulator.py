@@ -166,6 +166,14 @@ def test_step_cost_gemm_rows_by_hand() -> None:
                       n_dense * 1.0 / bw)
         _, parts = step_time(sm, v, 0.0, 0.0, tokens, 0.0, parts=True)
         assert parts["dense"] == pytest.approx(by_hand)
+    # below gemm_m_min rows the waste ramps to 0: with m_min 4096, at M = 2048 it is
+    # 100 x 2048 / 4096 = 50 rows (compute-bound here); at M = 8192 the whole 100
+    v2 = {**v, "gemm_m_min": 4096.0}
+    for tokens, waste in ((2048.0, 50.0), (8192.0, 100.0)):
+        _, parts = step_time(sm, v2, 0.0, 0.0, tokens, 0.0, parts=True)
+        flops_t = 2 * n_dense * (tokens + waste) / (peak * 0.5)
+        assert flops_t > n_dense / bw
+        assert parts["dense"] == pytest.approx(flops_t)
 
 
 def test_step_cost_routed_experts_by_hand() -> None:

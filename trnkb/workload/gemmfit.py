@@ -194,7 +194,8 @@ def cuda_fit(kernel: str = "cutlass") -> dict[str, float]:
 def cuda_inputs() -> dict[str, Input]:
     """``gemm_efficiency`` and ``gemm_m_half`` for a chip of a CUDA stack: the CUTLASS fit
     central, DeepGEMM's fit the fast end, the slow end 0.8 x CUTLASS (other GPUs, power-
-    limited clocks; see the module docstring)."""
+    limited clocks; see the module docstring); ``hbm_efficiency`` central the sweep's best
+    streaming rate."""
     c, d = cuda_fit("cutlass"), cuda_fit("deepgemm")
     basis = (f"fit to {_CUDA_SOURCE} ({int(c['points'])} shapes, M 64-4096): CUTLASS 3.6 "
              f"efficiency {c['gemm_efficiency']:.3f}, m_half {c['gemm_m_half']:.0f} rows "
@@ -203,10 +204,19 @@ def cuda_inputs() -> dict[str, Input]:
              f"{d['rms_residual']:.0%}); Hopper FP8 applied to every NVIDIA chip (gemmfit)")
     e_c, e_d = c["gemm_efficiency"], d["gemm_efficiency"]
     h_c, h_d = c["gemm_m_half"], d["gemm_m_half"]
+    he = c["hbm_efficiency"]
     return {"gemm_efficiency": Input("gemm_efficiency", 0.8 * e_c, e_c, max(e_d, e_c), "",
                                      "fitted", basis),
             "gemm_m_half": Input("gemm_m_half", min(h_d, h_c), h_c, 1.5 * h_c, "", "fitted",
-                                 basis)}
+                                 basis),
+            "gemm_m_min": Input("gemm_m_min", 64.0, 64.0, 64.0, "", "fitted",
+                                f"{_CUDA_SOURCE}: the sweep's smallest M; below it the "
+                                "m_half waste ramps to 0 (GEMV kernels; no operator data)"),
+            "hbm_efficiency": Input("hbm_efficiency", 0.5, he, max(he, 0.9), "", "fitted",
+                                    f"{_CUDA_SOURCE}: the sweep's best streaming rate, "
+                                    f"{he * _H800_HBM / 1e9:,.0f} GB/s of 3,350 (M = 64, "
+                                    "K = 16,384); the range keeps the 0.5-0.9 assumption's "
+                                    "ends (gemmfit)")}
 
 
 # AMD Max-Achievable FLOP/s, hipBLASLt, one GPU: (chip, format) -> (TFLOP/s measured, TFLOP/s
