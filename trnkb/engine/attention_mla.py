@@ -40,8 +40,6 @@ from trnkb.engine.timeline import Tile, Timeline
 
 WEIGHT_HEADS = 8  # heads of W_UK / W_UV per DMA (1 MiB each at DeepSeek-V3's shapes)
 
-__all__ = ["MLA_DEFAULTS", "mla_bytes", "mla_decode", "mla_decode_program", "mla_flops",
-           "mla_split"]
 
 # DeepSeek-V3 (config.json of deepseek-ai/DeepSeek-V3): 128 heads, kv_lora_rank 512,
 # qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128
