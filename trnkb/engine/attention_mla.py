@@ -33,10 +33,11 @@ from collections.abc import Generator, Iterator, Sequence
 
 from trnkb.engine import isa
 from trnkb.engine.attention_decode import softmax_step
+from trnkb.engine.buffers import Tile
 from trnkb.engine.chip import _chip_link, _merge, _run
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.result import Result
-from trnkb.engine.timeline import Tile, Timeline
+from trnkb.engine.timeline import Timeline
 
 WEIGHT_HEADS = 8  # heads of W_UK / W_UV per DMA (1 MiB each at DeepSeek-V3's shapes)
 
