@@ -255,7 +255,8 @@ def register(app: typer.Typer) -> None:
                                  replicas=replicas, disagg=disagg, prefill_tp=prefill_tp,
                                  concurrency=concurrency, rate=rate, slo=slo, curve=curve,
                                  bench=bench, requests=requests, max_seqs=max_seqs,
-                                 set_=set_, pricing=pricing, batching=batching or "continuous")
+                                 set_=set_, pricing=pricing,
+                                 batching="continuous" if batching is None else batching)
         except (KeyError, ValueError) as e:
             A.fail(e)
         if sim:
