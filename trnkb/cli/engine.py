@@ -18,8 +18,6 @@ if TYPE_CHECKING:  # the engine (numpy, pint, the KB) is imported when a command
     # so `trnkb engine --help` and argument refusals do not pay for it
     from trnkb.engine import NeuronCore, Result, Tiling
 
-__all__ = ["Dtype", "ExpEngine", "register"]
-
 err = Console(stderr=True)
 
 

@@ -34,9 +34,8 @@ import math
 from collections.abc import Callable, Generator, Sequence
 
 from trnkb.engine import isa
-from trnkb.engine.timeline import Pool, Tile, Timeline
-
-__all__ = ["MAX_ROWS", "decode_program", "softmax_step"]
+from trnkb.engine.buffers import Pool, Tile
+from trnkb.engine.timeline import Timeline
 
 MAX_ROWS = 128  # query rows per KV head this kernel takes (chunks x rows <= 128)
 # K/V tiles loaded ahead of the S^T that reads them: the ~1.3 us DMA start latency

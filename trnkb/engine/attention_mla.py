@@ -33,15 +33,14 @@ from collections.abc import Generator, Iterator, Sequence
 
 from trnkb.engine import isa
 from trnkb.engine.attention_decode import softmax_step
+from trnkb.engine.buffers import Tile
 from trnkb.engine.chip import _chip_link, _merge, _run
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.result import Result
-from trnkb.engine.timeline import Tile, Timeline
+from trnkb.engine.timeline import Timeline
 
 WEIGHT_HEADS = 8  # heads of W_UK / W_UV per DMA (1 MiB each at DeepSeek-V3's shapes)
 
-__all__ = ["MLA_DEFAULTS", "mla_bytes", "mla_decode", "mla_decode_program", "mla_flops",
-           "mla_split"]
 
 # DeepSeek-V3 (config.json of deepseek-ai/DeepSeek-V3): 128 heads, kv_lora_rank 512,
 # qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128
