@@ -36,7 +36,6 @@ from trnkb.workload import fromkb
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["allin_check", "allin_runs", "markdown", "measured_energy"]
 
 
 def _miss(x: float, lo: float, hi: float) -> float:
