@@ -26,8 +26,6 @@ import numpy as np
 
 from trnkb.workload.ranges import Input, assumption
 
-__all__ = ["ENGINE_POINTS", "ENGINE_STREAM", "fit", "hbm_efficiency_input", "m_half_input"]
-
 # (chip, M, K = N, utilization of peak) from trnkb.engine.gemm(core, M, K, N, "bf16",
 # execute=False).utilization at trnkb commit 0a4574d (tensor-bound points only)
 ENGINE_POINTS = (
