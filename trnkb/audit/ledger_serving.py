@@ -6,6 +6,8 @@ Rules, by the run's ``scenario``:
   dashboards): a closed loop of that many clients on the simulator
   (:func:`trnkb.workload.simulate`, ``concurrency=batch``, the run's ``tp``/``dp`` layout
   where stated); TPOT and TTFT are the p50s (the tables' own statistic);
+  Transformers NeuronX runs (the Neuron tables) use static batching (``batching="static"``:
+  its sample scripts encode and decode one compiled batch; continuous batching needs vLLM);
 - ``offline`` (a maximum-throughput figure at stated lengths: trtllm-bench, vLLM
   ``benchmark_throughput``): the simulator's offline drain on the run's chips as one replica;
 - MLPerf ``offline``, ``server``, ``interactive``: need the benchmark's mean input length,
@@ -70,6 +72,8 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
     if run.get("scenario") == "batch":
         kw["concurrency"] = int(run.get("batch"))
         load = f" --concurrency {kw['concurrency']}"
+    if str(run.get("software") or "").startswith("Transformers NeuronX"):
+        kw["batching"] = "static"  # its benchmark scripts run a compiled static batch
     try:
         r = W.simulate(m, s, int(run.chips or 0), **kw)
     except ValueError as e:
@@ -78,7 +82,8 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
     call = (f"trnkb workload serve --model {run.model} --system {run.system} --chips {run.chips}"
             f" --input-len {lengths[0]} --output-len {lengths[1]} --precision {kw['precision']}"
             + (f" --tp {kw['tp']}" if "tp" in kw else "")
-            + (f" --dp {kw['dp']}" if "dp" in kw else "") + load)
+            + (f" --dp {kw['dp']}" if "dp" in kw else "") + load
+            + (" --batching static" if "batching" in kw else ""))
     return Prediction(mid, lo, hi, call, tuple(r.notes))
 
 

@@ -37,7 +37,7 @@ def prices_command(chip: Annotated[str | None, typer.Option(
     print(f"{'id':<38} {'chip':<9} {'offer':<14} {'view':<5} {'$/h':>8} {'chips':>5} "
           f"{'$/chip-h':>8}  source (date, kind)")
     for r in rows:
-        q = "~" if r["qualifier"] == "approximately" else ""
+        q = {"approximately": "~", "at-least": ">="}.get(r["qualifier"], "")
         print(f"{r['id']:<38} {r['chip']:<9} {r['offer']:<14} {r['view']:<5} "
               f"{q + format(r['price_usd_per_hour'], '.2f'):>8} {r['chips_per_instance']:>5} "
               f"{r['price_per_chip_usd_per_hour']:>8.3f}  {r['source']} ({r['date']}, {r['kind']})")

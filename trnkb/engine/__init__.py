@@ -12,6 +12,7 @@ May import: :mod:`trnkb.kb`, :mod:`trnkb.calc`, :mod:`trnkb.spec`, :mod:`trnkb.u
 """
 
 from trnkb.engine.attention import attention_flops, compare_attention, reference_attention
+from trnkb.engine.attention_mla import mla_bytes, mla_decode, mla_flops
 from trnkb.engine.chip import chip_attention, chip_gemm
 from trnkb.engine.layer import LayerTime, layer_time, model_layer_time
 from trnkb.engine.logical import attention, attention_time, gemm, gemm_time
@@ -41,6 +42,9 @@ __all__ = [
     "gemm",
     "gemm_time",
     "layer_time",
+    "mla_bytes",
+    "mla_decode",
+    "mla_flops",
     "model_layer_time",
     "named_tiling",
     "quantize_mx",

@@ -6,6 +6,11 @@ P = exp((S - m) / sqrt(d)) with its row sum on ScalarE (``activation``) or, wher
 has it, the VectorE ``exponential`` (Trainium3); P transposed on TensorE and evacuated to
 SBUF; PV on TensorE; the running sum and output rescaled by exp(m_old - m_new) (online softmax).
 
+Schedule (documented mechanisms, :mod:`trnkb.engine.attention_kernel`): the next key
+tile's QK^T is issued before the current P is transposed, so exp overlaps it; PSUM
+buffers are double-buffered as far as the 8 banks allow; two query tiles are in flight,
+their key steps issued in three stages in turn (software pipelining across Q groups).
+
 K and V of one KV head stay resident in SBUF when they fit (loaded once, shared by the
 query heads of a GQA group); otherwise they stream through SBUF one key chunk at a time
 (re-read per query tile), so SBUF never overflows whatever the KV length.
