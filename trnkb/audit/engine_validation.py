@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
 from trnkb.units import format_number
 
-__all__ = ["CASES", "Case", "page", "predict", "table", "write_page"]
-
 PUBLISHED_SIG = 6  # a published time keeps every digit its source gives (172.93, 117,000)
 
 

@@ -33,9 +33,6 @@ from trnkb.workload.ranges import Ranged
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["FAMILIES", "SPLITS", "Prediction", "Run", "evaluate", "ledger_path", "load_runs",
-           "predict"]
-
 FAMILIES = ("training throughput", "time-to-train", "serving throughput", "serving latency")
 SPLITS = ("fit", "holdout")
 VENDORS = ("NVIDIA", "AMD", "Google", "AWS")

@@ -18,8 +18,6 @@ from trnkb.audit.ledger import FAMILIES, VENDORS
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["TARGETS", "markdown", "score", "summary"]
-
 # issue 19, "Done when", on the held-out runs: (median |error| at most, share in range at
 # least, share of centrals above the measurement within)
 TARGETS: dict[str, tuple[float, float, tuple[float, float] | None]] = {

@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from trnkb.audit.ledger import Prediction, Run
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["predict_serving"]
-
 # the ledger's metric -> the simulator's (p50: the published tables report medians)
 _SIM_METRIC = {"tokens_per_s_system": "tokens_per_s_system",
                "tokens_per_s_per_chip": "tokens_per_s_per_chip",

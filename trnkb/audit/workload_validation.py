@@ -25,8 +25,6 @@ from trnkb.workload.training import train
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["CASES", "Case", "markdown", "page", "table"]
-
 _HIDDEN = {k: user_value(k, 1.0, "")
            for k in ("dp_overlap", "tp_overlap", "ep_overlap", "cp_overlap", "pp_overlap")}
 _BOOK_SERVE = {**{k: user_value(k, 1.0, "")

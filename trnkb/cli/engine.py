@@ -27,8 +27,6 @@ from trnkb.engine import (
     named_tiling,
 )
 
-__all__ = ["Dtype", "ExpEngine", "register"]
-
 err = Console(stderr=True)
 
 

@@ -16,15 +16,13 @@ import typer
 
 from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
 
-__all__ = ["register"]
-
 
 def prices_command(chip: Annotated[str | None, typer.Option(
                        "--chip", help="Only the prices of this chip (trnkb list chips).")] = None,
                    specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
     """Every accelerator price (cloud and owner cost per chip-hour) with source and date."""
     import trnkb
-    from trnkb.cli.validate import suggest
+    from trnkb.spec.specfile import suggest
     from trnkb.workload.prices import price_rows
 
     kb = trnkb.load(specs)

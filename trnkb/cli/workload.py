@@ -29,8 +29,6 @@ from trnkb.units import format_number
 if TYPE_CHECKING:
     from trnkb.workload import Input, Model, Ranged, System, WorkloadResult
 
-__all__ = ["register"]
-
 ModelOpt = Annotated[str, typer.Option(
     "--model", help="Model id (trnkb list models), e.g. llama-3.1-70b.")]
 SystemOpt = Annotated[str, typer.Option(

@@ -34,22 +34,10 @@ from trnkb.engine.attention_kernel import (
 )
 from trnkb.engine.limits import EXP_ENGINES, attention_limits, choice
 from trnkb.engine.model import NeuronCore
-from trnkb.engine.numerics import error_stats, round_to
+from trnkb.engine.numerics_formats import error_stats, round_to
 from trnkb.engine.result import Result
 from trnkb.engine.timeline import Timeline
 from trnkb.units.qtypes import Quantity
-
-__all__ = [
-    "MAX_HEAD_DIM",
-    "Progress",
-    "attention",
-    "attention_flops",
-    "attention_program",
-    "choose_evict_engine",
-    "compare_attention",
-    "explain_attention",
-    "reference_attention",
-]
 
 MAX_HEAD_DIM = 512  # PV output [128, d] in fp32 must fit one PSUM bank (2 KiB per partition)
 

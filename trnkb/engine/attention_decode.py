@@ -29,9 +29,8 @@ import math
 from collections.abc import Generator, Sequence
 
 from trnkb.engine import isa
-from trnkb.engine.timeline import Tile, Timeline
-
-__all__ = ["MAX_ROWS", "decode_program"]
+from trnkb.engine.buffers import Tile
+from trnkb.engine.timeline import Timeline
 
 MAX_ROWS = 128  # query rows per KV head this kernel takes (chunks x rows <= 128)
 

@@ -16,10 +16,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trnkb.engine import isa
+from trnkb.engine.buffers import Pool, Tile
 from trnkb.engine.model import NeuronCore
-from trnkb.engine.timeline import Pool, Tile, Timeline
-
-__all__ = ["Progress", "attention_program", "choose_evict_engine", "drain"]
+from trnkb.engine.timeline import Timeline
 
 Progress = Callable[[int, int], None] | None
 Program = Generator[None, None, Tile]  # yields per query tile, returns the output in HBM

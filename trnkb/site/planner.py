@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["planner_page"]
-
 
 def planner_page(data: dict[str, Any]) -> str:
     """MyST page: the planner's controls, the grid as JSON and its script."""

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from trnkb.spec.fields import NAME, NOTES, STATUSES, VENDOR, Field, Table, _n, _q, _t
 
-__all__ = ["CORES", "DATACENTER", "FABRICS", "MODELS", "NETWORK", "POWER", "PRICES", "RACKS"]
-
 RACKS = Table(
     "racks",
     "One row per rack SKU / scale-up domain (the world a chip reaches over scale-up links).",

@@ -36,11 +36,6 @@ if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
     from trnkb.workload.result import WorkloadResult
 
-__all__ = ["MODELS", "SYSTEMS", "TRN3", "breakeven_capex", "chart_sources", "cost_targets",
-           "fleet",
-           "power_check", "prices", "range_chart", "rests_on", "serving", "sources_below",
-           "training", "verdict", "versus"]
-
 TRN3 = "trn3-nl72x2-switched"
 SYSTEMS = (TRN3, "trn3-nl32x2-switched", "gb300-nvl72", "gb200-nvl72", "mi355x-8",
            "mi450x-ualoe72", "tpu-v7-pod")

@@ -36,8 +36,6 @@ import numpy as np
 
 from trnkb.workload.ranges import Input, assumption
 
-__all__ = ["POINTS", "fit", "latency_inputs"]
-
 # (stack, operation, ranks, bytes, microseconds)
 POINTS = (
     # nccom-test.rst: "nccom-test -r 2 --minbytes 1kb --maxbytes 1gb --stepfactor 4 -d fp32 allr"

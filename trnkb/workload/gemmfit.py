@@ -41,9 +41,6 @@ import numpy as np
 
 from trnkb.workload.ranges import Input, assumption
 
-__all__ = ["CUDA_POINTS", "ENGINE_POINTS", "ENGINE_STREAM", "ROCM_MAF", "ROCM_TAF", "cuda_fit",
-           "cuda_inputs", "fit", "hbm_efficiency_input", "m_half_input", "rocm_inputs"]
-
 # (chip, M, K = N, utilization of peak) from trnkb.engine.gemm(core, M, K, N, "bf16",
 # execute=False).utilization at trnkb commit 0a4574d (tensor-bound points only)
 ENGINE_POINTS = (

@@ -40,8 +40,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["SchedulerConfig", "Trace", "run_scheduler"]
-
 _MAX_STEPS = 2_000_000  # hang guard
 
 

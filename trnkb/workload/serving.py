@@ -44,8 +44,6 @@ from trnkb.workload.result import WorkloadResult, check_positive
 from trnkb.workload.system import System
 from trnkb.workload.training import TRAIN_ASSUMPTIONS
 
-__all__ = ["SERVE_ASSUMPTIONS", "default_kv_precision", "elementwise_bytes", "serve"]
-
 SERVE_ASSUMPTIONS = {
     "compute_efficiency": assumption("compute_efficiency", 0.3, 0.6, 0.85, "",
                                      "achieved fraction of peak FLOP/s in decode matmuls; the low "

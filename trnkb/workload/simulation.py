@@ -57,8 +57,6 @@ from trnkb.workload.stepcost import Layout, StepModel, step_fn
 from trnkb.workload.system import System
 from trnkb.workload.training import TRAIN_ASSUMPTIONS
 
-__all__ = ["SIM_ASSUMPTIONS", "SIM_METRICS", "Lengths", "simulate"]
-
 SIM_ASSUMPTIONS = {
     "gemm_efficiency": assumption("gemm_efficiency", 0.55, 0.75, 0.9, "",
                                   "achieved fraction of peak FLOP/s of a large GEMM inside a "

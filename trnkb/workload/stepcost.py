@@ -45,8 +45,6 @@ import numpy as np
 from trnkb.workload.models import Model
 from trnkb.workload.system import System
 
-__all__ = ["Layout", "StepModel", "step_fn", "step_time"]
-
 
 @dataclass(frozen=True)
 class Layout:
