@@ -27,7 +27,8 @@ module is the one place to follow it.
 Cost: about 0.3 s of CPU per frontier, a few minutes for the whole grid
 (``bench/planner_bench.py`` prints it). :func:`cached_grid` keeps the last grid in the user
 cache directory under a hash of everything it depends on (the model and system objects the
-workload layer reads, the grid's settings and the package's code and data files), so a
+workload layer reads, the grid's settings, this module and the code and data of the layers
+the workload layer stands on), so a
 rebuild with the same knowledge base and code reuses it; any change recomputes it.
 """
 
@@ -109,8 +110,8 @@ def _point(r: Any) -> dict[str, Any]:
 
     cp, pue = r.inputs["chip_power"], r.inputs["pue"]
     out: dict[str, Any] = {"load": load_of(r),
-                           "facility_w": [_r(cp.mid * pue.mid), _r(cp.lo * pue.lo),
-                                          _r(cp.hi * pue.hi)]}
+                           # unrounded: the power budget floors chips = W / this
+                           "facility_w": [cp.mid * pue.mid, cp.lo * pue.lo, cp.hi * pue.hi]}
     for name, _, _, factor, _ in METRICS:
         if name in r.metrics:
             out[name] = _ranged(r.metrics[name], factor) + [_movers(r, name)]
@@ -213,6 +214,11 @@ def grid(kb: KnowledgeBase, models: list[str] | None = None,
             "systems": sysinfo, "serve": serve, "train": train}
 
 
+# What the workload layer may import (docs/architecture.md), so all that the grid's numbers
+# can depend on besides this module and the objects built from the KB.
+_DEPENDS = ("workload", "engine", "topology", "kb", "calc", "spec", "units", "data")
+
+
 def _fingerprint(kb: KnowledgeBase, systems: tuple[str, ...]) -> str:
     """sha256 of what :func:`grid` reads: the workload objects, the settings, the code."""
     from trnkb import workload as W
@@ -225,9 +231,11 @@ def _fingerprint(kb: KnowledgeBase, systems: tuple[str, ...]) -> str:
         h.update(repr(W.system(kb, s, None)).encode())
     h.update(repr((GRID, TRAIN, METRICS, TRAIN_METRICS, _TRAIN_KW)).encode())
     root = Path(__file__).resolve().parents[1]
-    for f in sorted(root.rglob("*")):
-        if f.suffix in (".py", ".json", ".yaml") and "__pycache__" not in f.parts:
-            h.update(str(f.relative_to(root)).encode() + f.read_bytes())
+    files = [Path(__file__), *sorted(root.glob("*.py"))]
+    files += sorted(f for pkg in _DEPENDS for f in (root / pkg).rglob("*")
+                    if f.suffix in (".py", ".json", ".yaml") and "__pycache__" not in f.parts)
+    for f in files:
+        h.update(str(f.relative_to(root)).encode() + f.read_bytes())
     return h.hexdigest()
 
 
