@@ -39,7 +39,7 @@ def headline_table(kb: KnowledgeBase) -> pd.DataFrame:
     shown, since it compares two spellings rather than two memories."""
     long = compare.chip_values(kb, compare.HEADLINE, HEADLINE_FIELDS)
     wide = compare.wide(long).T
-    src = long.groupby("id")["source"].agg(lambda s: set(s))
+    src: dict[str, set[str]] = {str(k): set(v) for k, v in long.groupby("id")["source"]}
     out = wide.reset_index(names="chip")
     out.columns = [str(c) for c in out.columns]
     phys = physical_hbm(kb)
@@ -59,8 +59,8 @@ def hbm_standing(kb: KnowledgeBase, chip: str = "trainium3") -> str:
     """Where ``chip`` ranks on HBM capacity on the physical basis, among the headline chips
     whose stack build is sourced, with each vendor's label; the chips left out named."""
     phys, names = physical_hbm(kb), display.names(kb)
-    built = sorted(((phys[c].gib, c) for c in compare.HEADLINE
-                    if c in phys and phys[c].gib is not None), reverse=True)
+    built = sorted(((g, c) for c in compare.HEADLINE if c in phys
+                    for g in [phys[c].gib] if g is not None), reverse=True)
     mine = phys.get(chip)
     if mine is None or mine.gib is None or not built:
         return ""
