@@ -23,7 +23,8 @@
     if (x === null || x === undefined || !isFinite(x)) return "\u2014";
     return Number(Number(x).toPrecision(3)).toLocaleString("en-US", {maximumSignificantDigits: 3});
   }
-  function rng(v) { return num(v[1]) + " to " + num(v[2]); }
+  function whole(x) { return Number(x).toLocaleString("en-US"); }  // counts: every digit
+  function rng(v, f) { f = f || num; return f(v[1]) + " to " + f(v[2]); }
   function fill(id, values, labels) {
     $(id).innerHTML = values.map(function (v, i) {
       return '<option value="' + esc(v) + '">' + esc(labels ? labels[i] : v) + "</option>"; }).join("");
@@ -46,9 +47,10 @@
     return D.train[gkey([state.model, state.system, A.train_precision[0], Number(state.tokens),
                          Number(state.days)])];
   }
-  function row(label, v, unit, movers, attr) {
+  function row(label, v, unit, movers, attr, f) {
+    f = f || num;
     return "<tr" + (attr ? ' data-metric="' + esc(attr) + '"' : "") + '><th scope="row">' + esc(label) +
-      '</th><td class="num pl-central">' + num(v[0]) + '</td><td class="num">' + rng(v) +
+      '</th><td class="num pl-central">' + f(v[0]) + '</td><td class="num">' + rng(v, f) +
       "</td><td>" + esc(unit) + "</td><td>" + esc((movers || []).join(", ")) + "</td></tr>";
   }
   var HEAD = '<thead><tr><th scope="col">result</th><th scope="col">central</th>' +
@@ -76,9 +78,9 @@
     $("pl-serve-summary").textContent = (A.model_names[state.model] || state.model) + " on one replica of " +
       e.chips + " chips of " + state.system + " (" + state.precision + ", " + state.lengths +
       " tokens, " + state.pricing + " pricing): " + (op[1]
-        ? "the operating point meeting \u2265 " + num(t) + " tokens/s per user is " + p.load + " concurrent clients."
+        ? "the operating point meeting \u2265 " + num(t) + " tokens/s per user is " + p.load + " concurrent client" + (p.load === 1 ? "." : "s.")
         : "no load reaches " + num(t) + " tokens/s per user; the most interactive point (" + p.load +
-          " client) is shown.");
+          " client) is shown.") + ((view.notes || []).length ? " Notes: " + view.notes.join("; ") + "." : "");
     table("pl-serve-table", D.metrics.map(function (m) {
       var v = p[m[0]];
       return v ? row(m[1], v, m[2], v[3], m[0]) : "";
@@ -92,8 +94,8 @@
     $("pl-power-summary").textContent = num(P) + " MW of facility power at " + (op[1] ? "\u2265 " + num(t) +
       " tokens/s per user" : "the most interactive point (target not reached)") + ", racks of " + per + " chips.";
     table("pl-power-table", P > 0 ? [
-      row("racks", racks, "racks of " + per, ["chip_power", "pue"], "racks"),
-      row("chips", chips, "chips", ["chip_power", "pue"], "chips"),
+      row("racks", racks, "racks of " + per, ["chip_power", "pue"], "racks", whole),
+      row("chips", chips, "chips", ["chip_power", "pue"], "chips", whole),
       row("fleet tokens/s", [tpm[0] * P, tpm[1] * P, tpm[2] * P], "tok/s", tpm[3], "fleet_tokens_per_s"),
       row("cost per million output tokens", p.usd_per_million_tokens, "USD/Mtok",
           p.usd_per_million_tokens[3], "usd_per_million_tokens")].join("") : "");
