@@ -67,8 +67,10 @@ def _spec_rows(kb: KnowledgeBase, a: str, b: str) -> list[dict[str, Any]]:
         rows.append({"figure": f, "unit": unit.replace("TFLOPS", "TFLOP/s"), "a": vals[0],
                      "b": vals[1], "source_a": srcs[0], "source_b": srcs[1],
                      "qualifier": "; ".join(q for q in quals if q)})
-        if f == "hbm_capacity":
+        if f == "hbm_capacity":  # as each vendor writes it (GiB or GB), never converted
             pa, pb = phys.get(ca), phys.get(cb)
+            rows[-1].update(unit="as labelled", a=pa.label if pa and pa.label else None,
+                            b=pb.label if pb and pb.label else None)
             ga = pa.gib if pa else None
             gb = pb.gib if pb else None
             rows.append({"figure": "hbm_physical (stacks x dies x die density)", "unit": "GiB",
@@ -87,9 +89,9 @@ def _spec_rows(kb: KnowledgeBase, a: str, b: str) -> list[dict[str, Any]]:
         rows.append({"figure": f, "unit": (spec.unit if spec else "") or "", "a": vals[0],
                      "b": vals[1], "source_a": srcs[0], "source_b": srcs[1], "qualifier": ""})
     for r in rows:
-        r["ratio"] = (r["a"] / r["b"]) if r["a"] and r["b"] else None
+        r["ratio"] = (r["a"] / r["b"]) if r["a"] and r["b"] and r["figure"] != "hbm_capacity" \
+            else None
         if r["figure"] == "hbm_capacity":  # vendor labels on two bases: compare physically
-            r["ratio"] = None
             r["qualifier"] = "; ".join(str(x) for x in (r["qualifier"], "vendor-label basis, "
                                                         "not compared: see the physical row")
                                        if x)
@@ -253,7 +255,10 @@ def _page(kb: KnowledgeBase, grid: dict[str, Any], a: str, b: str,
                    for what, rows in ((serve_what, serving), (train_what, training))
                    for r in rows])
     buf = io.StringIO()
-    pd.DataFrame(csv_rows).to_csv(buf, index=False, float_format="%.6g")
+    # numbers at 6 significant figures, written as text: the spec columns mix in labels
+    csv_rows = [{k: f"{v:.6g}" if isinstance(v, float) else v for k, v in r.items()}
+                for r in csv_rows]
+    pd.DataFrame(csv_rows).to_csv(buf, index=False)
     spec_table = _table(specs, [("figure", "figure"), ("unit", "unit"), ("a", f"A: {a}"),
                                 ("source_a", "A source"), ("b", f"B: {b}"),
                                 ("source_b", "B source"), ("ratio", "A / B"),
@@ -267,7 +272,7 @@ def _page(kb: KnowledgeBase, grid: dict[str, Any], a: str, b: str,
                  else "<p>No conflicts recorded for either chip.</p>")
     page = (f"---\norphan: true\n---\n\n# {title}\n\n"
             f"A is **{html.escape(na)}**, B is **{html.escape(nb)}**. Every figure links to its "
-            "source; the ratio is A over B. HBM is compared on the physical basis. "
+            "source; the ratio is A over B. "
             f"{html.escape(EXPLANATION)} "
             f'[Download this comparison (CSV)]({slug(a, b)}.csv) · '
             "[all head-to-heads](../compare.md) · [planner](../planner.md)\n\n"
