@@ -72,3 +72,19 @@ def test_training_point_is_train_plan_with_the_inputs_that_move_it(objs):
 def test_keys_write_integral_floats_as_integers_as_the_page_reads_them():
     assert G.key("m", "s", "bf16", 15e12, 30) == "m|s|bf16|15000000000000|30"
     assert G.key("m", "s", "fp8", 2048, 512) == "m|s|fp8|2048|512"
+
+
+def test_the_grid_is_reused_from_the_cache_until_its_fingerprint_changes(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("TRNKB_NO_CACHE", raising=False)
+    calls: list[int] = []
+    monkeypatch.setattr(G, "grid", lambda kb, systems, progress: calls.append(1) or
+                        {"computed": len(calls)})
+    fingerprint = ["a"]
+    monkeypatch.setattr(G, "_fingerprint", lambda kb, systems: fingerprint[0])
+    assert G.cached_grid(None) == {"computed": 1}
+    assert G.cached_grid(None) == {"computed": 1}  # read back, not recomputed
+    fingerprint[0] = "b"  # the KB or the model code changed
+    assert G.cached_grid(None) == {"computed": 2}
+    monkeypatch.setenv("TRNKB_NO_CACHE", "1")
+    assert G.cached_grid(None) == {"computed": 3}
