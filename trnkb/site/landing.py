@@ -195,5 +195,10 @@ def landing(kb: KnowledgeBase, notebooks: list[Path], src: Path) -> str:
     for stem, title, answer in comparisons(notebooks):
         lines.append(f"- [{md.escape(title)}](notebooks/{stem}.ipynb): {md.escape(answer)}")
     lines += ["- [Explorer](explorer.md): every chip and scale-up domain, sortable and "
-              "filterable, with the source of each figure.", "", _citation()]
+              "filterable, with the source of each figure.",
+              "- [Planner](planner.md): serving a model at a tokens/s-per-user target, under a "
+              "$/Mtok ceiling or a power budget, and training it on N tokens, on each headline "
+              "system, with ranges and the inputs that move them.",
+              "- [Head-to-head](compare.md): every pair of the nine headline systems side by "
+              "side, with a CSV each.", "", _citation()]
     return "\n".join(lines)
