@@ -22,7 +22,6 @@ import re
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -81,7 +80,8 @@ def main() -> None:
     a = ap.parse_args()
     page = a.site / "planner.html"
     if not page.is_file():
-        sys.exit(f"{page}: not built (run make site)")
+        print(f"planner: {page} is not built (run make site first); not measured")
+        return
     sizes(page)
     interactive(page.resolve(), a.repeat)
     if a.grid:

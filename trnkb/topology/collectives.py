@@ -36,8 +36,6 @@ from trnkb.units.qtypes import Quantity
 if TYPE_CHECKING:
     pass
 
-__all__ = ["CollectivesMixin", "bandwidth_time"]
-
 KINDS = ("all-gather", "reduce-scatter", "all-reduce", "all-to-all")
 
 

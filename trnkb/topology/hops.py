@@ -23,8 +23,6 @@ from trnkb.topology.spec import RACK_NAMES
 if TYPE_CHECKING:
     from trnkb.topology.spec import FabricSpec
 
-__all__ = ["HopsMixin"]
-
 
 class HopsMixin:
     """Hop measurements of a :class:`~trnkb.topology.fabric.Fabric` (uses ``graph``,
