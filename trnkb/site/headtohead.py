@@ -34,18 +34,11 @@ from trnkb.spec.schema import TABLES
 from trnkb.units import format_number
 from trnkb.views.display import short_name
 
-<<<<<<< HEAD
-__all__ = ["REFERENCE", "TARGET", "TRAIN_REFERENCE", "pair_pages", "slug"]
-
 # The reference workloads of every page: serving (model, precision, input, output tokens)
 # at TARGET tokens/s per user, and training (model, precision asked, tokens, days).
 REFERENCE = ("llama-3-1-70b", "fp8", 2048, 512)
 TARGET = 20.0
 TRAIN_REFERENCE = ("llama-3-1-70b", "bf16", 15e12, 30)
-=======
-# The reference workload of every page: (model, precision, chips, input, output).
-REFERENCE = ("llama-3-1-70b", "fp8", 8, 2048, 512)
->>>>>>> main
 _FIELDS = ("dense_bf16", "dense_fp8", "dense_fp4", "hbm_capacity", "hbm_bandwidth",
            "scaleup_bandwidth", "tdp")
 

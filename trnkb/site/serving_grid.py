@@ -43,12 +43,6 @@ from typing import Any
 
 from trnkb.kb import KnowledgeBase
 
-<<<<<<< HEAD
-__all__ = ["GRID", "HEADLINE_SYSTEMS", "METRICS", "TRAIN", "TRAIN_METRICS", "cached_grid", "grid",
-           "key", "operating", "serve_points", "train_point"]
-
-=======
->>>>>>> main
 # One system per headline chip (trnkb.compare.HEADLINE) plus Rubin: the nine head-to-head
 # systems, Trainium3 first.
 HEADLINE_SYSTEMS = ("trn3-nl72x2-switched", "trn2-nl32x2-3d-torus", "hgx-b200-8", "gb200-nvl72",
