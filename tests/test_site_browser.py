@@ -464,23 +464,65 @@ def test_explorer_marks_estimates_and_computed_cells_and_compares_hbm_physically
     assert "stacks x dies per stack x die density" in detail and "0.537" in detail
 
 
-def test_planner_answer_matches_the_workload_cli(browser):
+def _cli(*args: str) -> dict:
+    out = subprocess.run([sys.executable, "-m", "trnkb", "workload", *args, "--json"],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def _shown(browser, table: str, metric: str, column: str = "td.pl-central") -> float:
+    text = browser.eval(f"""document.querySelector(
+        '#pl-{table}-table tr[data-metric={metric}] {column}').textContent""")
+    return float(text.replace(",", ""))
+
+
+def test_planner_answers_match_the_workload_cli(browser):
     out = built_site()
     assert not problems(browser.open((out / "planner.html").as_uri()))
-    for sel, value in (("#pl-model", "llama-3-1-70b"), ("#pl-system", "gb300-nvl72"),
-                       ("#pl-precision", "bf16"), ("#pl-chips", "8"),
-                       ("#pl-lengths", "2048/512")):
+    model, system, prec = "llama-3-1-70b", "gb300-nvl72", "fp8"
+    for sel, value in (("#pl-model", model), ("#pl-system", system), ("#pl-precision", prec),
+                       ("#pl-lengths", "2048/512"), ("#pl-pricing", "owner"),
+                       ("#pl-target", "20"), ("#pl-power", "50"), ("#pl-tokens", "15000000000000"),
+                       ("#pl-days", "30")):
         browser.eval(f"""(() => {{ const s = document.querySelector('{sel}'); s.value = '{value}';
-            s.dispatchEvent(new Event('change')); }})()""")
-    shown = browser.eval("""document.querySelector(
-        '#pl-table tr[data-metric=tokens_per_s_per_chip] td.pl-central').textContent""")
+            s.dispatchEvent(new Event(s.tagName === 'INPUT' ? 'input' : 'change')); }})()""")
     assert "model=llama-3-1-70b" in browser.eval("location.hash")
-    cli = subprocess.run(
-        [sys.executable, "-m", "trnkb", "workload", "serve", "--model", "llama-3-1-70b",
-         "--system", "gb300-nvl72", "--chips", "8", "--precision", "bf16", "--input-len",
-         "2048", "--output-len", "512", "--json"], capture_output=True, text=True, check=True)
-    central = json.loads(cli.stdout)["metrics"]["tokens_per_s_per_chip"]["central"]
-    assert float(shown.replace(",", "")) == pytest.approx(central, rel=5e-3)  # 3 figures shown
+    summary = browser.eval("document.getElementById('pl-serve-summary').textContent")
+    m = re.search(r"one replica of (\d+) chips .* is (\d+) concurrent clients", summary)
+    assert m, summary
+    chips, clients = m.group(1), m.group(2)
+    common = ["--model", model, "--system", system, "--precision", prec, "--input-len", "2048",
+              "--output-len", "512", "--pricing", "owner"]
+    # the operating point is one simulator run: the same figures from the command line
+    cli = _cli("serve", *common, "--chips", chips, "--concurrency", clients)["metrics"]
+    for metric, factor in (("tokens_per_s_per_chip", 1), ("usd_per_million_tokens", 1),
+                           ("ttft_p50", 1e3)):
+        assert _shown(browser, "serve", metric) == pytest.approx(
+            cli[metric]["central"] * factor, rel=5e-3), metric  # 3 figures shown
+    # the power budget: racks and fleet tokens/s as plan-fleet gives them
+    fleet = _cli("plan-fleet", *common, "--power-mw", "50", "--tokens-per-user", "20")
+    assert fleet["replica_chips"] == int(chips) and fleet["load"] == int(clients)
+    assert _shown(browser, "power", "racks") == fleet["racks"]["central"]
+    assert _shown(browser, "power", "fleet_tokens_per_s") == pytest.approx(
+        fleet["fleet_tokens_per_s"]["central"], rel=5e-3)
+    # the cost ceiling: as cost-target gives it
+    browser.eval("""(() => { const s = document.querySelector('#pl-ceiling'); s.value = '1';
+        s.dispatchEvent(new Event('input')); })()""")
+    cost = _cli("cost-target", *common, "--max-usd-per-mtok", "1")["tokens_per_s_per_user"]
+    shown = browser.eval("""document.querySelector(
+        '#pl-cost-table tr[data-metric=cost_target] td.pl-central').textContent""")
+    assert (shown == "not reachable" if cost["central"] is None
+            else float(shown.replace(",", "")) == pytest.approx(cost["central"], rel=5e-3))
+    # training 15T tokens in 30 days: chips and days as train-plan gives them
+    plan = _cli("train-plan", "--model", model, "--system", system, "--tokens", "15e12",
+                "--days", "30", "--precision", "bf16")
+    train = browser.eval("document.getElementById('pl-train-summary').textContent")
+    assert f"{plan['chips']:,} chips = {plan['racks']} racks" in train, train
+    assert _shown(browser, "train", "days") == pytest.approx(plan["days"]["central"], rel=5e-3)
+    # the frontier is drawn with its band, and a pasted link restores the choice
+    assert browser.eval("document.querySelectorAll('#pl-curve path.pl-band').length") == 1
+    link = browser.eval("document.getElementById('pl-permalink').getAttribute('href')")
+    assert "power=50" in link and "tokens=15000000000000" in link
 
 
 def test_pages_carry_version_build_date_and_commit(browser):
