@@ -3,8 +3,7 @@
 Run once, by hand, after ``fetch`` has brought the results repositories to ``/work/.mirror``
 (or give ``--mirror DIR``); the YAML it writes is committed, the repositories are not::
 
-    python bench/import_ledger.py --maxtext tiering.md --nemo performance_summary.md \\
-        > specs/ledger/runs.yaml
+    python bench/import_ledger.py > specs/ledger/runs.yaml
 
 Inputs, each read at the commit named in its source row (``specs/sources.yaml``):
 
@@ -17,8 +16,12 @@ Inputs, each read at the commit named in its source row (``specs/sources.yaml``)
 - the AWS Neuron performance tables (``about-neuron/benchmarks/trn1/*.csv``): decoder
   inference latency and throughput, decoder training;
 - the MaxText optimized-models tiering table (Google TPU v5p and v6e training) and the NeMo
-  24.07 performance summary (DGX-H100 pre-training and fine-tuning), saved as text from the
-  repositories at the commits in their source rows;
+  24.07 performance summary (DGX-H100 pre-training and fine-tuning), read from the fetched
+  repositories at the commits in their source rows (or given as text files);
+- the InferenceX serving dashboard's API snapshot (``bench/import_inferencex.py``: closed-loop
+  DeepSeek-R1 sweeps on NVIDIA and AMD systems, throughput per GPU, TPOT and TTFT);
+- JetStream-PyTorch's TPU v5e serving summary (``bench/import_jetstream.py``; kept as not
+  expressible: its ShareGPT sample's mean lengths are not stated);
 - the serving runs of ``specs/claims/measured.yaml`` (vendor tables: TensorRT-LLM, NIM, ROCm
   vLLM, OCI; their sources stay in that file's ``sources`` block), each with ``from_claim``.
 
@@ -326,7 +329,8 @@ _NEMO = ("NVIDIA/NeMo", "070a0bb168d405d653b9734c0017cf5078e77c0d",
          "docs/source/performance/performance_summary.md")
 _NEMO_MODELS = {"LLAMA2-70B": "llama-2-70b", "LLAMA3-8B": "llama-3-1-8b",
                 "LLAMA3-70B": "llama-3-1-70b", "LLAMA2-7B": "llama-2-7b",
-                "LLAMA2-13B": "llama-2-13b"}
+                "LLAMA2-13B": "llama-2-13b", "GPT3-5B": "gpt-3-5b", "GPT3-20B": "gpt-3-20b",
+                "GPT3-175B": "gpt-3-175b"}
 
 
 def nemo(text: str) -> list[dict[str, Any]]:
@@ -356,8 +360,8 @@ def nemo(text: str) -> list[dict[str, Any]]:
             "locator": f"performance_summary.md line {n}, {name} {task}, Tokens / sec / GPU",
             "url": f"https://github.com/{_NEMO[0]}/blob/{_NEMO[1]}/{_NEMO[2]}", "date": "2024",
         }
-        if task == "LoRA":
-            run["method"] = "lora"
+        if task == "LoRA":  # NeMo's launcher PEFT recipe (specs/benchmarks.yaml)
+            run.update(method="lora", benchmark="nemo-24.07-lora-squad")
         runs.append(run)
     return runs
 
@@ -420,8 +424,8 @@ def measured_claims(path: Path) -> list[dict[str, Any]]:
 
 _ORDER = ("id", "family", "vendor", "system", "hardware", "chips", "model", "model_name",
           "method", "precision", "scenario", "benchmark", "batch", "input_len", "output_len",
-          "seq_len", "global_batch", "tokens", "plan", "tp", "software", "metric", "value", "unit",
-          "published", "runs", "not_expressible", "from_claim", "note", "source", "locator",
+          "seq_len", "global_batch", "tokens", "plan", "tp", "dp", "software", "metric", "value",
+          "unit", "published", "runs", "not_expressible", "from_claim", "note", "source", "locator",
           "url", "date", "split")
 
 
@@ -452,18 +456,31 @@ def to_yaml(runs: list[dict[str, Any]]) -> str:
     return "".join(out)
 
 
+def _mirror_text(repo: str, commit: str, path: str, mirror: Path) -> str:
+    return _git(repo.replace("/", "+"), commit, path, mirror)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mirror", type=Path, default=_MIRROR,
                     help="directory holding the fetched repositories (owner+name/repo)")
-    ap.add_argument("--maxtext", type=Path, required=True,
-                    help="the MaxText tiering.md text at commit 20a91e1 (saved from read_file)")
-    ap.add_argument("--nemo", type=Path, required=True,
-                    help="the NeMo performance_summary.md at commit 070a0bb (saved from read_file)")
+    ap.add_argument("--maxtext", type=Path, default=None,
+                    help="the MaxText tiering.md text at commit 20a91e1 (default: read from "
+                         "the fetched AI-Hypercomputer/maxtext)")
+    ap.add_argument("--nemo", type=Path, default=None,
+                    help="the NeMo performance_summary.md at commit 070a0bb (default: read "
+                         "from the fetched NVIDIA/NeMo)")
     a = ap.parse_args(argv)
+    tiering = (a.maxtext.read_text() if a.maxtext else _mirror_text(*_TIERING, a.mirror))
+    summary = (a.nemo.read_text() if a.nemo else _mirror_text(*_NEMO, a.mirror))
+    sys.path.insert(0, str(Path(__file__).parent))
+    from import_inferencex import inferencex
+    from import_jetstream import jetstream
+
     runs = (inference_v51(a.mirror) + training("5.0", a.mirror) + training("5.1", a.mirror)
-            + neuron(a.mirror) + maxtext(a.maxtext.read_text()) + nemo(a.nemo.read_text())
-            + measured_claims(Path(__file__).parents[1] / "specs" / "claims" / "measured.yaml"))
+            + neuron(a.mirror) + maxtext(tiering) + nemo(summary)
+            + measured_claims(Path(__file__).parents[1] / "specs" / "claims" / "measured.yaml")
+            + inferencex(a.mirror) + jetstream(a.mirror))
     ids = [r["id"] for r in runs]
     dup = {i for i in ids if ids.count(i) > 1}
     if dup:

@@ -22,7 +22,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from trnkb.engine.numerics import MX_FORMATS, quantize_mx, quantize_nvfp4
+from trnkb.engine.numerics import quantize_mx
+from trnkb.engine.numerics_formats import MX_FORMATS
+from trnkb.engine.numerics_nvfp4 import quantize_nvfp4
 
 SHAPES = ((1024, 4096), (4096, 4096))
 REPEATS = 9

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 import vl_convert as vlc
 
-from trnkb.views import charts
+from trnkb.views import charts, palette
 
 
 def spec(chart) -> dict:
@@ -26,14 +26,14 @@ def data_of(chart) -> list[dict]:
 
 
 def test_vendor_color_gives_each_vendor_its_one_colour():
-    enc = charts.vendor_color(["NVIDIA", "AWS", "NVIDIA", "Acme"], title="vendor").to_dict()
+    enc = palette.vendor_color(["NVIDIA", "AWS", "NVIDIA", "Acme"], title="vendor").to_dict()
     dom, rng = enc["scale"]["domain"], enc["scale"]["range"]
     # mapped vendors first in the fixed order of VENDOR_COLORS, unknown ones after, in grey
     assert dom == ["AWS", "NVIDIA", "Acme"]
-    assert rng == [charts.VENDOR_COLORS["AWS"], charts.VENDOR_COLORS["NVIDIA"], "#888888"]
-    assert len(set(charts.VENDOR_COLORS.values())) == len(charts.VENDOR_COLORS)  # no two alike
+    assert rng == [palette.VENDOR_COLORS["AWS"], palette.VENDOR_COLORS["NVIDIA"], "#888888"]
+    assert len(set(palette.VENDOR_COLORS.values())) == len(palette.VENDOR_COLORS)  # no two alike
     # the same vendor keeps its colour whatever else is on the chart
-    other = charts.vendor_color(["AMD", "AWS"]).to_dict()["scale"]
+    other = palette.vendor_color(["AMD", "AWS"]).to_dict()["scale"]
     assert dict(zip(other["domain"], other["range"], strict=True))["AWS"] == rng[0]
 
 
@@ -49,8 +49,8 @@ def test_scatter_encodes_axes_labels_vendor_colour_and_sources():
     assert (x["field"], x["title"], x["type"]) == ("bw", "HBM bandwidth (TB/s)", "quantitative")
     assert x["scale"].get("zero") is False or x["scale"]["domain"][0] > 0  # not from zero
     assert points["encoding"]["y"]["title"] == "dense BF16 (TFLOP/s)"
-    assert points["encoding"]["color"]["scale"]["range"] == [charts.VENDOR_COLORS["AWS"],
-                                                             charts.VENDOR_COLORS["NVIDIA"]]
+    assert points["encoding"]["color"]["scale"]["range"] == [palette.VENDOR_COLORS["AWS"],
+                                                             palette.VENDOR_COLORS["NVIDIA"]]
     assert text["encoding"]["text"]["field"] == "chip"
     assert d["title"]["text"] == "T" and d["title"]["subtitle"] == ["Sources: a; b"]
     # two rows at the same point share one dot labelled with both names
@@ -133,7 +133,7 @@ def test_graph_colours_links_by_medium_and_labels_racks():
     rules, points, labels = layers(d)
     scale = rules["encoding"]["color"]["scale"]
     assert dict(zip(scale["domain"], scale["range"], strict=True)) == {
-        "aec": charts.MEDIUM_COLORS["aec"], "pcb": charts.MEDIUM_COLORS["pcb"]}
+        "aec": palette.MEDIUM_COLORS["aec"], "pcb": palette.MEDIUM_COLORS["pcb"]}
     assert rules["encoding"]["x"]["axis"] is None  # a layout, not a measurement
     assert points["encoding"]["shape"]["field"] == "kind"
     assert labels["encoding"]["text"]["field"] == "label"

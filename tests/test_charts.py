@@ -7,7 +7,7 @@ import pytest
 import vl_convert as vlc
 
 import trnkb.units  # registers the pint[...] dtypes with the project's registry
-from trnkb.views import charts
+from trnkb.views import charts, palette
 
 
 def test_caption_splits_derived_sources_and_sorts():
@@ -155,7 +155,7 @@ def test_a_missing_colour_group_is_named_not_null():
     chart = charts.bars(df, "chip", "gb", value_title="HBM capacity (GB)", title="t",
                         sources=["s"], color="generation")
     svg = vlc.vegalite_to_svg(chart.to_json())
-    assert ">null<" not in svg and f">{charts.NOT_STATED}<" in svg
+    assert ">null<" not in svg and f">{palette.NOT_STATED}<" in svg
     assert df["generation"].isna().sum() == 1  # the caller's frame is left as it was
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 import trnkb
-from trnkb.output.export import ExportError, write_export
+from trnkb.output.export import write_export
+from trnkb.output.exportfs import ExportError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -87,7 +87,8 @@ def test_shipped_tables_validate_against_their_schemas(shipped):
 
     import pandera.errors
 
-    from trnkb.spec.schema import ID_PATTERN, pandera_schema
+    from trnkb.spec.fields import ID_PATTERN
+    from trnkb.spec.schema import pandera_schema
     from trnkb.units import ureg
 
     checked = 0

@@ -14,7 +14,8 @@ import pytest
 import trnkb
 from trnkb.cli import main
 from trnkb.output import exportfs
-from trnkb.output.export import ExportError, csv_safe, write_export
+from trnkb.output.export import csv_safe, write_export
+from trnkb.output.exportfs import ExportError
 from trnkb.output.outdir import locked
 
 

@@ -14,7 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from trnkb.cli import app
-from trnkb.peaks import DTYPES, AmbiguousDevice, UnknownDevice, peaks
+from trnkb.peaks import AmbiguousDevice, UnknownDevice, peaks
+from trnkb.spec.peaks_format import DTYPES
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("pandas", "pint", "altair", "numpy", "pandera", "yaml")

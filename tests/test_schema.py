@@ -4,7 +4,8 @@ import pandas as pd
 import pandera.pandas as pa
 import pytest
 
-from trnkb.spec.schema import CHIPS, TABLES, pandera_schema
+from trnkb.spec.hardware import CHIPS
+from trnkb.spec.schema import TABLES, pandera_schema
 from trnkb.units import DIMENSIONS, ureg
 
 

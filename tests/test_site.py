@@ -128,3 +128,14 @@ def test_api_page_has_no_link_to_a_made_up_url_scheme(out):
     text = (out / "api.html").read_text()
     assert 'href="file:line"' not in text
     assert "file:line" in text  # the text itself stays
+
+
+def test_api_page_shows_an_entry_for_each_public_name_and_nothing_else(out):
+    from test_public_api import public_names
+
+    text = (out / "api.html").read_text()
+    ids = {i for i in _ID.findall(text) if i.startswith("trnkb.")}
+    public = public_names()
+    assert public <= ids
+    # members of a public class (methods, attributes) are shown under it; nothing else
+    assert {i for i in ids if not any(i == p or i.startswith(p + ".") for p in public)} == set()

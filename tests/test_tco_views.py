@@ -46,3 +46,12 @@ def test_verdict_is_three_sentences_and_ranks_only_separated_ranges(kb):
             assert row.low <= 1 <= row.high
     sentences = tco.verdict(df, vs, tco.breakeven_capex(df))
     assert len(sentences) == 3 and all(s.endswith(".") for s in sentences)
+    # every per-dollar row names its sourced and assumed inputs (range_shares of its $/Mtok)
+    own = df[(df["id"] == tco.TRN3) & (df["pricing"] == "owner")].iloc[0]
+    assert "capex_per_chip" in own["assumed_inputs"].split(", ")
+    cloud = df[(df["id"] == "gb300-nvl72") & (df["pricing"] == "cloud")].iloc[0]
+    assert "cloud_price" in cloud["sourced_inputs"].split(", ")
+    assert "capex_per_chip" not in cloud["assumed_inputs"]  # a renter pays no capex
+    assert not (df["pricing"] == "cloud").loc[df["id"] == tco.TRN3].any()  # no Trn3 price
+    rests = tco.rests_on(df, "dense", pricing="cloud")
+    assert set(rests["system"]) == set(df.loc[df["pricing"] == "cloud", "system"])

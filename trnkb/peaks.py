@@ -38,9 +38,6 @@ if TYPE_CHECKING:
 # json and re are imported on first use: `import trnkb.peaks` stays cheap for a framework that
 # imports it at start-up (bench/peaks_bench.py).
 
-__all__ = ["DTYPES", "AmbiguousDevice", "Peak", "Peaks", "UnknownDevice", "device_strings",
-           "peaks"]
-
 
 
 class AmbiguousDevice(ValueError):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from trnkb.engine import attention, attention_flops, reference_attention
-from trnkb.engine.numerics import round_to
+from trnkb.engine.numerics_formats import round_to
 
 U_BF16 = 2.0**-8
 

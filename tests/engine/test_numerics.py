@@ -16,15 +16,9 @@ from functools import cache
 import numpy as np
 import pytest
 
-from trnkb.engine.numerics import (
-    ELEMENTS,
-    error_stats,
-    mx_scale_bytes,
-    nvfp4_tensor_scale,
-    quantize_mx,
-    quantize_nvfp4,
-    round_to,
-)
+from trnkb.engine.numerics import mx_scale_bytes, quantize_mx
+from trnkb.engine.numerics_formats import ELEMENTS, error_stats, round_to
+from trnkb.engine.numerics_nvfp4 import nvfp4_tensor_scale, quantize_nvfp4
 
 # (exponent bits, mantissa bits, bias, emax_elem); OCP MX v1.0 element formats.
 SPEC = {
@@ -73,7 +67,7 @@ def floor_log2(x: Fraction) -> int:
 
 @pytest.mark.parametrize("name", SPEC)
 def test_every_code_point_decodes_to_the_value_the_bit_layout_defines(name):
-    from trnkb.engine.numerics import decode_element
+    from trnkb.engine.numerics_formats import decode_element
 
     el = ELEMENTS[name]
     for v, code in grid(name):
@@ -534,7 +528,7 @@ def test_nvfp4_matches_torchao_bit_for_bit(scaling):
 def test_element_cast_of_random_bit_patterns_matches_the_reference(name):
     # uniform float32 bit patterns near the format's range, plus each grid midpoint with
     # one low bit set or cleared (the sticky bit is what a lookup key must keep)
-    from trnkb.engine.numerics import cast_element
+    from trnkb.engine.numerics_formats import cast_element
 
     rng = np.random.default_rng(3)
     exp = rng.integers(127 - 20, 127 + 20, 3000, dtype=np.uint32)
@@ -580,7 +574,7 @@ def test_mx_other_block_sizes_and_empty_input(block):
     ("e3m2", 2.0**-4, 2.0**-3), ("e2m1", 2.0**-1, 2.0**-2),
 ])
 def test_format_constants_match_the_ocp_spec(name, min_subnormal, unit_roundoff):
-    from trnkb.engine.numerics import ELEMENTS
+    from trnkb.engine.numerics_formats import ELEMENTS
 
     f = ELEMENTS[name]
     assert f.min_subnormal == min_subnormal

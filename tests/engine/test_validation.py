@@ -66,3 +66,15 @@ def test_write_page_writes_the_generated_page(kb, tmp_path, monkeypatch):
     monkeypatch.setattr(ev, "page", lambda kb=None: "# generated\n")
     out = write_page(tmp_path / "v.md", kb)
     assert out.read_text(encoding="utf-8") == "# generated\n"
+
+
+def test_attention_is_within_15_percent_of_the_published_attention_times_median(kb):
+    # issue 20: median |error| <= 15% over every modelled published attention time
+    import statistics
+
+    from trnkb.audit.engine_validation import predict
+
+    errs = [abs(predict(c, kb) - c.published_us) / c.published_us for c in CASES
+            if c.call is not None and c.call[0] == "attention"]
+    assert len(errs) >= 4
+    assert statistics.median(errs) <= 0.15

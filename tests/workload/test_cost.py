@@ -75,7 +75,8 @@ def test_every_system_whose_chip_has_a_rented_price_answers_pricing_cloud(kb):
         if s.chip in priced:
             assert cost_inputs(s, "cloud")["cloud_price"].kind == "sourced", sid
             answered += 1
-    assert answered >= 8  # h100, h200, b200, gb200, gb300, mi300x, mi355x, trn1, v5e, v5p...
+    # h100, h200, b200, gb200 (x2), gb300, mi300x, mi325x, mi355x, trn1, trn2 (x2), v5e, v5p, v6e
+    assert answered >= 15
     res = runner.invoke(app, ["workload", "serve", "--model", "llama-3.1-70b", "--system",
                               "mi355x-8", "--precision", "fp8", "--pricing", "cloud", "--json"])
     assert res.exit_code == 0, res.output
@@ -92,5 +93,50 @@ def test_trnkb_prices_lists_every_price_with_source_and_date(kb):
     assert {r["view"] for r in rows} == {"cloud", "owner"}
     text = runner.invoke(app, ["prices", "--chip", "mi300x"])
     assert text.exit_code == 0 and "tensorwave-mi300x-on-demand" in text.output
+    # a "starting at" rate is marked as a lower bound (Akash B300 $6.00/hr, 'Starting at')
+    b300 = runner.invoke(app, ["prices", "--chip", "b300"])
+    assert b300.exit_code == 0 and ">=6.00" in b300.output
     bad = runner.invoke(app, ["prices", "--chip", "nope"])
     assert bad.exit_code == 1 and "Traceback" not in bad.output
+
+
+def test_trn2_instance_price_to_chip_hour_to_usd_per_mtok_by_hand(kb):
+    # SkyPilot AWS catalog (AWS price list), trn2.48xlarge us-east-2 on-demand $85.964 per
+    # instance-hour; AWS's Trn2 table: 16 Trainium2 chips per trn2.48xlarge
+    row = next(r for r in price_rows(kb, "trainium2") if r["id"] == "aws-trn2-48xlarge-on-demand")
+    assert row["price_usd_per_hour"] == pytest.approx(85.964)
+    assert row["chips_per_instance"] == 16
+    assert row["price_per_chip_usd_per_hour"] == pytest.approx(5.37275)  # 85.964 / 16
+    m, s = W.model(kb, "llama-3.1-70b"), W.system(kb, "trn2-nl16-2d-torus")
+    r = W.serve(m, s, 16, 32, 2048, 256, "fp8", pricing="cloud", curve=False)
+    tok_s_chip = r.breakdown["tokens_per_s_per_chip"]
+    assert r.breakdown["usd_per_chip_hour"] == pytest.approx(5.37275)
+    # $/Mtok = $/chip-h / (tokens/s per chip x 3600 s/h) x 1e6
+    assert r.breakdown["usd_per_million_tokens"] == pytest.approx(
+        5.37275 / (tok_s_chip * 3600) * 1e6, rel=1e-9)
+
+
+@pytest.mark.parametrize(("system", "chips", "usd_per_chip_hour"), [
+    ("trn2-nl16-2d-torus", 16, 85.964 / 16),   # trn2.48xlarge on-demand, 16 chips
+    ("tpu-v6e-pod", 8, 21.6 / 8),             # tpu-v6e-8 us-central1 on-demand, 8 chips
+    ("hgx-h200-8", 8, 43.26 / 8),             # AWS Capacity Block, 8 x H200 (first H200 row)
+])
+def test_newly_priced_systems_answer_pricing_cloud_from_the_cli(system, chips, usd_per_chip_hour):
+    res = runner.invoke(app, ["workload", "serve", "--model", "llama-3.1-70b", "--system", system,
+                              "--chips", str(chips), "--precision", "fp8", "--pricing", "cloud",
+                              "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["inputs"]["cloud_price"]["kind"] == "sourced"
+    assert out["inputs"]["cloud_price"]["central"] == pytest.approx(usd_per_chip_hour)
+
+
+def test_gb200_rack_instance_price_is_normalised_by_its_four_gpus(kb):
+    # CoreWeave pricing page (transcribed 2026-09-20): GB200 NVL72 on-demand $42.00 per hour for
+    # an instance of 4 GPUs -> $10.50 per GPU-hour; the page itself quotes $10.50 single-GPU
+    row = next(r for r in price_rows(kb, "gb200") if r["id"] == "coreweave-gb200-nvl72-on-demand")
+    assert row["chips_per_instance"] == 4
+    assert row["price_per_chip_usd_per_hour"] == pytest.approx(10.50)
+    gb = W.system(kb, "gb200-nvl72")
+    # the cloud range spans the 3-year rental tier ($3.30) to CoreWeave on-demand ($10.50)
+    assert (gb.cloud_price.lo, gb.cloud_price.hi) == pytest.approx((3.30, 10.50))

@@ -6,7 +6,12 @@ import pytest
 from trnkb.workload import fromkb
 
 MODELS = ["llama-3-1-8b", "llama-3-1-70b", "llama-3-1-405b", "llama-2-70b", "mixtral-8x7b",
-          "deepseek-v3", "qwen3-235b-a22b", "gpt-oss-120b", "qwen3-32b"]
+          "deepseek-v3", "qwen3-235b-a22b", "gpt-oss-120b", "qwen3-32b", "llama-2-7b",
+          "llama-2-13b", "mixtral-8x22b", "gpt-3-175b"]
+
+# the Llama 2 paper names its smallest model "7B"; the architecture (32 x 4096, FFN 11008,
+# 32,000 tokens) holds 6.74B weights, 3.7% below the rounded name
+TOLERANCE = {"llama-2-7b": 0.05}
 
 
 def test_models_table_holds_every_model_with_sources(kb):
@@ -19,7 +24,7 @@ def test_models_table_holds_every_model_with_sources(kb):
 @pytest.mark.parametrize("mid", MODELS)
 def test_derived_total_parameters_within_2_percent_of_reported(kb, mid):
     m = fromkb.model(kb, mid)
-    assert m.total_params == pytest.approx(m.reported_total, rel=0.02)
+    assert m.total_params == pytest.approx(m.reported_total, rel=TOLERANCE.get(mid, 0.02))
 
 
 # gpt-oss's model card (Table 1) counts active parameters without the input embedding
@@ -32,7 +37,7 @@ ACTIVE_WITHOUT_EMBEDDING = {"gpt-oss-120b"}
 def test_derived_active_parameters_within_2_percent_of_reported(kb, mid):
     m = fromkb.model(kb, mid)
     derived = m.active_params(include_input_embedding=mid not in ACTIVE_WITHOUT_EMBEDDING)
-    assert derived == pytest.approx(m.reported_active, rel=0.02)
+    assert derived == pytest.approx(m.reported_active, rel=TOLERANCE.get(mid, 0.02))
 
 
 def test_gpt_oss_active_count_differs_by_its_input_embedding(kb):

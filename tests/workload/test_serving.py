@@ -212,3 +212,22 @@ def test_closed_form_mla_decode_counts_absorbed_attention() -> None:
     # per chip: 64 tokens x (2 x active + 2 x 128 x (512 + 64 + 512) x 61 x context) / 8
     by_hand = 64 * (2 * m.active_params(False) + 2 * 128 * 1088 * 61 * ctx) / 8
     assert r.breakdown["decode_flops"] == pytest.approx(by_hand)
+
+
+def test_closed_form_charges_each_collective_its_stack_latency(kb):
+    """Llama 2 70B at tp=8 decodes with 2 all-reduces per layer (160): adding 100 us to
+    ``collective_latency`` (no per-rank term, nothing hidden: serve_overlap 0) adds
+    160 x 100 us = 16 ms to a decode step, by hand."""
+    m, s = W.model(kb, "llama-2-70b"), W.system(kb, "trn2-nl16-2d-torus")
+    over = {"serve_overlap": user_value("serve_overlap", 0.0, ""),
+            "collective_latency_per_rank": user_value("collective_latency_per_rank", 0.0, "s")}
+
+    def tpot(lat: float) -> float:
+        a = over | {"collective_latency": user_value("collective_latency", lat, "s")}
+        return W.serve(m, s, 8, 1, 128, 128, "bf16", tp=8, curve=False,
+                       assumptions=a).breakdown["tpot"]
+
+    assert tpot(1e-4) - tpot(0.0) == pytest.approx(160 * 1e-4, rel=1e-9)
+    # the default is the Neuron nccom-test fit (about 58 us at 2 ranks), not 2 us
+    r = W.serve(m, s, 8, 1, 128, 128, "bf16", tp=8, curve=False)
+    assert r.inputs["collective_latency"].kind == "fitted"

@@ -49,6 +49,22 @@ def test_offline_batch_drains_in_the_sum_of_its_steps() -> None:
     assert tr.steps == o
 
 
+def test_static_batch_encodes_together_and_decodes_to_its_end() -> None:
+    """Static batching, closed loop of 4 clients, 8 requests of 300 prompt and 20 output tokens
+    (max_tokens 512 would chunk a continuous batch): batch 1 is one step encoding all 1200
+    prompt tokens (TTFT of each = A + 1200 B), then 19 decode steps of 4; batch 2 is admitted
+    only after batch 1's last token, so it repeats the same 20 steps."""
+    tr = run_scheduler(SchedulerConfig(max_seqs=8, max_tokens=512, static=True), [300] * 8,
+                       [20] * 8, cost, concurrency=4)
+    ends = tr.ends(tr.dt)
+    one = (A + 1200 * B) + 19 * (A + 4 * C)
+    assert list(tr.n_pre[[0, 20]]) == [1200, 1200]
+    assert ends[tr.first_step[:4]] == pytest.approx([A + 1200 * B] * 4)
+    assert ends[tr.first_step[4:]] - one == pytest.approx([A + 1200 * B] * 4)
+    assert ends[-1] == pytest.approx(2 * one)
+    assert tr.steps == 40
+
+
 def test_max_seqs_limits_the_batch() -> None:
     tr = run_scheduler(SchedulerConfig(max_seqs=4, max_tokens=10_000), [10] * 10, [5] * 10, cost)
     assert (tr.n_dec + (tr.n_pre > 0)).max() <= 4 + 4
@@ -118,7 +134,10 @@ def test_collective_latency_fits_reproduce_their_points() -> None:
     # 2 ranks: base + 2 x per_rank is the 2-rank intercept
     two = ins["collective_latency"].mid + 2 * ins["collective_latency_per_rank"].mid
     assert two == pytest.approx(f["a"])
-    assert latency_inputs("AMD", "mi355x")["collective_latency"].kind == "assumption"
+    # RCCL 8 x MI300X: flat 13-25 us over 8 B-512 KiB, intercept inside that span
+    r = latency_inputs("AMD", "mi355x")["collective_latency"]
+    assert r.kind == "fitted" and 13e-6 < r.mid < 25e-6
+    assert latency_inputs("Google", "tpu-v7")["collective_latency"].kind == "assumption"
 
 
 def _v(system_inputs: dict[str, float]) -> dict[str, float]:
@@ -147,6 +166,14 @@ def test_step_cost_gemm_rows_by_hand() -> None:
                       n_dense * 1.0 / bw)
         _, parts = step_time(sm, v, 0.0, 0.0, tokens, 0.0, parts=True)
         assert parts["dense"] == pytest.approx(by_hand)
+    # below gemm_m_min rows the waste ramps to 0: with m_min 4096, at M = 2048 it is
+    # 100 x 2048 / 4096 = 50 rows (compute-bound here); at M = 8192 the whole 100
+    v2 = {**v, "gemm_m_min": 4096.0}
+    for tokens, waste in ((2048.0, 50.0), (8192.0, 100.0)):
+        _, parts = step_time(sm, v2, 0.0, 0.0, tokens, 0.0, parts=True)
+        flops_t = 2 * n_dense * (tokens + waste) / (peak * 0.5)
+        assert flops_t > n_dense / bw
+        assert parts["dense"] == pytest.approx(flops_t)
 
 
 def test_step_cost_routed_experts_by_hand() -> None:
@@ -177,3 +204,54 @@ def test_trainium_hbm_efficiency_from_engine_streaming() -> None:
     assert e is not None and e.mid == pytest.approx(8 * (344.6 + 353.8 + 345.2) / 3 / 2900)
     assert e.lo == 0.5 and e.hi == e.mid
     assert hbm_efficiency_input("h100", 3.35e12) is None
+
+
+def test_cuda_gemm_fit_reproduces_its_sweep() -> None:
+    """The H800 FP8 sweep's rows by hand: 4096 x 7168 x 16384 at DeepGEMM's 1,426 TFLOP/s is
+    0.72 of 1,979; its best streaming rate is the 64 x 7168 x 16384 row's bytes at 336 TFLOP/s
+    (2.67 TB/s, 0.80 of 3.35). The fitted roofline's rms is recomputed here and no
+    neighbouring grid point (m_half +-4 rows, efficiency +-0.01) does better."""
+    from trnkb.workload.gemmfit import CUDA_POINTS, cuda_fit, cuda_inputs
+
+    row = next(r for r in CUDA_POINTS if r[:3] == (4096, 7168, 16384))
+    assert row[3] / 1979 == pytest.approx(0.7206, abs=1e-3)
+    best_bw = (64 * 16384 + 7168 * 16384 + 2 * 64 * 7168) / (2 * 64 * 7168 * 16384 / 336e12)
+    for kernel in ("cutlass", "deepgemm"):
+        f = cuda_fit(kernel)
+        assert f["hbm_efficiency"] == pytest.approx(best_bw / 3.35e12)
+
+        def rms(e: float, h: float, kernel: str = kernel, he: float = f["hbm_efficiency"]
+                ) -> float:
+            errs = []
+            for m, n, k, tf, sp in CUDA_POINTS:
+                t = 2 * m * n * k / (tf * 1e12) * (sp if kernel == "cutlass" else 1)
+                model = max(2 * m * n * k * (m + h) / (m * 1979e12 * e),
+                            (m * k + n * k + 2 * m * n) / (3.35e12 * he))
+                errs.append(model / t - 1)
+            return math.sqrt(sum(x * x for x in errs) / len(errs))
+
+        e, h = f["gemm_efficiency"], f["gemm_m_half"]
+        assert rms(e, h) == pytest.approx(f["rms_residual"], rel=1e-9)
+        for de, dh in ((0.01, 0), (-0.01, 0), (0, 4), (0, -4)):
+            if h + dh >= 0:
+                assert rms(e + de, h + dh) >= rms(e, h) - 1e-12
+    # CUTLASS is the central (what the serving stacks run), DeepGEMM the fast end
+    ins = cuda_inputs()
+    assert ins["gemm_efficiency"].mid == cuda_fit("cutlass")["gemm_efficiency"]
+    assert ins["gemm_efficiency"].hi == cuda_fit("deepgemm")["gemm_efficiency"]
+
+
+def test_rocm_gemm_efficiency_from_amd_maf_and_taf() -> None:
+    """MI300X fp8: MAF 1,273 of 2,614.9 TFLOP/s (rocm-blogs MAF part 2) is the fast end; times
+    MI325X's TAF/MAF 1,143 / 1,408.06 the central. MI355X has no MAF row: MI325X's own
+    fractions (1,408.06 / 2,610 and 1,143 / 2,610)."""
+    from trnkb.workload.gemmfit import rocm_inputs
+
+    e = rocm_inputs("mi300x", "fp8")["gemm_efficiency"]
+    assert e.hi == pytest.approx(1273 / 2614.9)
+    assert e.mid == pytest.approx(1273 / 2614.9 * 1143 / 1408.06)
+    assert e.lo == pytest.approx(0.8 * e.mid)
+    b = rocm_inputs("mi300x", "bf16")["gemm_efficiency"]
+    assert b.mid == pytest.approx(708 / 1307.4 * 616 / 831.40)
+    f = rocm_inputs("mi355x", "fp4")["gemm_efficiency"]
+    assert f.mid == pytest.approx(1143 / 2610) and "no row for mi355x" in f.basis

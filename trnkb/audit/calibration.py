@@ -39,9 +39,6 @@ from trnkb.workload.serving import SERVE_ASSUMPTIONS, serve
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["CALIBRATED", "HELD_OUT_BATCH", "POST_HOC", "STACK_GAP_SOURCES", "Run", "fit",
-           "implied", "markdown", "report", "role", "serving_runs"]
-
 CALIBRATED = "hbm_efficiency"
 HELD_OUT_BATCH = 3
 STACK_GAP_SOURCES = ("oci-mi300x-llama405b", "amd-rocm-performance-results-2025-06")

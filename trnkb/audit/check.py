@@ -37,9 +37,6 @@ from trnkb.spec.attributes import comparable
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["CHECKS", "COLUMNS", "DISPLAY_UNITS", "DOMAIN_FIELDS", "FLOP_FIELDS", "GIB_PER_GB",
-           "PER_CORE_FIELDS", "THRESHOLD", "check", "coverage", "domain_size_ref"]
-
 Row = dict[str, Any]  # one pair, keyed by COLUMNS
 
 THRESHOLD = 0.02

@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
 from trnkb.units import format_number
 
-__all__ = ["CASES", "Case", "page", "predict", "table", "write_page"]
-
 PUBLISHED_SIG = 6  # a published time keeps every digit its source gives (172.93, 117,000)
 
 
@@ -43,6 +41,9 @@ class Case:
 
 
 SAMPLES = "aws-neuron/nki-samples"
+BLOG = ("junjietang.dev, 'FlashAttention on Trainium: Can an LLM Write Expert-Level Hardware "
+        "Kernels?' (2026), <https://junjietang.dev/blog/2026/flash-attention-trainium-llm-kernel-"
+        "generation>")
 CASES: tuple[Case, ...] = (
     Case(f"{SAMPLES} test/unit/test_double_row_matmul.py (commit 025b2914)",
          "quantized double-row matmul", "trn2 (the test returns unless the host is trn2)",
@@ -63,6 +64,39 @@ CASES: tuple[Case, ...] = (
          "fused self-attention (Stable Diffusion, small head)", "not stated",
          "batch 1, seq 4096, d 128, 1 head", "fp32", 675, "threshold (p1 <= 1.05 x)",
          note="not modelled: the engine's attention is bf16 only"),
+    Case(f"{SAMPLES} test/unit/test_allocated_SD_attention_small_head.py (commit 3a99c91)",
+         "allocated fused self-attention (Stable Diffusion, small head)", "not stated",
+         "batch 1, seq 4096, d 128, 1 head", "bf16", 380, "threshold (p50 <= 1.05 x)",
+         "trainium2", ("attention", 4096, 4096, 128, 1),
+         "the hand-allocated (tuned) kernel; device unknown: engine run on Trainium2"),
+    Case(f"{SAMPLES} test/unit/test_allocated_SD_attention_small_head.py (commit 3a99c91)",
+         "allocated fused self-attention (Stable Diffusion, small head)", "not stated",
+         "batch 1, seq 5120, d 128, 1 head", "bf16", 586, "threshold (p50 <= 1.05 x)",
+         "trainium2", ("attention", 5120, 5120, 128, 1),
+         "device unknown: engine run on Trainium2"),
+    Case(f"{SAMPLES} test/unit/test_allocated_SD_attention_small_head.py (commit 3a99c91)",
+         "allocated fused self-attention (Stable Diffusion, small head)", "not stated",
+         "batch 1, seq 4096, d 128, 1 head", "fp32", 410, "threshold (p50 <= 1.05 x)",
+         note="not modelled: the engine's attention is bf16 only"),
+    Case(f"{BLOG} (read 2026-11-27; secondary: a blog, not AWS)",
+         "attention v7, nki-samples tutorial (whole-row softmax, scores downcast)",
+         "not stated in the text read; inferred trn2 (the 2026 NKI these tutorial kernels "
+         "use runs on Trn2/Trn3 only, nki_faq.rst)", "seq 4096, d 128, 1 head, non-causal",
+         "not stated (the tutorial's test feeds fp32 to v3-v8)", 400, "measured",
+         "trainium2", ("attention", 4096, 4096, 128, 1),
+         "device unknown (trn2 inferred): engine run on Trainium2, its bf16 flash kernel; "
+         "'matches ... v7 ... 400 us at 4K'"),
+    Case(f"{BLOG} (read 2026-11-27; secondary: a blog, not AWS)",
+         "attention v7, nki-samples tutorial (whole-row softmax, scores downcast)",
+         "not stated in the text read; inferred trn2 (as above)",
+         "seq 16384, d 128, 1 head, non-causal",
+         "not stated (as above)", 6236, "measured", "trainium2",
+         ("attention", 16384, 16384, 128, 1),
+         "device unknown (trn2 inferred), as above; '6,236 us at 16K'"),
+    Case(f"{SAMPLES} test/unit/test_flash_attn_fwd.py (commit 05c07699)", "flash attention forward",
+         "not stated", "seq 32768 (q and kv), d 96, causal, 1-6 heads", "bf16", 15_100_000_000,
+         "threshold (p50 <=)", note="not modelled: the thresholds (7.55e9 to 8.7e10 us) are "
+                                    "placeholders, hours per call"),
     Case(f"{SAMPLES} test/unit/test_flash_attn_bwd.py", "flash attention backward",
          "not stated", "batch 1, 4 heads, seq 32768, d 128", "bf16", 117000,
          "threshold (marked xfail)", note="not modelled: backward pass"),
@@ -116,6 +150,13 @@ def table(kb: KnowledgeBase | None = None) -> str:
         rows.append(f"| {c.source} | {c.kernel} | {c.device} | {c.shape} | {c.dtype} | "
                     f"{published} | {c.kind} | {c.chip or '—'} | {pred} | {err} | {c.note} |")
     return "\n".join(rows)
+
+
+def _error(case: Case, kb: KnowledgeBase | None) -> float:
+    """(engine - published) / published for a modelled case."""
+    p = predict(case, kb)
+    assert p is not None
+    return (p - case.published_us) / case.published_us
 
 
 PAGE_MARKERS = ("<!-- validation-table:start -->\n", "\n<!-- validation-table:end -->")
@@ -176,6 +217,9 @@ def page(kb: KnowledgeBase | None = None) -> str:
         if p is not None:
             fam.setdefault(f"{c.kernel.split(' (')[0].split(',')[0]} ({c.kind.split(' (')[0]})",
                            []).append((p - c.published_us) / c.published_us)
+    att = [e for c in CASES if c.call is not None and c.call[0] == "attention"
+           for e in [_error(c, kb)]]
+    fam["attention, every modelled published row (measured and thresholds)"] = att
     summary = ["| family | rows | median error | median abs error | faster than published |",
                "|---|---|---|---|---|"]
     for f, es in fam.items():
@@ -225,6 +269,27 @@ and the Neuron SDK tutorials
 <https://github.com/aws-neuron/aws-neuron-sdk/blob/7c165a3e01131a86537f6e0b3ba43716e44d8bc4/nki/tutorials/fused_mamba.rst>).
 Conditions not known for any row: compiler version, clocks under load, and (for
 thresholds) the margin the authors left.
+
+Attention: every published Trainium attention time found is a row here. Where else we
+looked and found none: the SemiAnalysis OperatorX directory (its Trainium data are GEMM
+sweeps only), the Neuron SDK tutorials (the fused self-attention tutorial gives no time;
+the attention-performance tutorial v1-v11 was removed from the SDK in commit 38480a9f
+without timings), the NKI Library attention pages (no times), NKIBench
+(`zhang677/AccelOpt`, `NKIBench/summary.json`: shapes, no times) and the Autocomp
+attention post (a 1.45x speed-up, no absolute time in the text read). The engine's
+attention schedule follows documented mechanisms, not these times: the next key tile's
+QK^T is issued before the current tile's P is transposed (exp overlapped with the next
+QK^T), PSUM buffers are double-buffered as far as the core's 8 banks allow, and two query
+tiles are in flight, their key steps issued in three stages in turn (software pipelining
+across Q groups, as the NKI Library attention CTE kernel documents:
+`nki/library/api/attention-cte.rst`, "Software Pipelining").
+
+Fixed costs (kernel launch, start/end, per output block) exist for Trainium3 only: they
+are fitted on the OperatorX Trn3 LNC=2 sweep, and no comparable public sweep exists for
+Trainium1 or Trainium2. The one stated-device Trainium1 measurement (the NKI matmul
+tutorial, one shape) is a validation row and cannot separate a launch cost from a rate;
+no Trainium2 measurement states its device. So Trn1/Trn2 runs carry no fixed costs and
+are expected to read fast on short kernels.
 """
 
 _OPERATORX_TEXT = """Per file: each row's requested and executed shape, the profiler's

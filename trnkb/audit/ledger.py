@@ -33,9 +33,6 @@ from trnkb.workload.ranges import Ranged
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["FAMILIES", "SPLITS", "Prediction", "Run", "evaluate", "ledger_path", "load_runs",
-           "predict"]
-
 FAMILIES = ("training throughput", "time-to-train", "serving throughput", "serving latency")
 SPLITS = ("fit", "holdout")
 VENDORS = ("NVIDIA", "AMD", "Google", "AWS")
@@ -217,7 +214,7 @@ def predict(kb: KnowledgeBase, run: Run) -> Prediction | str:
 
 def _config_key(run: Run) -> tuple[Any, ...]:
     keep = ("scenario", "benchmark", "precision", "batch", "input_len", "output_len", "seq_len",
-            "global_batch", "tokens", "plan", "method", "not_expressible")
+            "global_batch", "tokens", "plan", "method", "tp", "dp", "not_expressible")
     return (run.family, run.system, run.chips, run.model, run.metric, run.unit,
             *(str(run.get(k)) for k in keep))
 

@@ -18,8 +18,6 @@ from trnkb.audit.ledger import FAMILIES, VENDORS
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["TARGETS", "markdown", "score", "summary"]
-
 # issue 19, "Done when", on the held-out runs: (median |error| at most, share in range at
 # least, share of centrals above the measurement within)
 TARGETS: dict[str, tuple[float, float, tuple[float, float] | None]] = {
@@ -109,7 +107,13 @@ def markdown(kb: KnowledgeBase, rows: list[dict[str, Any]] | None = None) -> str
         "(`trnkb.workload.simulate`): a stated batch is a closed loop of that many clients "
         "(TPOT and TTFT at p50, the tables' statistic), a maximum-throughput table is the "
         "offline drain on the run's chips; MLPerf scenarios wait for the benchmark's mean "
-        "input length (reasons below).\n",
+        "input length (reasons below). Serving-dashboard points (InferenceX) are closed loops "
+        "at the stated concurrency on one aggregated engine of TP GPUs, with the mean lengths "
+        "of the client's draw (uniform on [0.8 L, L], `specs/benchmarks.yaml` dashboard rows); "
+        "the engine's layout is the simulator's (TP with experts spread over the TP chips; "
+        "attention data parallelism as DEP, `--tp 1 --dp N`; TP-sliced experts approximated "
+        "by that expert-parallel layout, noted per run); disaggregated and "
+        "speculative-decoding points are not imported.\n",
         "### On the held-out runs, against the targets of issue 19\n",
         _HEAD.format("family") + " target | met |",
         "| --- | --- | --- | --- | --- | --- | --- |",

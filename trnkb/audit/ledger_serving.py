@@ -2,9 +2,12 @@
 
 Rules, by the run's ``scenario``:
 
-- ``batch`` (a stated batch or concurrency and lengths: Neuron tables, NIM, OCI): a closed
-  loop of that many clients on the simulator (:func:`trnkb.workload.simulate`,
-  ``concurrency=batch``); TPOT and TTFT are the p50s (the tables' own statistic);
+- ``batch`` (a stated batch or concurrency and lengths: Neuron tables, NIM, OCI, serving
+  dashboards): a closed loop of that many clients on the simulator
+  (:func:`trnkb.workload.simulate`, ``concurrency=batch``, the run's ``tp``/``dp`` layout
+  where stated); TPOT and TTFT are the p50s (the tables' own statistic);
+  Transformers NeuronX runs (the Neuron tables) use static batching (``batching="static"``:
+  its sample scripts encode and decode one compiled batch; continuous batching needs vLLM);
 - ``offline`` (a maximum-throughput figure at stated lengths: trtllm-bench, vLLM
   ``benchmark_throughput``): the simulator's offline drain on the run's chips as one replica;
 - MLPerf ``offline``, ``server``, ``interactive``: need the benchmark's mean input length,
@@ -22,8 +25,6 @@ from trnkb.workload import fromkb
 if TYPE_CHECKING:
     from trnkb.audit.ledger import Prediction, Run
     from trnkb.kb import KnowledgeBase
-
-__all__ = ["predict_serving"]
 
 # the ledger's metric -> the simulator's (p50: the published tables report medians)
 _SIM_METRIC = {"tokens_per_s_system": "tokens_per_s_system",
@@ -64,12 +65,15 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
     m, s = fromkb.model(kb, run.model or ""), fromkb.system(kb, run.system or "")
     kw: dict[str, Any] = {"input_len": lengths[0], "output_len": lengths[1],
                           "precision": run.get("precision") or "bf16"}
-    if run.get("tp"):
-        kw["tp"] = int(run.get("tp"))
+    for key in ("tp", "dp"):  # the run's layout where its source states one
+        if run.get(key):
+            kw[key] = int(run.get(key))
     load = ""
     if run.get("scenario") == "batch":
         kw["concurrency"] = int(run.get("batch"))
         load = f" --concurrency {kw['concurrency']}"
+    if str(run.get("software") or "").startswith("Transformers NeuronX"):
+        kw["batching"] = "static"  # its benchmark scripts run a compiled static batch
     try:
         r = W.simulate(m, s, int(run.chips or 0), **kw)
     except ValueError as e:
@@ -77,7 +81,9 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
     mid, lo, hi = _result(r, run, _SIM_METRIC[run.metric])
     call = (f"trnkb workload serve --model {run.model} --system {run.system} --chips {run.chips}"
             f" --input-len {lengths[0]} --output-len {lengths[1]} --precision {kw['precision']}"
-            + (f" --tp {kw['tp']}" if "tp" in kw else "") + load)
+            + (f" --tp {kw['tp']}" if "tp" in kw else "")
+            + (f" --dp {kw['dp']}" if "dp" in kw else "") + load
+            + (" --batching static" if "batching" in kw else ""))
     return Prediction(mid, lo, hi, call, tuple(r.notes))
 
 

@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["announced_in_use", "older_values", "stale"]
-
 # tables whose ref fields name a chip that a shipping row therefore uses
 _USES = {"racks": ("chip", "host_cpu"), "prices": ("chip",), "devices": ("chip",)}
 

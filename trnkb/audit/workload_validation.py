@@ -25,8 +25,6 @@ from trnkb.workload.training import train
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["CASES", "Case", "markdown", "page", "table"]
-
 _HIDDEN = {k: user_value(k, 1.0, "")
            for k in ("dp_overlap", "tp_overlap", "ep_overlap", "cp_overlap", "pp_overlap")}
 _BOOK_SERVE = {**{k: user_value(k, 1.0, "")
@@ -300,10 +298,11 @@ def measured_markdown(kb: KnowledgeBase) -> str:
 
 def page(kb: KnowledgeBase) -> str:
     """The whole of ``docs/workload-validation.md``."""
-    from trnkb.audit import calibration, ledger_report
+    from trnkb.audit import calibration, energy_validation, ledger_report
 
     return (_HEADER + markdown(kb) + _what_ifs(kb) + ledger_report.markdown(kb)
-            + measured_markdown(kb) + calibration.markdown(kb))
+            + measured_markdown(kb) + calibration.markdown(kb)
+            + energy_validation.markdown(kb))
 
 
 if __name__ == "__main__":

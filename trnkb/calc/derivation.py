@@ -17,8 +17,6 @@ import pint
 from trnkb.units import Q_, format_unit, parse
 from trnkb.units.qtypes import Provenance, Quantity, QuantityLike
 
-__all__ = ["Input", "Derivation", "Result", "quantity_json", "unit_text", "count"]
-
 
 @dataclass(frozen=True)
 class Input:

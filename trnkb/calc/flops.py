@@ -12,15 +12,6 @@ from trnkb.calc.derivation import Result
 from trnkb.units import Q_
 from trnkb.units.qtypes import QuantityLike, Sources
 
-__all__ = [
-    "FLOPS_PER_MAC",
-    "peak_flops",
-    "implied_clock",
-    "flops_per_watt",
-    "time_for_flops",
-    "training_flops",
-]
-
 FLOPS_PER_MAC = 2
 
 

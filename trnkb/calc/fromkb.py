@@ -13,8 +13,6 @@ from trnkb.calc import run
 from trnkb.calc.derivation import Result
 from trnkb.units.qtypes import Provenance, Quantity
 
-__all__ = ["ref", "call", "first"]
-
 
 def ref(kb: Any, row_id: str, field: str, source: str | None = None) -> tuple[Quantity, Provenance]:
     """The value of ``row_id.field`` and its provenance.

@@ -13,8 +13,6 @@ from trnkb.calc.derivation import Result, count
 from trnkb.units import Q_, parse
 from trnkb.units.qtypes import Quantity, QuantityLike, Sources
 
-__all__ = ["hbm_capacity", "hbm_bandwidth", "ridge_point", "lnc_memory"]
-
 
 def hbm_capacity(
     stacks: QuantityLike,

@@ -17,8 +17,6 @@ from trnkb.calc.derivation import Result, count
 from trnkb.units import Q_
 from trnkb.units.qtypes import Quantity, QuantityLike, Sources
 
-__all__ = ["LAYER_NAMES", "radix", "fabric_size", "tor_fabric_size"]
-
 LAYER_NAMES = ("leaf", "spine", "core", "layer4", "layer5")
 
 

@@ -10,8 +10,6 @@ from trnkb.calc.derivation import Result, count
 from trnkb.units import Q_
 from trnkb.units.qtypes import Quantity, QuantityLike, Sources
 
-__all__ = ["it_power", "facility_power", "chips_per_mw", "rack_power_density", "training_energy"]
-
 
 def _pue(x: QuantityLike) -> Quantity:
     q = count(x)

@@ -13,8 +13,6 @@ from trnkb.calc.derivation import Result, count
 from trnkb.units import Q_
 from trnkb.units.qtypes import QuantityLike, Sources
 
-__all__ = ["scaleup_bandwidth", "lane_budget", "switches_per_rack"]
-
 
 def scaleup_bandwidth(
     lanes: QuantityLike, lane_rate: QuantityLike, *, sources: Sources = None

@@ -13,8 +13,6 @@ from trnkb.calc.derivation import Result
 from trnkb.units import parse
 from trnkb.units.qtypes import Quantity, QuantityLike, Sources
 
-__all__ = ["domain_total", "domain_totals"]
-
 #: display unit of a total, by dimensionality of the per-chip quantity
 _UNITS = {"[compute] / [time]": "PFLOPS", "[information]": "TB",
           "[information] / [time]": "TB/s"}

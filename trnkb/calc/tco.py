@@ -13,8 +13,6 @@ from trnkb.calc.power import _pue
 from trnkb.units import Q_
 from trnkb.units.qtypes import Quantity, QuantityLike, Sources
 
-__all__ = ["tco"]
-
 
 def _money(x: QuantityLike, name: str) -> Quantity:
     return quantity(x, "[currency]", name)

@@ -26,8 +26,6 @@ import typer.main
 from typer import _click as click  # typer vendors click: its types, not click's
 from typer.core import TyperGroup
 
-__all__ = ["COMMANDS", "HELP", "TOPICS", "LazyGroup", "app", "main"]
-
 # Order is the order of `trnkb --help`.
 TOPICS = ("kbcmds", "calc", "check", "claims", "topology", "engine", "workload", "prices", "diff",
           "audit", "peaks", "stale")

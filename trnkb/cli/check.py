@@ -8,8 +8,6 @@ from typing import Any, cast
 
 import typer
 
-__all__ = ["check_command", "register"]
-
 
 def check_command(as_json: bool = typer.Option(False, "--json", help="Print JSON."),
                   show_all: bool = typer.Option(False, "--all",

@@ -7,27 +7,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-import trnkb
-from trnkb.cli.validate import attention_args, chip_with_core, gemm_args, positive_int
-from trnkb.engine import (
-    NeuronCore,
-    Result,
-    Tiling,
-    attention,
-    chip_attention,
-    chip_gemm,
-    gemm,
-    named_tiling,
-)
-
-__all__ = ["Dtype", "ExpEngine", "register"]
+if TYPE_CHECKING:  # the engine (numpy, pint, the KB) is imported when a command runs,
+    # so `trnkb engine --help` and argument refusals do not pay for it
+    from trnkb.engine import NeuronCore, Result, Tiling
 
 err = Console(stderr=True)
 
@@ -151,6 +140,8 @@ def _lnc(core: NeuronCore, lnc: int, cores: int) -> None:
 
 def _parse_tiling(text: str | None) -> Tiling | None:
     """``None``, a published kernel's name, or ``MxNxK`` multiples."""
+    from trnkb.engine import Tiling, named_tiling
+
     if text is None:
         return None
     parts = text.lower().split("x")
@@ -188,7 +179,12 @@ def register(app: typer.Typer) -> None:
                  fixed_costs: FixedCosts = True, timeline: TimelineOut = None,
                  as_json: Json = False) -> None:
         """C = A @ B on NeuronCores: critical path, busy time, FLOP/s vs peak, error vs float64."""
+        from trnkb.cli.validate import chip_with_core, gemm_args
+
         gemm_args(m, k, n, execute, seed)
+        import trnkb
+        from trnkb.engine import NeuronCore, chip_gemm, gemm
+
         dt, wdt = dtype.value, weight_dtype.value if weight_dtype else None
         kb = trnkb.load(specs)
         core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
@@ -231,8 +227,13 @@ def register(app: typer.Typer) -> None:
 
         With --cores > 1 or --lnc 2 the run is cost only (shards over heads or query tiles;
         a GQA decode over KV heads and key ranges)."""
+        from trnkb.cli.validate import attention_args, chip_with_core, positive_int
+
         attention_args(seq, seq_kv, head_dim, heads, execute, seed)
         positive_int(heads_kv, "--heads-kv", heads)
+        import trnkb
+        from trnkb.engine import NeuronCore, attention, chip_attention
+
         exp = exp_engine.value if exp_engine else None
         kb = trnkb.load(specs)
         core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
@@ -250,6 +251,48 @@ def register(app: typer.Typer) -> None:
                 res = attention(core, seq, seq_kv or seq, head_dim, heads=heads, causal=causal,
                                 execute=execute, seed=seed, exp_engine=exp,
                                 heads_kv=heads_kv, progress=cb, fixed_costs=fixed_costs)
+        _finish(res, as_json, timeline)
+
+    @sub.command("mla")
+    def mla_cmd(chip: Chip = "trainium3",
+                seq_kv: Annotated[int, typer.Option(help="Tokens in each latent KV cache.")] = 8192,
+                heads: Annotated[int, typer.Option(
+                    help="Query heads on these cores (DeepSeek-V3: 128; a TP shard its share).")]
+                = 128,
+                batch: Annotated[int, typer.Option(help="Sequences decoding one token each.")] = 1,
+                kv_lora_rank: Annotated[int, typer.Option(help="Latent width (V3: 512).")] = 512,
+                rope_dim: Annotated[int, typer.Option(help="Shared RoPE key width (V3: 64).")]
+                = 64,
+                nope_dim: Annotated[int, typer.Option(
+                    help="Per-head non-RoPE query width absorbed into W_UK (V3: 128).")] = 128,
+                v_head_dim: Annotated[int, typer.Option(help="Per-head output width (V3: 128).")]
+                = 128,
+                specs: Specs = None, cores: Cores = 1, lnc: Lnc = 1,
+                timeline: TimelineOut = None, as_json: Json = False) -> None:
+        """MLA decode (DeepSeek-style latent attention, absorbed weights), cost only.
+
+        The latent cache is read once for all heads; the absorbed W_UK and W_UV are read
+        once per core. Sequences are split over --cores (keys too when the batch is
+        smaller than the cores)."""
+        from trnkb.cli.validate import chip_with_core, positive_int
+
+        for name, v in (("--seq-kv", seq_kv), ("--heads", heads), ("--batch", batch),
+                        ("--kv-lora-rank", kv_lora_rank), ("--nope-dim", nope_dim),
+                        ("--v-head-dim", v_head_dim)):
+            positive_int(v, name)
+        import trnkb
+        from trnkb.engine import NeuronCore, mla_decode
+
+        kb = trnkb.load(specs)
+        core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
+        _cores(core, cores)
+        _lnc(core, lnc, cores)
+        try:
+            res = mla_decode(core, seq_kv, heads=heads, batch=batch, kv_lora_rank=kv_lora_rank,
+                             rope_dim=rope_dim, nope_dim=nope_dim, v_head_dim=v_head_dim,
+                             cores=cores, lnc=lnc if lnc > 1 else None)
+        except ValueError as e:
+            raise typer.BadParameter(str(e), param_hint="--heads/--rope-dim") from None
         _finish(res, as_json, timeline)
 
     app.add_typer(sub, name="engine")

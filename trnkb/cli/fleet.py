@@ -18,8 +18,6 @@ import typer
 
 from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
 
-__all__ = ["register_fleet"]
-
 _Model = Annotated[str, typer.Option("--model", help="Model id (trnkb list models).")]
 _System = Annotated[str, typer.Option("--system", help="Rack id (trnkb list racks).")]
 _Prec = Annotated[str, typer.Option("--precision", help="Weight format: bf16, fp8, fp4...")]

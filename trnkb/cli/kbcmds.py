@@ -16,9 +16,6 @@ if TYPE_CHECKING:  # imported lazily: `trnkb --help` must not load pandas and pi
 
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["FORMATS", "MISSING", "JsonOpt", "SpecsOpt", "compare_json", "counts_text", "print_json",
-           "register", "row_json", "value_json"]
-
 FORMATS = ("parquet", "csv", "json")  # trnkb.output.export.FORMATS (a test checks they agree)
 MISSING = "missing"
 

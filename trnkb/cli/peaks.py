@@ -8,9 +8,6 @@ import typer
 
 from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
 
-__all__ = ["register"]
-
-
 _SHOW = {"FLOP/s": "TFLOP/s", "B/s": "TB/s", "B": "GB", "W": "W", "Hz": "GHz"}
 
 

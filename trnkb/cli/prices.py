@@ -16,15 +16,13 @@ import typer
 
 from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
 
-__all__ = ["register"]
-
 
 def prices_command(chip: Annotated[str | None, typer.Option(
                        "--chip", help="Only the prices of this chip (trnkb list chips).")] = None,
                    specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
     """Every accelerator price (cloud and owner cost per chip-hour) with source and date."""
     import trnkb
-    from trnkb.cli.validate import suggest
+    from trnkb.spec.specfile import suggest
     from trnkb.workload.prices import price_rows
 
     kb = trnkb.load(specs)
@@ -39,7 +37,7 @@ def prices_command(chip: Annotated[str | None, typer.Option(
     print(f"{'id':<38} {'chip':<9} {'offer':<14} {'view':<5} {'$/h':>8} {'chips':>5} "
           f"{'$/chip-h':>8}  source (date, kind)")
     for r in rows:
-        q = "~" if r["qualifier"] == "approximately" else ""
+        q = {"approximately": "~", "at-least": ">="}.get(r["qualifier"], "")
         print(f"{r['id']:<38} {r['chip']:<9} {r['offer']:<14} {r['view']:<5} "
               f"{q + format(r['price_usd_per_hour'], '.2f'):>8} {r['chips_per_instance']:>5} "
               f"{r['price_per_chip_usd_per_hour']:>8.3f}  {r['source']} ({r['date']}, {r['kind']})")

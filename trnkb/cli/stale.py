@@ -6,8 +6,6 @@ import typer
 
 from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
 
-__all__ = ["register"]
-
 
 def stale_command(as_json: JsonOpt = False, specs: SpecsOpt = None) -> None:
     """List values whose source is older than a newer same-kind source on the same row,

@@ -107,4 +107,3 @@ def register(app: typer.Typer) -> None:
             _print_fabric(s)
 
 
-__all__ = ["register"]

@@ -16,18 +16,6 @@ from trnkb.units.qtypes import Quantity
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = [
-    "attention_args",
-    "chip_with_core",
-    "choice",
-    "gemm_args",
-    "positive_int",
-    "positive_quantity",
-    "quantity",
-    "suggest",
-    "within",
-]
-
 
 def quantity(text: str, option: str, dim: str, example: str) -> Quantity:
     """``text`` parsed strictly (:func:`trnkb.units.parse`) and of dimension ``dim``

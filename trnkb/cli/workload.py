@@ -29,8 +29,6 @@ from trnkb.units import format_number
 if TYPE_CHECKING:
     from trnkb.workload import Input, Model, Ranged, System, WorkloadResult
 
-__all__ = ["register"]
-
 ModelOpt = Annotated[str, typer.Option(
     "--model", help="Model id (trnkb list models), e.g. llama-3.1-70b.")]
 SystemOpt = Annotated[str, typer.Option(
@@ -223,7 +221,7 @@ def _simulated(m: Model, s: System, specs: Path | None, *, chips: str, input_len
                disagg: str | None, prefill_tp: str | None, concurrency: str | None,
                rate: str | None, slo: str | None, curve: bool, bench: str | None,
                requests: str | None, max_seqs: str | None, set_: list[str] | None,
-               pricing: str) -> Any:
+               pricing: str, batching: str = "continuous") -> Any:
     """The simulator's answer for ``serve`` (a result, or the curve as a dict)."""
     from trnkb import workload as W
     from trnkb.workload.benchmarks import benchmark
@@ -254,7 +252,7 @@ def _simulated(m: Model, s: System, specs: Path | None, *, chips: str, input_len
         "pp": _int(pp, "--pp") or 1, "replicas": _int(replicas, "--replicas") or 1,
         "disagg": _disagg(disagg, _int(prefill_tp, "--prefill-tp"), tp_v),
         "requests": _int(requests, "--requests"), "max_seqs": _int(max_seqs, "--max-seqs"),
-        "assumptions": _overrides(set_), "pricing": pricing}
+        "assumptions": _overrides(set_), "pricing": pricing, "batching": batching}
     n = _count(chips, "--chips")
     target = slo if slo is not None else (b.slo if b is not None and b.slo and conc is None
                                           and rate_v is None else None)
@@ -403,6 +401,10 @@ def register(app: typer.Typer) -> None:
                   max_seqs: Annotated[str | None, typer.Option(
                       "--max-seqs", help="Most sequences running per attention group (default: "
                                          "what the KV cache holds, at most 1024).")] = None,
+                  batching: Annotated[str | None, typer.Option(
+                      "--batching", help="continuous (vLLM, SGLang, TensorRT-LLM) or static "
+                                         "(Transformers NeuronX's compiled batch). "
+                                         "Simulator.")] = None,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
                   specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """TTFT, TPOT, tokens/s per chip, per MW and per dollar serving MODEL on one replica.
@@ -413,7 +415,7 @@ def register(app: typer.Typer) -> None:
         """
         from trnkb import workload as W
         sim = any(x is not None for x in (dp, pp, replicas, disagg, concurrency, rate, slo, bench,
-                                          requests, max_seqs)) or curve
+                                          requests, max_seqs, batching)) or curve
         try:
             precision = _precision(precision)
             _serve_args(prefill_tp, disagg, slo)
@@ -432,7 +434,7 @@ def register(app: typer.Typer) -> None:
                                  replicas=replicas, disagg=disagg, prefill_tp=prefill_tp,
                                  concurrency=concurrency, rate=rate, slo=slo, curve=curve,
                                  bench=bench, requests=requests, max_seqs=max_seqs,
-                                 set_=set_, pricing=pricing)
+                                 set_=set_, pricing=pricing, batching=batching or "continuous")
         except (KeyError, ValueError) as e:
             _fail(e)
         if sim:

@@ -14,16 +14,12 @@ May import: :mod:`trnkb.views`, :mod:`trnkb.audit` and the models.
 """
 
 from trnkb.compare.chips import (
-    CHIP_FIELDS,
     HEADLINE,
-    LANE_MEDIA,
-    PRECISIONS,
     accelerators,
     caveats,
     chip_values,
     columns,
     comparison,
-    flops_per_watt,
     lane_budget,
     rack_skus,
     ridge_point,
@@ -36,7 +32,6 @@ from trnkb.compare.engine import (
     engine_busy,
     format_errors,
     gemm_sweep,
-    timeline_frame,
     w4a8,
 )
 from trnkb.compare.memory import lnc_memory, memory_view
@@ -44,7 +39,6 @@ from trnkb.compare.network import (
     fabric_sweep,
     graph_layout,
     hop_histograms,
-    port_speeds,
     tor_fabrics,
 )
 from trnkb.compare.power import assumptions_table, campus_power, chips_per_mw, tco_sweep
@@ -56,18 +50,13 @@ from trnkb.compare.tables import (
     profile,
     rows,
     sources_of,
-    unit_str,
 )
 
 __all__ = [
-    "CHIP_FIELDS", "HEADLINE", "LANE_MEDIA", "PRECISIONS", "accelerators", "assumptions_table",
-    "campus_power",
-    "caveats",
-    "chip_values", "chips_per_mw", "cited", "claims_view", "code_points", "columns",
-    "comparison", "conflicts", "engine_busy", "fabric_sweep", "flops_per_watt", "fmt",
-    "format_errors", "gemm_sweep", "graph_layout", "hop_histograms", "lane_budget",
-    "lnc_memory", "magnitudes", "memory_view", "port_speeds", "profile", "rack_skus",
-    "ridge_point", "rows",
-    "sources_of", "standing", "tco_sweep", "timeline_frame", "tor_fabrics", "unit_str",
+    "HEADLINE", "accelerators", "assumptions_table", "campus_power", "caveats", "chip_values",
+    "chips_per_mw", "cited", "claims_view", "code_points", "columns", "comparison", "conflicts",
+    "engine_busy", "fabric_sweep", "fmt", "format_errors", "gemm_sweep", "graph_layout",
+    "hop_histograms", "lane_budget", "lnc_memory", "magnitudes", "memory_view", "profile",
+    "rack_skus", "ridge_point", "rows", "sources_of", "standing", "tco_sweep", "tor_fabrics",
     "verdict_counts", "w4a8", "wide",
 ]

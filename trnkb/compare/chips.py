@@ -13,13 +13,10 @@ from trnkb.calc import flops, memory
 from trnkb.calc.derivation import Result
 from trnkb.compare.tables import unit_str
 from trnkb.kb import KnowledgeBase
-from trnkb.spec.schema import TABLES, Field
+from trnkb.spec.fields import Field
+from trnkb.spec.schema import TABLES
 from trnkb.units.qtypes import Quantity
 from trnkb.views.display import short_name
-
-__all__ = ["PRECISIONS", "CHIP_FIELDS", "LONG_COLUMNS", "HEADLINE", "accelerators", "chip_values",
-           "DERIVED", "ridge_point", "flops_per_watt", "comparison", "wide", "columns",
-           "standing", "LANE_MEDIA", "lane_budget", "rack_skus", "caveats"]
 
 # Dense peak rates, lowest precision last; sparse rates are never mixed in.
 PRECISIONS = ("dense_fp32", "dense_tf32", "dense_bf16", "dense_fp8", "dense_mxfp8",

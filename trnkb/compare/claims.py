@@ -7,8 +7,6 @@ import pandas as pd
 from trnkb.audit import claims
 from trnkb.kb import KnowledgeBase
 
-__all__ = ["claims_view", "verdict_counts"]
-
 
 def claims_view(kb: KnowledgeBase) -> pd.DataFrame:
     """Every claim in ``claims.yaml`` evaluated against the KB (:mod:`trnkb.audit.claims`): id,

@@ -15,8 +15,6 @@ if TYPE_CHECKING:  # the engine is optional for other views: imported where used
 
     from trnkb.engine.result import Result
 
-__all__ = ["code_points", "engine_busy", "format_errors", "gemm_sweep", "timeline_frame", "w4a8"]
-
 
 def gemm_sweep(kb: KnowledgeBase, runs: Iterable[tuple[str, str]],
                sizes: Iterable[int]) -> pd.DataFrame:

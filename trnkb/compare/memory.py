@@ -12,8 +12,6 @@ from trnkb.calc import memory
 from trnkb.compare.tables import sources_of
 from trnkb.kb import KnowledgeBase
 
-__all__ = ["MEMORY_COLUMNS", "memory_view", "lnc_memory"]
-
 MEMORY_COLUMNS = ["id", "chip", "generation", "stacks", "stack_height", "die_density_Gbit",
                   "pin_rate_Gbps", "bus_width_bit", "capacity_GB", "capacity_derived_GB",
                   "bandwidth_TBps", "bandwidth_derived_TBps", "bandwidth_ratio", "source"]

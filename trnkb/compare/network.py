@@ -16,8 +16,6 @@ from trnkb.units.qtypes import Quantity
 if TYPE_CHECKING:
     from trnkb.topology import Fabric
 
-__all__ = ["hop_histograms", "graph_layout", "port_speeds", "fabric_sweep", "tor_fabrics"]
-
 
 def hop_histograms(fabrics: Iterable[Fabric]) -> pd.DataFrame:
     """Chip pairs per hop count for each :class:`trnkb.topology.Fabric`, long:

@@ -14,8 +14,6 @@ from trnkb.kb import KnowledgeBase
 from trnkb.units import Q_
 from trnkb.views.display import header
 
-__all__ = ["PUE_FIELD", "assumptions_table", "chips_per_mw", "campus_power", "tco_sweep"]
-
 PUE_FIELD = "pue_peak"  # design-day PUE: the sources give it for every archetype
 
 

@@ -14,8 +14,6 @@ from trnkb.kb import KnowledgeBase
 from trnkb.spec.schema import TABLES
 from trnkb.units import format_number, format_unit
 
-__all__ = ["unit_str", "fmt", "magnitudes", "rows", "sources_of", "cited", "conflicts", "profile"]
-
 
 def unit_str(unit: Any) -> str:
     """A unit as analysts write it: :func:`trnkb.units.format_unit` (``TB/s``, ``Gbit/s``,

@@ -11,25 +11,15 @@ May import: :mod:`trnkb.kb`, :mod:`trnkb.calc`, :mod:`trnkb.spec`, :mod:`trnkb.u
 (charts of its runs live in :mod:`trnkb.views.timeline`).
 """
 
+from trnkb.engine.attention import attention_flops, compare_attention, reference_attention
+from trnkb.engine.attention_mla import mla_bytes, mla_decode, mla_flops
 from trnkb.engine.chip import chip_attention, chip_gemm
-from trnkb.engine.kernels import (
-    attention,
-    attention_flops,
-    attention_time,
-    compare_attention,
-    gemm,
-    gemm_time,
-    reference_attention,
-)
 from trnkb.engine.layer import LayerTime, layer_time, model_layer_time
+from trnkb.engine.logical import attention, attention_time, gemm, gemm_time
 from trnkb.engine.model import NeuronCore
-from trnkb.engine.numerics import (
-    MXTensor,
-    NVFP4Tensor,
-    error_stats,
-    quantize_mx,
-    quantize_nvfp4,
-)
+from trnkb.engine.numerics import MXTensor, quantize_mx
+from trnkb.engine.numerics_formats import error_stats
+from trnkb.engine.numerics_nvfp4 import NVFP4Tensor, quantize_nvfp4
 from trnkb.engine.result import Result
 from trnkb.engine.tiling import Tiling, named_tiling
 from trnkb.engine.timeline import Timeline
@@ -52,6 +42,9 @@ __all__ = [
     "gemm",
     "gemm_time",
     "layer_time",
+    "mla_bytes",
+    "mla_decode",
+    "mla_flops",
     "model_layer_time",
     "named_tiling",
     "quantize_mx",

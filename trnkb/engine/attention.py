@@ -6,6 +6,11 @@ P = exp((S - m) / sqrt(d)) with its row sum on ScalarE (``activation``) or, wher
 has it, the VectorE ``exponential`` (Trainium3); P transposed on TensorE and evacuated to
 SBUF; PV on TensorE; the running sum and output rescaled by exp(m_old - m_new) (online softmax).
 
+Schedule (documented mechanisms, :mod:`trnkb.engine.attention_kernel`): the next key
+tile's QK^T is issued before the current P is transposed, so exp overlaps it; PSUM
+buffers are double-buffered as far as the 8 banks allow; two query tiles are in flight,
+their key steps issued in three stages in turn (software pipelining across Q groups).
+
 K and V of one KV head stay resident in SBUF when they fit (loaded once, shared by the
 query heads of a GQA group); otherwise they stream through SBUF one key chunk at a time
 (re-read per query tile), so SBUF never overflows whatever the KV length.
@@ -34,22 +39,10 @@ from trnkb.engine.attention_kernel import (
 )
 from trnkb.engine.limits import EXP_ENGINES, attention_limits, choice
 from trnkb.engine.model import NeuronCore
-from trnkb.engine.numerics import error_stats, round_to
+from trnkb.engine.numerics_formats import error_stats, round_to
 from trnkb.engine.result import Result
 from trnkb.engine.timeline import Timeline
 from trnkb.units.qtypes import Quantity
-
-__all__ = [
-    "MAX_HEAD_DIM",
-    "Progress",
-    "attention",
-    "attention_flops",
-    "attention_program",
-    "choose_evict_engine",
-    "compare_attention",
-    "explain_attention",
-    "reference_attention",
-]
 
 MAX_HEAD_DIM = 512  # PV output [128, d] in fp32 must fit one PSUM bank (2 KiB per partition)
 

@@ -16,22 +16,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from trnkb.engine.numerics import round_to
+from trnkb.engine.numerics_formats import round_to
 
 if TYPE_CHECKING:
     from trnkb.engine.timeline import Timeline
-
-__all__ = [
-    "ITEMSIZE",
-    "Pool",
-    "Slot",
-    "Tile",
-    "mark_read",
-    "mark_write",
-    "read_ready",
-    "store",
-    "write_ready",
-]
 
 _FLOAT = {"fp32", "bf16", "fp8"}
 

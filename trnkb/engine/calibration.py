@@ -36,9 +36,6 @@ import numpy as np
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.tiling import named_tiling
 
-__all__ = ["DATA_DIR", "FIT_FILE", "FIT_JSON", "fit", "fit_summary", "held_out_files", "load",
-           "predict_rows"]
-
 DATA_DIR = Path(__file__).with_name("data") / "operatorx"
 FIT_FILE = "trn3_lnc2_gemm_sweep_20260731.json"
 FIT_JSON = DATA_DIR / "fit.json"

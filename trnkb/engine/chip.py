@@ -23,28 +23,17 @@ from typing import Any
 
 import numpy as np
 
-from trnkb.engine.attention import (
-    attention_flops,
-    attention_program,
-    choose_evict_engine,
-    explain_attention,
-)
+from trnkb.engine.attention import attention_flops, explain_attention
 from trnkb.engine.attention_decode import MAX_ROWS, decode_program
-from trnkb.engine.gemm import (
-    GemmPlan,
-    Operand,
-    gemm_notes,
-    gemm_numerics,
-    gemm_operands,
-    gemm_program,
-    plan_gemm,
-)
+from trnkb.engine.attention_kernel import attention_program, choose_evict_engine
+from trnkb.engine.gemm import gemm_notes
+from trnkb.engine.gemm_kernel import gemm_program
+from trnkb.engine.gemm_plan import GemmPlan, plan_gemm
+from trnkb.engine.gemm_reference import Operand, gemm_numerics, gemm_operands
 from trnkb.engine.model import NeuronCore
-from trnkb.engine.numerics import error_stats
+from trnkb.engine.numerics_formats import error_stats
 from trnkb.engine.result import ENGINES, Result
 from trnkb.engine.timeline import Link, Timeline
-
-__all__ = ["chip_attention", "chip_gemm"]
 
 
 def _run(cores: list[Timeline], programs: list[Iterator[object]]) -> None:

@@ -22,51 +22,20 @@ quantized as they sit in HBM, one float32 matmul per K step accumulated in float
 result rounded to BF16 (:func:`gemm_numerics`).
 
 The plan lives in :mod:`trnkb.engine.gemm_plan`, the instruction stream in
-:mod:`trnkb.engine.gemm_kernel`, the numerics in :mod:`trnkb.engine.gemm_reference`;
-their public names are importable from here too.
+:mod:`trnkb.engine.gemm_kernel`, the numerics in :mod:`trnkb.engine.gemm_reference`.
 """
 
 from __future__ import annotations
 
 from trnkb.engine.gemm_kernel import Progress, gemm_program
-from trnkb.engine.gemm_plan import MAX_STEPS, TUNE_STEPS, GemmPlan, plan_gemm
-from trnkb.engine.gemm_reference import (
-    FP8_MAX,
-    MX_BLOCK,
-    MX_DTYPES,
-    NUMERIC_CHUNK,
-    GemmOperands,
-    Operand,
-    gemm_numerics,
-    gemm_operands,
-    mx_values,
-)
+from trnkb.engine.gemm_plan import GemmPlan, plan_gemm
+from trnkb.engine.gemm_reference import Operand, gemm_numerics, gemm_operands
 from trnkb.engine.limits import ORIENTATIONS, choice, gemm_limits
 from trnkb.engine.model import NeuronCore
-from trnkb.engine.numerics import error_stats
+from trnkb.engine.numerics_formats import error_stats
 from trnkb.engine.result import Result
 from trnkb.engine.timeline import Timeline
 
-__all__ = [
-    "FP8_MAX",
-    "MAX_STEPS",
-    "MX_BLOCK",
-    "MX_DTYPES",
-    "NUMERIC_CHUNK",
-    "Operand",
-    "TUNE_STEPS",
-    "GemmOperands",
-    "GemmPlan",
-    "Progress",
-    "fp8_note",
-    "gemm",
-    "gemm_notes",
-    "gemm_numerics",
-    "gemm_operands",
-    "gemm_program",
-    "mx_values",
-    "plan_gemm",
-]
 
 def gemm(core: NeuronCore, m: int, k: int, n: int, dtype: str = "bf16", execute: bool = True,
          a: Operand = None, b: Operand = None, seed: int = 0, weight_dtype: str | None = None,

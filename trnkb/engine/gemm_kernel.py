@@ -15,10 +15,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from trnkb.engine import isa
+from trnkb.engine.buffers import ITEMSIZE, Pool, Tile
 from trnkb.engine.gemm_reference import MX_BLOCK, MX_DTYPES
-from trnkb.engine.timeline import ITEMSIZE, Pool, Tile, Timeline
-
-__all__ = ["Progress", "gemm_program"]
+from trnkb.engine.timeline import Timeline
 
 if TYPE_CHECKING:
     from trnkb.engine.gemm_plan import GemmPlan

@@ -14,12 +14,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from trnkb.engine.buffers import ITEMSIZE
 from trnkb.engine.gemm_kernel import gemm_program
 from trnkb.engine.gemm_reference import MX_DTYPES
 from trnkb.engine.model import NeuronCore
-from trnkb.engine.timeline import ITEMSIZE, Timeline
-
-__all__ = ["MAX_STEPS", "TUNE_STEPS", "GemmPlan", "plan_gemm"]
+from trnkb.engine.timeline import Timeline
 
 MAX_STEPS = 4000  # DMA groups per core the cost simulation issues at most (speed bound)
 TUNE_STEPS = 128  # below this many K steps x 512-blocks, candidate plans are simulated

@@ -23,17 +23,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import DTypeLike, NDArray
 
-from trnkb.engine.numerics import (
-    ELEMENTS,
-    ElementFormat,
-    MXTensor,
-    decode_element,
-    quantize_mx,
-    round_to,
-)
-
-__all__ = ["FP8_MAX", "MX_BLOCK", "MX_DTYPES", "NUMERIC_CHUNK", "GemmOperands", "Operand",
-           "gemm_numerics", "gemm_operands", "mx_values"]
+from trnkb.engine.numerics import MXTensor, quantize_mx
+from trnkb.engine.numerics_formats import ELEMENTS, ElementFormat, decode_element, round_to
 
 MX_BLOCK = 32  # elements per MX scale along K (OCP MX v1.0)
 MX_DTYPES = ("mxfp8", "mxfp4")

@@ -42,33 +42,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trnkb.engine.buffers import Tile, store
-from trnkb.engine.tensor_engine import (  # the TensorE part of the ISA
-    matmul,
-    matmul_block,
-    matmul_mx,
-    matmuls,
-    transpose,
-    transposes,
+from trnkb.engine.tensor_engine import (  # the TensorE part of the ISA, used as isa.NAME
+    matmul as matmul,
 )
+from trnkb.engine.tensor_engine import matmul_block as matmul_block
+from trnkb.engine.tensor_engine import matmul_mx as matmul_mx
+from trnkb.engine.tensor_engine import matmuls as matmuls
+from trnkb.engine.tensor_engine import transpose as transpose
+from trnkb.engine.tensor_engine import transposes as transposes
 from trnkb.engine.timeline import Timeline
-
-__all__ = [
-    "activation",
-    "affine_select",
-    "copy",
-    "dma",
-    "exponential",
-    "matmul",
-    "matmul_block",
-    "matmul_mx",
-    "matmuls",
-    "quantize_mx",
-    "tensor_reduce",
-    "tensor_scalar",
-    "tensor_tensor",
-    "transpose",
-    "transposes",
-]
 
 Scalar = Tile | float
 

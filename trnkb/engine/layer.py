@@ -19,7 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from trnkb.engine.attention import attention_flops, attention_program, choose_evict_engine
+from trnkb.engine.attention import attention_flops
+from trnkb.engine.attention_kernel import attention_program, choose_evict_engine
 from trnkb.engine.chip import chip_gemm
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.result import Result
@@ -29,8 +30,6 @@ from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
-
-__all__ = ["GEMM_GROUPS", "LayerTime", "layer_time", "model_layer_time"]
 
 GEMM_GROUPS = 150  # DMA groups per core per GEMM: the layer's simulation budget
 

@@ -16,10 +16,6 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["MAX_DIM", "MAX_EXECUTE_BYTES", "MAX_INSTRUCTIONS", "MAX_REFERENCE_FLOP",
-           "ORIENTATIONS", "EXP_ENGINES", "attention_limits", "choice", "gemm_limits",
-           "whole"]
-
 MAX_INSTRUCTIONS = 2_000_000
 MAX_REFERENCE_FLOP = 1e12  # float64 NumPy reference of execute (tens of seconds)
 MAX_EXECUTE_BYTES = 4e9  # arrays held by execute

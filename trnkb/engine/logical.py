@@ -25,14 +25,13 @@ from typing import Any
 
 from trnkb.engine.attention import attention as _attention_core
 from trnkb.engine.chip import chip_attention, chip_gemm
-from trnkb.engine.gemm import Operand, Progress
 from trnkb.engine.gemm import gemm as _gemm_core
+from trnkb.engine.gemm_kernel import Progress
+from trnkb.engine.gemm_reference import Operand
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.result import Result
 from trnkb.engine.tiling import Tiling, named_tiling
 from trnkb.units.qtypes import Quantity
-
-__all__ = ["attention", "attention_time", "gemm", "gemm_time", "output_blocks"]
 
 
 def _tiling(tiling: Tiling | str | None) -> Tiling | None:

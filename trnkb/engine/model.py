@@ -17,8 +17,6 @@ from trnkb.units.qtypes import Quantity
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["PACK_FIELD", "NeuronCore"]
-
 # TensorE K elements per PE per cycle: dtype -> the specs/cores.yaml fields holding its
 # packing, first found wins (``mxfp8_pack``/``mxfp4_pack`` where a generation packs them
 # differently, else the shared ``mx_pack``). The dtypes a core runs are its

@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from trnkb.engine.numerics import ScaleMode, error_stats, quantize_mx
-
-__all__ = ["scale_mode_errors"]
+from trnkb.engine.numerics import ScaleMode, quantize_mx
+from trnkb.engine.numerics_formats import error_stats
 
 
 def scale_mode_errors(x: np.ndarray, fmt: str,

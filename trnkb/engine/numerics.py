@@ -30,47 +30,22 @@ from enum import StrEnum
 import numpy as np
 
 from trnkb.engine import numerics_fast, numerics_fp8
-from trnkb.engine.numerics_formats import (
-    ELEMENTS,
-    MX_FORMATS,
-    ElementFormat,
-    as_blocks,
-    cast_element,
-    decode_element,
-    element_format,
-    error_stats,
-    round_to,
-)
-from trnkb.engine.numerics_nvfp4 import (
-    NVFP4_BLOCK,
-    NVFP4Scaling,
-    NVFP4Tensor,
-    nvfp4_tensor_scale,
-    quantize_nvfp4,
-)
 
-__all__ = [
-    "E8M0_BIAS",
-    "E8M0_NAN",
-    "ELEMENTS",
-    "MX_BLOCK",
-    "MX_FORMATS",
-    "NVFP4_BLOCK",
-    "ElementFormat",
-    "MXTensor",
-    "NVFP4Scaling",
-    "NVFP4Tensor",
-    "ScaleMode",
-    "cast_element",
-    "decode_element",
-    "element_format",
-    "error_stats",
-    "mx_scale_bytes",
-    "nvfp4_tensor_scale",
-    "quantize_mx",
-    "quantize_nvfp4",
-    "round_to",
-]
+# re-exported: the formats' names are importable from here (``numerics.NAME``)
+from trnkb.engine.numerics_formats import ELEMENTS as ELEMENTS
+from trnkb.engine.numerics_formats import MX_FORMATS as MX_FORMATS
+from trnkb.engine.numerics_formats import ElementFormat as ElementFormat
+from trnkb.engine.numerics_formats import as_blocks as as_blocks
+from trnkb.engine.numerics_formats import cast_element as cast_element
+from trnkb.engine.numerics_formats import decode_element as decode_element
+from trnkb.engine.numerics_formats import element_format as element_format
+from trnkb.engine.numerics_formats import error_stats as error_stats
+from trnkb.engine.numerics_formats import round_to as round_to
+from trnkb.engine.numerics_nvfp4 import NVFP4_BLOCK as NVFP4_BLOCK
+from trnkb.engine.numerics_nvfp4 import NVFP4Scaling as NVFP4Scaling
+from trnkb.engine.numerics_nvfp4 import NVFP4Tensor as NVFP4Tensor
+from trnkb.engine.numerics_nvfp4 import nvfp4_tensor_scale as nvfp4_tensor_scale
+from trnkb.engine.numerics_nvfp4 import quantize_nvfp4 as quantize_nvfp4
 
 E8M0_BIAS = 127
 E8M0_NAN = 255

@@ -22,19 +22,6 @@ from functools import cache
 import ml_dtypes
 import numpy as np
 
-__all__ = [
-    "CHUNK_ELEMENTS",
-    "KEY_BITS",
-    "block_abs_max_bits",
-    "block_amax_bits",
-    "block_max",
-    "cast_codes",
-    "cast_scaled_blocks",
-    "cast_table",
-    "lut_key",
-    "quantize_blocks",
-]
-
 KEY_BITS = 16
 _SHIFT = 32 - KEY_BITS
 _LOW = np.uint32((1 << _SHIFT) - 1)

@@ -21,18 +21,6 @@ import numpy as np
 
 from trnkb.engine import numerics_fast
 
-__all__ = [
-    "ELEMENTS",
-    "MX_FORMATS",
-    "ElementFormat",
-    "as_blocks",
-    "cast_element",
-    "decode_element",
-    "element_format",
-    "error_stats",
-    "round_to",
-]
-
 
 @dataclass(frozen=True)
 class ElementFormat:

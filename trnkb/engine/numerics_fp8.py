@@ -36,9 +36,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FP8", "FP8Cast", "MODE_FIXED", "MODE_FLOOR", "MODE_RCEIL", "cast_codes",
-           "quantize_blocks"]
-
 MODE_FLOOR = 0  # FLOOR and TRN3: b = max(F_amax - emax, 0)
 MODE_RCEIL = 1  # b from the float32 quotient amax / max_elem rounded up
 MODE_FIXED = 2  # b = 127 (scale 1) and no NaN/Inf test: a plain saturating cast

@@ -17,8 +17,6 @@ import numpy as np
 
 from trnkb.engine.numerics_fp8 import MODE_FIXED, MODE_FLOOR, MODE_RCEIL
 
-__all__ = ["kernel"]
-
 _OPTS: dict[str, Any] = {"nogil": True, "fastmath": False, "error_model": "numpy",
                          "boundscheck": False}
 

@@ -21,8 +21,6 @@ import numpy as np
 from trnkb.engine import numerics_fast
 from trnkb.engine.numerics_formats import ELEMENTS, as_blocks, cast_element, decode_element
 
-__all__ = ["NVFP4_BLOCK", "NVFP4Scaling", "NVFP4Tensor", "nvfp4_tensor_scale", "quantize_nvfp4"]
-
 NVFP4_BLOCK = 16
 
 

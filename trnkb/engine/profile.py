@@ -20,9 +20,6 @@ from numpy.typing import NDArray
 
 from trnkb.engine.result import ENGINES, Result
 
-__all__ = ["chrome_trace", "hbm_bandwidth", "lanes", "write_chrome_trace"]
-
-
 LANES = (*ENGINES[:4], "dma in", "dma out")  # DMA split by direction: loads and stores
 
 

@@ -27,8 +27,6 @@ from trnkb.units.qtypes import Quantity
 if TYPE_CHECKING:
     from trnkb.engine.model import NeuronCore
 
-__all__ = ["ENGINES", "STALL_KIND", "Result", "critical_path"]
-
 ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma")
 STALL_KIND = {"dma": "dma latency", "tensor": "tensor fill/drain"}
 

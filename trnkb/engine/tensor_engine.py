@@ -21,8 +21,6 @@ from trnkb.engine.buffers import Slot, Tile, mark_read, mark_write, read_ready, 
 from trnkb.engine.numerics import E8M0_BIAS, E8M0_NAN, MX_BLOCK
 from trnkb.engine.timeline import Timeline
 
-__all__ = ["matmul", "matmul_block", "matmul_mx", "matmuls", "transpose", "transposes"]
-
 
 def _logical(t: Tile) -> NDArray[Any]:
     """A matmul operand as [K, F]: (P, pack, F) -> k = j * P + p."""

@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["Tiling", "named_tiling", "tiling_names"]
-
 _DATA = Path(__file__).with_name("data") / "kernel_tilings.yaml"
 
 

@@ -49,20 +49,6 @@ from trnkb.engine.buffers import (  # re-exported: the ISA builds on them
 from trnkb.engine.model import NeuronCore
 from trnkb.engine.result import ENGINES, Result
 
-__all__ = [
-    "COMPUTE_ENGINES",
-    "ITEMSIZE",
-    "Link",
-    "Pool",
-    "Slot",
-    "Tile",
-    "Timeline",
-    "mark_read",
-    "mark_write",
-    "read_ready",
-    "write_ready",
-]
-
 Operands = Sequence[Tile]
 
 COMPUTE_ENGINES = ("tensor", "vector", "scalar", "gpsimd")

@@ -17,9 +17,6 @@ layer (loading does not evaluate claims).
 """
 
 from trnkb.kb.base import KnowledgeBase
-from trnkb.kb.conflicts import CONFLICT_COLUMNS
 from trnkb.kb.loading import check_schemas, default_specs_dir, load
-from trnkb.kb.values import FACT_COLUMNS, VALUE_KEYS
 
-__all__ = ["CONFLICT_COLUMNS", "FACT_COLUMNS", "VALUE_KEYS", "KnowledgeBase", "check_schemas",
-           "default_specs_dir", "load"]
+__all__ = ["KnowledgeBase", "check_schemas", "default_specs_dir", "load"]

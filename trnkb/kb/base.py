@@ -14,8 +14,6 @@ from trnkb.kb.values import suggest
 from trnkb.spec.schema import TABLES
 from trnkb.spec.specfile import show
 
-__all__ = ["PROVENANCE_KEYS", "KnowledgeBase"]
-
 PROVENANCE_KEYS = ("source", "locator", "kind", "note", "qualifier", "file", "line", "density",
                    "direction", "derivation")
 

@@ -14,10 +14,9 @@ from typing import Any
 import pandas as pd
 import pint
 
-from trnkb.spec.schema import TABLES, Field
+from trnkb.spec.fields import Field
+from trnkb.spec.schema import TABLES
 from trnkb.units import format_unit, is_binary_prefixed, ureg
-
-__all__ = ["CONFLICT_COLUMNS", "conflict_type", "find_conflicts"]
 
 CONFLICT_COLUMNS = ["table", "id", "field", "preferred", "preferred_source", "other",
                     "other_source", "relative_difference", "type"]

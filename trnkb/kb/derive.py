@@ -42,9 +42,6 @@ if TYPE_CHECKING:
     from trnkb.calc import Calculator
     from trnkb.kb.formulas import Formula
 
-__all__ = ["DECLARATION_KEYS", "derive_and_prefer", "describe", "evaluate", "fact_from_quantity",
-           "parse_declaration"]
-
 Record = dict[str, Any]  # a fact, a declaration or an input's provenance
 Key = tuple[str, str]  # (row id, field)
 

@@ -36,9 +36,6 @@ Inputs: TypeAlias = list[dict[str, Any]]
 Node: TypeAlias = dict[str, Any]
 """One expression: a mapping with exactly one operation key (YAML data, never code)."""
 
-__all__ = ["ExpressionError", "Inputs", "OPERATIONS", "Operation", "evaluate", "literal",
-           "register", "unit_of"]
-
 
 class ExpressionError(ValueError):
     """An expression that cannot be evaluated (the message names where, and why)."""

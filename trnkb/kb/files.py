@@ -10,10 +10,9 @@ import pandas as pd
 
 from trnkb.kb.values import Ctx, parse_field, suggest
 from trnkb.spec.cache import read_yaml_cached as read_yaml
-from trnkb.spec.schema import ID_PATTERN, SOURCE_FIELDS, SOURCE_KINDS, Table, date_problem
+from trnkb.spec.fields import ID_PATTERN, SOURCE_KINDS, Table
+from trnkb.spec.schema import SOURCE_FIELDS, date_problem
 from trnkb.spec.specfile import LineDict, ascii_text, display_path, item_line, show
-
-__all__ = ["SEED_PATTERN", "parse_sources", "parse_table", "source_rows", "url_problem"]
 
 SEED_PATTERN = re.compile(r"^\d{3}_[0-9a-f]{16}\.txt$")
 

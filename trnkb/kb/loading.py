@@ -38,9 +38,6 @@ from trnkb.kb.values import FACT_COLUMNS, suggest
 from trnkb.spec.schema import SOURCE_FIELDS, TABLES, pandera_schema
 from trnkb.spec.specfile import SpecError, display_path, show
 
-__all__ = ["Parsed", "check_references", "check_schemas", "default_specs_dir",
-           "derive_facts", "load", "read_sources", "read_tables", "table_builders"]
-
 
 def default_specs_dir() -> Path:
     """The specs shipped with the package (``trnkb/specs`` in a wheel, ``specs/`` in a

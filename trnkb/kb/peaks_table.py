@@ -24,8 +24,6 @@ from trnkb.spec.peaks_format import FORMAT, UNITS, shipped_table, specs_digest
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["build_table", "main", "write_table"]
-
 
 def _entry(kb: KnowledgeBase, row: str, field: str) -> dict[str, Any] | None:
     q = kb.get(row, field)

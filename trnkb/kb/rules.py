@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["RULES", "check_rules"]
-
 #: (table, field a, relation, field b): ``le`` a <= b; ``divides`` a divides b
 RULES: tuple[tuple[str, str, str, str], ...] = (
     ("models", "kv_heads", "le", "attention_heads"),

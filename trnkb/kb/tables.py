@@ -18,10 +18,9 @@ from typing import Any
 
 import pandas as pd
 
-from trnkb.spec.schema import TABLES, Table
+from trnkb.spec.fields import Table
+from trnkb.spec.schema import TABLES
 from trnkb.units import format_unit
-
-__all__ = ["column_name", "plain_columns", "wide_table"]
 
 
 def wide_table(table: Table, labels: list[dict[str, Any]],

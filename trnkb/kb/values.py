@@ -18,12 +18,10 @@ import pint
 
 from trnkb.kb import derive
 from trnkb.spec import attributes, specfile
-from trnkb.spec.schema import VALUE_KINDS, Field, Table, value_problem
+from trnkb.spec.fields import VALUE_KINDS, Field, Table
+from trnkb.spec.schema import value_problem
 from trnkb.spec.specfile import LineDict, show
 from trnkb.units import DIMENSIONS, QuantityError, format_unit, parse, ureg
-
-__all__ = ["FACT_COLUMNS", "VALUE_KEYS", "Ctx", "Fact", "parse_field", "parse_value", "suggest",
-           "written_unit"]
 
 Fact: TypeAlias = dict[str, Any]
 """One value of one field from one source, keyed by :data:`FACT_COLUMNS`."""

@@ -44,9 +44,6 @@ from trnkb.output.exportfs import MARKER, ExportError, atomic_directory
 from trnkb.spec.schema import TABLES
 from trnkb.units import format_unit
 
-__all__ = ["FORMATS", "ExportError", "ExportResult", "build_info", "claim_records", "csv_safe",
-           "export", "export_all", "header", "write_export"]
-
 SIG = 15  # significant digits of converted magnitudes: exact conversions, no float noise
 
 FORMATS = ("parquet", "csv", "json")

@@ -36,8 +36,6 @@ from pathlib import Path
 
 from trnkb.output.outdir import exchange, locked, refusal
 
-__all__ = ["MARKER", "ExportError", "Staging", "atomic_directory"]
-
 _STAGING = ".trnkb-staging-"
 MARKER = ".trnkb-export"
 """File an export leaves in its directory: a later export may replace what is there."""

@@ -18,8 +18,6 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["exchange", "locked", "refusal"]
-
 
 def _is_within(inner: Path, outer: Path) -> bool:
     return inner == outer or outer in inner.parents

@@ -17,8 +17,6 @@ import stat
 import tempfile
 from pathlib import Path
 
-__all__ = ["write_file"]
-
 
 def write_file(path: str | Path, text: str, signature: str, option: str) -> Path:
     """Write ``text`` (which must start with ``signature``) to ``path``; see the module."""

@@ -2,6 +2,4 @@
 
 from trnkb.site import app
 
-__all__: list[str] = []
-
 app()

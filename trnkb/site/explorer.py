@@ -23,8 +23,6 @@ from trnkb.site.memory import EXPLANATION
 from trnkb.spec.schema import TABLES
 from trnkb.views.display import short_name
 
-__all__ = ["CHIP_COLUMNS", "DOMAIN_COLUMNS", "downloads_page", "explorer_data", "explorer_page"]
-
 Column = tuple[str, str, str | None]
 """(field, header, unit family)."""
 Conflicts = dict[tuple[str, str], list[dict[str, Any]]]

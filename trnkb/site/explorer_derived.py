@@ -19,8 +19,6 @@ from typing import Any
 from trnkb.kb import KnowledgeBase
 from trnkb.site.memory import physical_hbm
 
-__all__ = ["DERIVED_COLUMNS", "derived_cells"]
-
 DERIVED_COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("hbm_physical", "HBM physical", "GiB"),
     ("flops_per_watt", "BF16 per watt", "GFLOP/s/W"),

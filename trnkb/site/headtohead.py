@@ -27,8 +27,6 @@ from trnkb.spec.schema import TABLES
 from trnkb.units import format_number
 from trnkb.views.display import short_name
 
-__all__ = ["REFERENCE", "pair_pages", "slug"]
-
 # The reference workload of every page: (model, precision, chips, input, output).
 REFERENCE = ("llama-3-1-70b", "fp8", 8, 2048, 512)
 _FIELDS = ("dense_bf16", "dense_fp8", "dense_fp4", "hbm_capacity", "hbm_bandwidth",

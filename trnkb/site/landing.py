@@ -21,9 +21,6 @@ from trnkb.units import format_number
 from trnkb.views import charts, display
 from trnkb.views import markdown as md
 
-__all__ = ["HEADLINE_FIELDS", "MARKER", "comparisons", "headline_table", "landing",
-           "memory_sentence", "standings"]
-
 MARKER = "<!-- trnkb:headline -->"
 # The figures analysts quote when they compare accelerators.
 HEADLINE_FIELDS = ("dense_bf16", "dense_fp8", "hbm_capacity", "hbm_bandwidth",

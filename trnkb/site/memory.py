@@ -21,8 +21,6 @@ from typing import Any
 from trnkb.kb import KnowledgeBase
 from trnkb.units import Q_, format_number
 
-__all__ = ["EXPLANATION", "PhysicalHBM", "hbm_ratio", "physical_hbm"]
-
 EXPLANATION = (
     "HBM capacity is compared on the physical basis: stacks x DRAM dies per stack x die "
     "density, from the KB's hbm table. DRAM die densities are binary (a 24 Gbit die holds "

@@ -31,8 +31,6 @@ from pathlib import Path
 
 from trnkb.output.outdir import exchange, locked, refusal
 
-__all__ = ["MARKER", "Rebuild", "UnsafeOutput", "check", "claim", "rebuild"]
-
 MARKER = ".trnkb-site"
 _MARKER_TEXT = "Created by `python -m trnkb.site`; the builder may delete this directory.\n"
 

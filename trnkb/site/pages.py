@@ -8,6 +8,8 @@ id links to its anchor ``sources.html#src-<id>``.
 from __future__ import annotations
 
 import html
+import importlib
+import inspect
 import pkgutil
 import re
 from typing import Any
@@ -19,16 +21,12 @@ import trnkb
 from trnkb.audit import claims
 from trnkb.kb import KnowledgeBase
 from trnkb.site.seeds import SEEDS
-from trnkb.spec.schema import TABLES, Table
+from trnkb.spec.fields import Table
+from trnkb.spec.schema import TABLES
 from trnkb.units import Q_, format_number, format_quantity
 from trnkb.views import display
 from trnkb.views import markdown as md
 
-__all__ = ["all_sources", "api_page", "bibliography", "claim_sections", "claims_page",
-           "conflicts_page", "data_dictionary", "source_anchor"]
-
-# Modules left out of the API reference: command-line plumbing.
-PRIVATE_MODULES = ("trnkb.cli", "trnkb.__main__", "trnkb.site.__main__")
 HERE = "sources.html"  # the sources page, relative to a top-level page
 
 
@@ -314,26 +312,59 @@ def claim_sections(kb: KnowledgeBase, claim_list: list[Any]) -> str:
     return '<div class="trnkb-claims">' + "".join(out) + "</div>"
 
 
-def _public_modules() -> list[tuple[str, bool]]:
-    """``(module name, is a package)`` for every public module, sorted."""
-    names = [("trnkb", True)]
+def _public_modules() -> list[tuple[str, list[str]]]:
+    """``(package, its public names)`` for ``trnkb`` and every package whose face
+    (``__init__``) declares ``__all__``, sorted. These are the public API (issue 23):
+    no other module has an ``__all__``."""
+    faces = [("trnkb", list(trnkb.__all__))]
     for m in pkgutil.walk_packages(trnkb.__path__, "trnkb."):
-        if not m.name.startswith(PRIVATE_MODULES) and not m.name.split(".")[-1].startswith("_"):
-            names.append((m.name, m.ispkg))
-    return sorted(names)
+        if m.ispkg:
+            names = getattr(importlib.import_module(m.name), "__all__", None)
+            if names:
+                faces.append((m.name, list(names)))
+    return sorted(faces)
+
+
+def _api_entry(package: str, name: str, first: dict[int, str]) -> str:
+    """The autodoc directive for one public name. A module is named, not expanded; an
+    object a package above re-exports (``trnkb.load`` is ``trnkb.kb.load``) is documented
+    once, under the deepest package, and the other names point to it."""
+    obj = getattr(importlib.import_module(package), name)
+    full = f"{package}.{name}"
+    if inspect.ismodule(obj):
+        summary = (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
+        return f".. py:data:: {name}\n\n   Module :mod:`{obj.__name__}`: {summary}\n"
+    home = first[id(obj)]
+    if home != full:
+        kind = ("class" if inspect.isclass(obj) else "function" if inspect.isfunction(obj)
+                else "data")
+        return f".. py:{kind}:: {name}\n\n   The same object as :py:obj:`{home}`.\n"
+    if inspect.isclass(obj) and obj.__module__.startswith("trnkb"):
+        return f".. autoclass:: {full}\n   :members:\n"
+    if inspect.isfunction(obj):
+        return f".. autofunction:: {full}\n"
+    return f".. autodata:: {full}\n   :no-value:\n"
 
 
 def api_page() -> str:
-    """MyST page with an autodoc section per public module.
+    """MyST page with one section per package face and one entry per public name.
 
-    Packages re-export their modules' names, so their entries are not indexed: every
-    cross-reference then resolves to the one place a name is defined.
+    Only the names in the faces' ``__all__`` appear (each under the package that exports
+    it); modules below the faces are private and have no entries.
     """
+    faces = _public_modules()
+    count = sum(len(names) for _, names in faces)
     out = ["# API reference\n",
-           "The public names of `trnkb` and its modules (numpydoc docstrings state units "
-           "and formulas). `import trnkb; kb = trnkb.load()` is the entry point.\n"]
-    for name, package in _public_modules():
-        opts = ["   :members:\n"] + (["   :no-index:\n"] if package else [])
-        out.append(f"## `{name}`\n\n```{{eval-rst}}\n.. automodule:: {name}\n"
-                   + "".join(opts) + "```\n")
+           f"The {count} public names of `trnkb`: what `trnkb` and each package's face export "
+           "(numpydoc docstrings state units and formulas). `import trnkb; kb = trnkb.load()` "
+           "is the entry point; every other module is private and may change.\n"]
+    first: dict[int, str] = {}  # an object two faces export is documented under the deeper
+    for package, names in sorted(faces, key=lambda f: -f[0].count(".")):
+        module = importlib.import_module(package)
+        for n in names:
+            first.setdefault(id(getattr(module, n)), f"{package}.{n}")
+    for package, names in faces:
+        body = "".join(_api_entry(package, n, first) + "\n" for n in names)
+        out.append(f"## `{package}`\n\n```{{eval-rst}}\n.. automodule:: {package}\n"
+                   f"   :no-members:\n\n{body}```\n")
     return "\n".join(out)

@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["planner_page"]
-
 
 def planner_page(data: dict[str, Any]) -> str:
     """MyST page: the planner's controls, the grid as JSON and its script."""
@@ -43,7 +41,11 @@ def planner_page(data: dict[str, Any]) -> str:
             "batch sizes. Every number was computed by the Python workload model "
             "(`trnkb workload serve`, batch 64) when this site was built, "
             f"{n} combinations in all; the page only looks them up, offline. The link keeps "
-            "the choice. Ranges that overlap do not rank two systems.\n\n"
+            "the choice. Ranges that overlap do not rank two systems. The cost rests on a "
+            "named assumption where no analyst owner cost per chip-hour is published: capex "
+            "per chip (`capex_per_chip`, a placeholder with no public source) with the "
+            "depreciation, cost of capital, power price and utilisation ranges of "
+            "docs/cost.md.\n\n"
             + controls + "\n\n"
             + f'<script type="application/json" id="pl-data">{blob}</script>\n\n'
             '<script src="_static/planner.js"></script>\n')

@@ -27,8 +27,6 @@ from pathlib import Path
 
 from trnkb.views.display import MISSING
 
-__all__ = ["finish", "stamp"]
-
 _BAD_CELL = re.compile(r"<td([^>]*)>\s*(NaN|nan|&lt;NA&gt;|None|NaT)\s*</td>")
 _CELL = re.compile(r"<td([^>]*)>([^<>]+)</td>")
 _LITERAL = re.compile(r'<code class="docutils literal notranslate">'

@@ -15,8 +15,6 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["SHOTS", "screenshots"]
-
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 # (file name, page of the built site, what it shows)

@@ -9,8 +9,6 @@ the one quoted in ``001_835c76992b60ea80.txt``). Unknown fields are None, never 
 
 from __future__ import annotations
 
-__all__ = ["SEEDS"]
-
 SEEDS: dict[str, dict[str, str | None]] = {
     "000_63bdd941bc829ce5.txt": {
         "title": "AWS Trainium3 Analysis",

@@ -15,8 +15,6 @@ from typing import Any
 
 from trnkb.kb import KnowledgeBase
 
-__all__ = ["GRID", "HEADLINE_SYSTEMS", "METRICS", "grid", "key", "serve_point"]
-
 # One system per headline chip (trnkb.compare.HEADLINE) plus Rubin: the nine head-to-head
 # systems, Trainium3 first.
 HEADLINE_SYSTEMS = ("trn3-nl72x2-switched", "trn2-nl32x2-3d-torus", "hgx-b200-8", "gb200-nvl72",

@@ -14,8 +14,6 @@ from typing import Annotated, Any
 
 import typer
 
-__all__ = ["summary"]
-
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 

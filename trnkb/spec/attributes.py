@@ -20,9 +20,6 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DENSITIES", "DIRECTIONS", "LINK_FIELDS", "check", "check_literal", "comparable",
-           "default_density", "default_direction", "resolve"]
-
 DENSITIES = ("dense", "sparse", "unstated")
 DIRECTIONS = ("per-direction", "bidirectional", "unstated")
 

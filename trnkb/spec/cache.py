@@ -31,8 +31,6 @@ from typing import Any
 
 from trnkb.userdirs import cache_dir
 
-__all__ = ["MAX_CACHE_BYTES", "read_yaml_cached"]
-
 MAX_CACHE_BYTES = 32_000_000  # parse trees kept (the shipped specs take about 2 MB)
 
 

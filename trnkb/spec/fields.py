@@ -8,9 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ID_PATTERN", "NAME", "NOTES", "SOURCE_KINDS", "STATUSES", "VALUE_KINDS", "VENDOR",
-           "Field", "Table"]
-
 ID_PATTERN = r"^[a-z0-9]+(-[a-z0-9]+)*\Z"  # \Z: "$" would accept a final newline
 VALUE_KINDS = ("reported", "estimate", "derived")
 SOURCE_KINDS = ("vendor", "analyst", "press", "seed", "derived", "paper")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from trnkb.spec.fields import NAME, NOTES, STATUSES, VENDOR, Field, Table, _flops, _n, _q, _t
 
-__all__ = ["CHIPS", "DEVICES", "HBM", "PACKAGES"]
-
 CHIPS = Table(
     "chips",
     "One row per accelerator (per GPU / per package) or host CPU.",

@@ -12,9 +12,6 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
-__all__ = ["DTYPES", "FORMAT", "PEAK_FIELDS", "UNITS", "shipped_table", "specs_digest",
-           "specs_dir"]
-
 FORMAT = 1
 #: dtype name -> chips field of its dense peak (``fp16`` runs at the BF16 rate the field holds)
 DTYPES: dict[str, str] = {

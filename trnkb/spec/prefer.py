@@ -24,9 +24,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["SOURCE_RANK", "VALUE_RANK", "apply", "choose", "fact_rank", "override_errors",
-           "source_info"]
-
 #: source kind -> rank (higher is preferred)
 SOURCE_RANK = {"vendor": 5, "paper": 4, "analyst": 3, "seed": 2, "press": 1, "derived": 0}
 #: value kind -> rank among values from sources of the same rank

@@ -23,12 +23,6 @@ from typing import Any
 
 from trnkb.spec.fields import (
     ID_PATTERN,
-    NAME,
-    NOTES,
-    SOURCE_KINDS,
-    STATUSES,
-    VALUE_KINDS,
-    VENDOR,
     Field,
     Table,
 )
@@ -43,37 +37,6 @@ from trnkb.spec.systems import (
     PRICES,
     RACKS,
 )
-
-__all__ = [
-    "ID_PATTERN",
-    "VALUE_KINDS",
-    "SOURCE_KINDS",
-    "STATUSES",
-    "Field",
-    "Table",
-    "NAME",
-    "VENDOR",
-    "NOTES",
-    "CHIPS",
-    "DEVICES",
-    "PACKAGES",
-    "HBM",
-    "RACKS",
-    "NETWORK",
-    "DATACENTER",
-    "CORES",
-    "FABRICS",
-    "MODELS",
-    "PRICES",
-    "POWER",
-    "TABLES",
-    "SOURCE_FIELDS",
-    "UNIT_FAMILIES",
-    "FIRST_SOURCE_YEAR",
-    "value_problem",
-    "date_problem",
-    "pandera_schema",
-]
 
 TABLES: dict[str, Table] = {
     t.name: t

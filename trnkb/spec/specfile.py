@@ -23,25 +23,6 @@ from typing import Any
 
 import yaml
 
-__all__ = [
-    "MAX_BYTES",
-    "MAX_DEPTH",
-    "MAX_ERRORS",
-    "MAX_MESSAGE",
-    "ascii_text",
-    "text_problem",
-    "show",
-    "suggest",
-    "SpecError",
-    "LineDict",
-    "LineList",
-    "item_line",
-    "display_path",
-    "read_bytes",
-    "read_yaml",
-    "parse_yaml",
-]
-
 MAX_BYTES = 10_000_000  # one spec file
 MAX_DEPTH = 32  # nested mappings / lists (the format needs about 4)
 MAX_MESSAGE = 400  # characters of one error message

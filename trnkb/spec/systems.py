@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from trnkb.spec.fields import NAME, NOTES, STATUSES, VENDOR, Field, Table, _n, _q, _t
 
-__all__ = ["CORES", "DATACENTER", "FABRICS", "MODELS", "NETWORK", "POWER", "PRICES", "RACKS"]
-
 RACKS = Table(
     "racks",
     "One row per rack SKU / scale-up domain (the world a chip reaches over scale-up links).",
@@ -385,7 +383,7 @@ POWER = Table(
     "power",
     "One row per published or estimated power figure that is not a chip or rack field: "
     "all-in provisioned power per accelerator (chip, host, network, cooling share) as an "
-    "analyst or dashboard states it.",
+    "analyst or dashboard states it, or a measured system power during a published run.",
     (
         NAME,
         VENDOR,
@@ -393,6 +391,11 @@ POWER = Table(
         _t("scope", "What the figure covers (e.g. all-in provisioned per GPU)."),
         _q("allin_power_per_chip", "power", "W", 10, 1e4,
            "All-in provisioned power per accelerator."),
+        _t("run", "Id of the measured run in specs/ledger/runs.yaml whose power this is "
+           "(the run carries the measured throughput)."),
+        _q("system_power", "power", "W", 10, 1e8,
+           "Measured average wall power of the whole system under test during the run."),
+        _n("chips_per_system", 1, 1e6, "Accelerators in the system under test."),
         NOTES,
     ),
 )

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
     import networkx as nx
 
 
-__all__ = ["BandwidthMixin", "contracted_max_flow"]
-
 
 class BandwidthMixin(FabricParts):
     """Bandwidth measurements of a :class:`~trnkb.topology.fabric.Fabric`."""

@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 
 from trnkb.topology.spec import POSITION_NAMES, RACK_NAMES, FabricSpec, chip_name
 
-__all__ = ["build_graph"]
-
 
 def _lane_gbps(spec: FabricSpec, lanes: int | None, scale: float = 1.0) -> float | None:
     if spec.lane_rate_gbps is None or lanes is None:

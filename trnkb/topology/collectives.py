@@ -35,8 +35,6 @@ from trnkb.units.qtypes import Quantity
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["CollectivesMixin", "bandwidth_time"]
-
 KINDS = ("all-gather", "reduce-scatter", "all-reduce", "all-to-all")
 
 

@@ -19,8 +19,6 @@ from trnkb.units.qtypes import Quantity
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["Fabric", "fabric", "fabrics", "summary_table", "topology_metric"]
-
 
 class Fabric(HopsMixin, BandwidthMixin, CollectivesMixin):
     """A built fabric and what can be measured on it. Use :func:`fabric` to get one."""

@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 
     from trnkb.topology.spec import FabricSpec
 
-__all__ = ["HopsMixin"]
-
 
 class HopsMixin:
     """Hop measurements of a :class:`~trnkb.topology.fabric.Fabric` (uses ``graph``,

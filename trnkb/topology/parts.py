@@ -14,8 +14,6 @@ if TYPE_CHECKING:
 
     from trnkb.topology.spec import FabricSpec
 
-__all__ = ["FabricParts"]
-
 
 class FabricParts:
     """The graph, spec, chip lists and hop matrices a measurement mixin reads."""

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 
     from trnkb.topology.fabric import Fabric
 
-__all__ = ["SOURCE_PATHS", "fabric_summary", "metric", "path_examples", "summary_rows"]
-
 # The worked paths of the source, as (label, from chip, to chip, locator). The hop counts
 # the source gives for them are claims (see tests/test_topology.py and the claims
 # registry); only the chip pairs live here. Chips are (rack, node, position).

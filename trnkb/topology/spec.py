@@ -18,9 +18,6 @@ from trnkb.units.qtypes import Quantity
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["DEFAULT_GENERATION", "POSITION_NAMES", "RACK_NAMES", "FabricSpec", "chip_name",
-           "fabric_ids", "fabric_spec", "find_row"]
-
 DEFAULT_GENERATION = "gen1"
 RACK_NAMES = "ABCDEFGH"
 POSITION_NAMES = "ABCDEFGH"

@@ -11,8 +11,6 @@ from typing import Any, TypeAlias
 
 import pint
 
-__all__ = ["Provenance", "Quantity", "QuantityLike", "Sources"]
-
 # Real objects, not strings: Sphinx and typing.get_type_hints must resolve them.
 Quantity: TypeAlias = pint.Quantity[Any]
 QuantityLike: TypeAlias = pint.Quantity[Any] | str | int | float

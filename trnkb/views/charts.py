@@ -19,21 +19,7 @@ from typing import Any, Literal, SupportsFloat, TypeVar, cast
 import altair as alt
 import pandas as pd
 
-from trnkb.views.palette import (
-    MEDIUM_COLORS,
-    NOT_STATED,
-    VENDOR_COLORS,
-    VERDICT_COLORS,
-    _color,
-    _medium_scale,
-    _stated,
-    vendor_color,
-)
-
-__all__ = ["MEDIUM_COLORS", "NOT_STATED", "VENDOR_COLORS", "VERDICT_COLORS", "bars", "caption",
-           "graph",
-           "grouped_bars", "lines", "metric", "place_labels", "roofline", "roofs", "scatter",
-           "strip", "timeline", "vendor_color"]
+from trnkb.views.palette import _color, _medium_scale, _stated
 
 WIDTH = 480
 # Category labels up to 520 px: at Vega's 180 px, two fabrics named alike and told apart

@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Change", "DiffError", "diff", "snapshot"]
-
 # Runs inside the version being read; uses only API every release has had
 # (load, facts, sources, conflicts, claims.evaluate_claims).
 _SNAPSHOT = r"""

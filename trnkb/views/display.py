@@ -34,19 +34,6 @@ from trnkb.units import format_number, format_unit
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = [
-    "MAX_COLUMNS",
-    "MISSING",
-    "Table",
-    "fmt_cell",
-    "header",
-    "labels",
-    "names",
-    "short_name",
-    "source_links",
-    "table",
-]
-
 MAX_COLUMNS = 8
 MISSING = '<span class="trnkb-missing" title="no source gives this">\u2014</span>'
 UNDEFINED = '<span class="trnkb-missing" title="not defined (division by zero)">\u2014</span>'

@@ -26,8 +26,6 @@ from trnkb.workload.slo import frontier
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["FRONTIER_SYSTEMS", "frontier_chart", "frontiers"]
-
 # The systems issue 19 asks the frontier for, with the chips of one serving replica.
 FRONTIER_SYSTEMS = {"trn3-nl72x2-switched": 8, "gb300-nvl72": 8, "mi355x-8": 8,
                     "tpu-v7-pod": 8}

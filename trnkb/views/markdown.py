@@ -14,8 +14,6 @@ import string
 
 import pandas as pd
 
-__all__ = ["escape", "link", "table"]
-
 _SPECIAL = re.compile(r"([\\`*_{}\[\]<>|&~$#])")
 _SAFE_URL = re.compile(r"^https?://[^\s<>()|\\`\"']+$")
 

@@ -21,8 +21,6 @@ from trnkb.kb import KnowledgeBase, load
 from trnkb.views import display as _display
 from trnkb.views.markdown import escape
 
-__all__ = ["answer", "setup"]
-
 
 def setup(path: str | Path | None = None) -> KnowledgeBase:
     """Configure altair and pandas for notebooks and return the loaded knowledge base.

@@ -19,8 +19,6 @@ import typer
 from nbclient import NotebookClient
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-__all__ = ["execute", "execute_all"]
-
 app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -14,8 +14,6 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-__all__ = ["MEDIUM_COLORS", "NOT_STATED", "VENDOR_COLORS", "VERDICT_COLORS", "vendor_color"]
-
 # One colour per vendor on every chart of the site (a column named ``vendor`` is always
 # drawn with this map); claim verdicts use VERDICT_COLORS; other categories Vega's palette.
 VENDOR_COLORS = {"AWS": "#e8890c", "NVIDIA": "#5a9e1a", "AMD": "#c8102e", "Google": "#3b73d9",

@@ -36,11 +36,6 @@ if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
     from trnkb.workload.result import WorkloadResult
 
-__all__ = ["MODELS", "SYSTEMS", "TRN3", "breakeven_capex", "chart_sources", "cost_targets",
-           "fleet",
-           "power_check", "prices", "range_chart", "rests_on", "serving", "sources_below",
-           "training", "verdict", "versus"]
-
 TRN3 = "trn3-nl72x2-switched"
 SYSTEMS = (TRN3, "trn3-nl32x2-switched", "gb300-nvl72", "gb200-nvl72", "mi355x-8",
            "mi450x-ualoe72", "tpu-v7-pod")
@@ -80,11 +75,42 @@ def serving(kb: KnowledgeBase, target: float = 30.0, precision: str = "fp8",
                              "tokens_per_s_per_chip": tps.mid,
                              "tokens_per_s_per_rack": tps.mid * rack,
                              "tokens_per_s_per_mw": mw.mid, "mw_low": mw.lo, "mw_high": mw.hi,
-                             "usd_per_mtok": usd.mid, "usd_low": usd.lo, "usd_high": usd.hi})
+                             "usd_per_mtok": usd.mid, "usd_low": usd.lo, "usd_high": usd.hi,
+                             **_inputs_of(r)})
     df = pd.DataFrame(rows)
     df.attrs.update(results=results, target=target, precision=precision, models=models,
                     engine=engine)
     return df
+
+
+_TCO_KEYS = ("capex_per_chip", "chip_power", "pue", "power_price", "utilisation",
+             "depreciation_years", "cost_of_capital", "opex_fraction")
+
+
+def _split(kinds: dict[str, str]) -> dict[str, str]:
+    """``sourced_inputs`` and ``assumed_inputs`` (named assumptions, and sourced values scaled
+    by one) from input -> kind, in the given order."""
+    src = [k for k, v in kinds.items() if v == "sourced"]
+    ass = [k + (" (sourced x assumption)" if v == "sourced x assumption" else "")
+           for k, v in kinds.items() if v in ("assumption", "sourced x assumption")]
+    return {"sourced_inputs": ", ".join(src) or "none",
+            "assumed_inputs": ", ".join(ass) or "none"}
+
+
+def _inputs_of(r: WorkloadResult) -> dict[str, str]:
+    """Every input a result's $/Mtok rests on: the ones moving its range (largest share
+    first), then the hourly rate's own inputs (the price a renter pays; an analyst's owner
+    cost and utilisation; or the TCO formula's inputs), split by :func:`_split`."""
+    names = [x["input"] for x in range_shares(r, "usd_per_million_tokens")]
+    rate = (("cloud_price",) if "cloud_price" in r.inputs else
+            ("owner_price", "utilisation") if "owner_price" in r.inputs else _TCO_KEYS)
+    names += [k for k in rate if k in r.inputs and k not in names]
+    return _split({k: r.inputs[k].kind for k in names if k in r.inputs})
+
+
+def _shares_split(shares: list[dict[str, Any]]) -> dict[str, str]:
+    """:func:`_split` of a ``range_shares`` list (the inputs moving a planner figure)."""
+    return _split({x["input"]: x["kind"] for x in shares})
 
 
 def _call(v: Any) -> str:
@@ -187,12 +213,13 @@ def verdict(df: pd.DataFrame, vs: pd.DataFrame, be: pd.DataFrame) -> list[str]:
     return [first + ".", second + ".", third + "."]
 
 
-def rests_on(df: pd.DataFrame, kind: str = "dense", top: int = 4) -> pd.DataFrame:
-    """Per system (owner view): the inputs its $/Mtok range rests on, sourced or assumed,
-    with their share of the range."""
+def rests_on(df: pd.DataFrame, kind: str = "dense", top: int = 4,
+             pricing: str = "owner") -> pd.DataFrame:
+    """Per system (one pricing view): the inputs its $/Mtok range rests on, sourced or
+    assumed, with their share of the range."""
     rows = []
-    for (k, sid, pricing), r in df.attrs["results"].items():
-        if k != kind or pricing != "owner":
+    for (k, sid, view), r in df.attrs["results"].items():
+        if k != kind or view != pricing:
             continue
         name = dict(zip(df["id"], df["system"], strict=False))[sid]
         for s in range_shares(r, "usd_per_million_tokens")[:top]:
@@ -265,26 +292,21 @@ def prices(kb: KnowledgeBase, systems: Sequence[str] = SYSTEMS) -> pd.DataFrame:
 
 def power_check(kb: KnowledgeBase) -> pd.DataFrame:
     """The model's facility watts per chip (chip power x PUE range) against each published
-    all-in provisioned figure (``power`` table): inside the range, or the miss in %."""
-    rows = []
-    t = kb.table("power")
-    for rid in t["id"]:
-        chip = kb.get(rid, "chip")
-        w = float(kb.get(rid, "allin_power_per_chip").to("W").magnitude)
-        src = kb.provenance(rid, "allin_power_per_chip")["source"]
-        for sid in fromkb.system_ids(kb):
-            s = fromkb.system(kb, sid)
-            if s.chip != chip:
-                continue
-            lo, mid, hi = (s.chip_power.lo * s.pue.lo, s.chip_power.mid * s.pue.mid,
-                           s.chip_power.hi * s.pue.hi)
-            miss = 0.0 if lo <= w <= hi else (w - (hi if w > hi else lo)) / (hi if w > hi
-                                                                             else lo)
-            rows.append({"system": sid, "published_w": w, "model_low_w": lo,
-                         "model_central_w": mid, "model_high_w": hi,
-                         "within": lo <= w <= hi, "miss": round(miss, 3),
-                         "chip_power_basis": s.chip_power.kind, "source": src})
-    return pd.DataFrame(rows)
+    all-in provisioned figure (:func:`trnkb.audit.energy_validation.allin_check`)."""
+    from trnkb.audit.energy_validation import allin_check
+
+    return pd.DataFrame(allin_check(kb))
+
+
+def energy_check(kb: KnowledgeBase) -> pd.DataFrame:
+    """Measured J/token (MLPerf Inference Power) against the model's J/token
+    (:func:`trnkb.audit.energy_validation.measured_energy`)."""
+    from trnkb.audit.energy_validation import measured_energy
+
+    cols = ["run", "model", "scenario", "measured_w_per_chip", "tokens_per_s",
+            "measured_j_per_token", "model_j_low", "model_j_central", "model_j_high", "within",
+            "miss", "source"]
+    return pd.DataFrame(measured_energy(kb))[cols]
 
 
 def fleet(kb: KnowledgeBase, power_mw: float = 50, target: float = 30.0,
@@ -301,7 +323,8 @@ def fleet(kb: KnowledgeBase, power_mw: float = 50, target: float = 30.0,
                      "tokens_per_s_low": r["fleet_tokens_per_s"]["low"],
                      "tokens_per_s_high": r["fleet_tokens_per_s"]["high"],
                      "usd_per_mtok": r["usd_per_million_tokens"]["central"],
-                     "reached": r["reachable"]})
+                     "reached": r["reachable"],
+                     **_shares_split(r["usd_per_million_tokens_rests_on"])})
     return pd.DataFrame(rows)
 
 
@@ -319,7 +342,8 @@ def cost_targets(kb: KnowledgeBase, max_usd_per_mtok: float = 1.0, kind: str = "
         top = r["rests_on"][0] if r["rests_on"] else {"input": "-", "kind": ""}
         rows.append({"system": lab[sid], "tokens_per_s_per_user": t["central"],
                      "optimistic": t["optimistic"], "pessimistic": t["pessimistic"],
-                     "usd_decided_by": f"{top['input']} ({top['kind']})"})
+                     "usd_decided_by": f"{top['input']} ({top['kind']})",
+                     **_shares_split(r["rests_on"])})
     return pd.DataFrame(rows)
 
 
@@ -344,7 +368,8 @@ def training(kb: KnowledgeBase, tokens: float = 15e12, days: float = 90.0,
                      "cost_musd_high": r["cost_usd"]["high"] / 1e6,
                      "energy_gwh": r["energy_mwh"]["central"] / 1e3,
                      "cost_decided_by": r["cost_rests_on"][0]["input"] + " ("
-                     + r["cost_rests_on"][0]["kind"] + ")", "note": ""})
+                     + r["cost_rests_on"][0]["kind"] + ")", "note": "",
+                     **_shares_split(r["cost_rests_on"])})
     return pd.DataFrame(rows)
 
 

@@ -13,8 +13,6 @@ from trnkb.engine.profile import LANES, hbm_bandwidth, lanes
 from trnkb.engine.result import Result
 from trnkb.views.charts import caption
 
-__all__ = ["timeline_chart"]
-
 
 def timeline_chart(res: Result, title: str, sources: Iterable[str] = (), max_bars: int = 4000,
                    bins: int = 120) -> alt.VConcatChart:

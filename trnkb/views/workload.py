@@ -30,9 +30,6 @@ if TYPE_CHECKING:
     from trnkb.workload.result import WorkloadResult
     from trnkb.workload.system import System
 
-__all__ = ["MODELS", "SYSTEMS", "by_switch_generation", "count_in_words", "engine_vs_assumption",
-           "headline", "notes", "perf_per_tco", "range_chart", "settings", "summary"]
-
 SYSTEMS = ("trn3-nl72x2-switched", "gb300-nvl72", "mi355x-8", "mi450x-ualoe72", "tpu-v7-pod")
 MODELS = {"dense": "llama-3-1-405b", "moe": "deepseek-v3"}
 

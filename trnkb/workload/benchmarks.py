@@ -16,8 +16,6 @@ from typing import Any
 
 from trnkb.spec.specfile import display_path, item_line, read_yaml
 
-__all__ = ["Benchmark", "benchmark", "benchmarks"]
-
 _SCENARIOS = ("offline", "server", "interactive", "concurrency", "training")
 _KINDS = ("inference", "training")
 

@@ -25,8 +25,6 @@ from trnkb.topology.collectives import bandwidth_time, latency_steps
 if TYPE_CHECKING:
     from trnkb.topology import Fabric
 
-__all__ = ["GroupBandwidth", "Network"]
-
 
 @dataclass(frozen=True)
 class GroupBandwidth:

@@ -21,7 +21,10 @@ benchmarks only (never end-to-end runs); each fit keeps its points, source and r
 * NCCL on NVLink (NVIDIA): ``all_reduce_perf`` 8 x H100 80GB HBM3, one node, in
   NVIDIA/dgxc-benchmarking ``nccl/README.md`` at 46e42015, 8 B-512 KiB (in-place column;
   above that NCCL switches protocol and the line no longer holds).
-* Other stacks (ROCm/RCCL, TPU ICI): no collective benchmark in the knowledge base yet: an
+* RCCL on Infinity Fabric (AMD): ``all_reduce_perf`` (rccl-tests) 8 x MI300X, one node, in
+  hisohara/ai-scripts ``training/01_rccl-smoketest/README.md`` at 0780bb3 (AAC8 Kubernetes
+  run), 8 B-512 KiB, in-place column.
+* Other stacks (TPU ICI): no collective benchmark in the knowledge base yet: an
   assumption.
 """
 
@@ -32,8 +35,6 @@ import math
 import numpy as np
 
 from trnkb.workload.ranges import Input, assumption
-
-__all__ = ["POINTS", "fit", "latency_inputs"]
 
 # (stack, operation, ranks, bytes, microseconds)
 POINTS = (
@@ -54,12 +55,24 @@ POINTS = (
     ("nccl", "all-reduce", 8, 32768, 18.68), ("nccl", "all-reduce", 8, 65536, 18.85),
     ("nccl", "all-reduce", 8, 131072, 19.19), ("nccl", "all-reduce", 8, 262144, 19.50),
     ("nccl", "all-reduce", 8, 524288, 19.70), ("nccl", "all-reduce", 8, 1048576, 26.93),
+    # hisohara/ai-scripts rccl-smoketest README: all_reduce_perf, 8 x MI300X, in-place (us)
+    ("rccl", "all-reduce", 8, 8, 17.24), ("rccl", "all-reduce", 8, 16, 16.53),
+    ("rccl", "all-reduce", 8, 32, 17.33), ("rccl", "all-reduce", 8, 64, 20.95),
+    ("rccl", "all-reduce", 8, 128, 24.40), ("rccl", "all-reduce", 8, 256, 23.14),
+    ("rccl", "all-reduce", 8, 512, 23.42), ("rccl", "all-reduce", 8, 1024, 14.87),
+    ("rccl", "all-reduce", 8, 2048, 13.45), ("rccl", "all-reduce", 8, 4096, 13.33),
+    ("rccl", "all-reduce", 8, 8192, 13.42), ("rccl", "all-reduce", 8, 16384, 14.11),
+    ("rccl", "all-reduce", 8, 32768, 13.59), ("rccl", "all-reduce", 8, 65536, 13.82),
+    ("rccl", "all-reduce", 8, 131072, 15.65), ("rccl", "all-reduce", 8, 262144, 16.88),
+    ("rccl", "all-reduce", 8, 524288, 24.75),
 )
 
 _SOURCES = {
     "neuron": "aws-neuron/aws-neuron-sdk tools/neuron-sys-tools/nccom-test.rst (0f75c1e0), "
               "nccom-test examples",
     "nccl": "NVIDIA/dgxc-benchmarking nccl/README.md (46e42015), all_reduce_perf 8 x H100",
+    "rccl": "hisohara/ai-scripts training/01_rccl-smoketest/README.md (0780bb3), rccl-tests "
+            "all_reduce_perf 8 x MI300X",
 }
 
 
@@ -84,11 +97,14 @@ def fit(stack: str, op: str, ranks: int, max_bytes: int = 1 << 20) -> dict[str, 
 
 
 def stack_of(vendor: str, chip: str) -> str | None:
-    """The collective stack a chip runs (``neuron``, ``nccl``) where we have its fit."""
+    """The collective stack a chip runs (``neuron``, ``nccl``, ``rccl``) where we have its
+    fit."""
     if chip.startswith("trainium"):
         return "neuron"
     if vendor.lower() == "nvidia":
         return "nccl"
+    if vendor.lower() == "amd":
+        return "rccl"
     return None
 
 
@@ -111,13 +127,13 @@ def latency_inputs(vendor: str, chip: str) -> dict[str, Input]:
                 "collective_latency_per_rank": Input("collective_latency_per_rank",
                                                      0.5 * per_rank, per_rank, per_rank, "s",
                                                      "fitted", basis)}
-    if stack == "nccl":
-        f = fit("nccl", "all-reduce", 8, 1 << 19)  # NCCL changes protocol above 512 KiB
+    if stack in ("nccl", "rccl"):
+        f = fit(stack, "all-reduce", 8, 1 << 19)  # NCCL changes protocol above 512 KiB
         base = f["a"]
-        basis = (f"fit to {_SOURCES['nccl']}: 8-rank intercept {base * 1e6:.1f} us (rms "
+        basis = (f"fit to {_SOURCES[stack]}: 8-rank intercept {base * 1e6:.1f} us (rms "
                  f"residual {f['rms_residual']:.1%}, max {f['max_residual']:.1%}); one group "
                  "size, so no per-rank term is fitted (range 0 to 1 us per rank); "
-                 "the range x0.8 to x2 covers other GPUs and NCCL versions")
+                 "the range x0.8 to x2 covers other GPUs and library versions")
         return {"collective_latency": Input("collective_latency", 0.8 * base, base, 2 * base,
                                             "s", "fitted", basis),
                 "collective_latency_per_rank": Input("collective_latency_per_rank", 0.0, 0.0,

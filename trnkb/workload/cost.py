@@ -32,9 +32,6 @@ from trnkb.workload.ranges import Input, assumption
 if TYPE_CHECKING:
     from trnkb.workload.system import System
 
-__all__ = ["COST_ASSUMPTIONS", "HOURS_PER_YEAR", "PRICING", "cost_inputs", "facility_watts",
-           "range_shares", "usd_per_chip_hour"]
-
 PRICING = ("owner", "cloud", "tco")  # tco: the owner view's former name
 
 HOURS_PER_YEAR = 8766.0  # 365.25 days

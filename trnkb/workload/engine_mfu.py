@@ -20,8 +20,6 @@ from trnkb.workload.ranges import Input
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["engine_available", "engine_mfu"]
-
 
 def _layer_time() -> Callable[..., Any] | None:
     try:

@@ -32,9 +32,6 @@ from trnkb.workload.ranges import Ranged
 from trnkb.workload.result import WorkloadResult, check_positive
 from trnkb.workload.system import System
 
-__all__ = ["ENGINES", "cost_target", "frontier", "load_of", "operating_point", "per_user",
-           "plan_fleet", "train_plan"]
-
 
 def _ranged(r: Ranged) -> dict[str, float]:
     return {"central": r.mid, "low": r.lo, "high": r.hi, "unit": r.unit}  # type: ignore[dict-item]

@@ -29,8 +29,6 @@ from trnkb.workload.system import (
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["model", "model_ids", "normalise_id", "system", "system_ids"]
-
 _INT_FIELDS = ("layers", "d_model", "attention_heads", "kv_heads", "head_dim", "vocabulary",
                "ffn_size", "q_lora_rank", "kv_lora_rank", "qk_rope_head_dim", "v_head_dim",
                "sliding_window", "sliding_layers", "dense_layers", "experts", "active_experts",

@@ -13,20 +13,33 @@ Fit: least squares of ``1 / utilization = a + b / M`` over compute-bound operato
   recorded below from trnkb commit 0a4574d. The engine is an ideal kernel (no clock
   throttling, no host gaps): its ``gemm_efficiency`` is an upper end, so only ``m_half`` is
   taken from it; the achieved fraction stays the ``gemm_efficiency`` assumption.
+* NVIDIA (CUDA stacks): DeepGEMM's FP8 sweep on H800 SXM (the H100 SXM's tensor cores and
+  HBM3, 1,979 TFLOP/s dense FP8, 3.35 TB/s), :data:`CUDA_POINTS`: 18 shapes, M = 64, 128,
+  4096, each with DeepGEMM's TFLOP/s and its speedup over CUTLASS 3.6 (so both kernels'
+  times). Fitted with the roofline the step model uses, ``max(FLOPs x (M + m_half) / (M x
+  peak x e), bytes / (HBM x hbm_e))``, least squares on relative time over a grid
+  (:func:`cuda_fit`). Serving stacks (TensorRT-LLM, vLLM) run CUTLASS/cuBLAS kernels: the
+  CUTLASS fit is the central, DeepGEMM's the fast end. Other NVIDIA chips (Blackwell FP4)
+  take the Hopper FP8 fit: no Blackwell sweep is in the knowledge base.
+* AMD (ROCm stacks): AMD's own hipBLASLt measurements (:data:`ROCM_MAF`, :data:`ROCM_TAF`):
+  the Max-Achievable FLOP/s of MI300X and MI325X (the best of a size sweep) and the
+  Typical Attained FLOP/s of MI325X (FLOP-weighted over 10 DeepSeek-V3 GEMM shapes, M = 32
+  and 32,768). :func:`rocm_inputs`: the chip's MAF fraction of peak is the fast end, times
+  TAF/MAF (what workload shapes attain) the central; chips without a MAF row take MI325X's
+  fractions. ``gemm_m_half`` stays the tile assumption (TAF mixes its two M values).
 * Other chips: no operator-level GEMM sweep in the knowledge base yet (public ones exist for
-  TPU v7 and H100/B200 through vendor kernel libraries; they are the rows to add), so
-  ``gemm_m_half`` is an assumption: CUTLASS and the TPU MXU tile at 64-256 rows.
+  TPU v7 through vendor kernel libraries; they are the rows to add), so ``gemm_m_half`` is
+  an assumption: CUTLASS and the TPU MXU tile at 64-256 rows.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
 from trnkb.workload.ranges import Input, assumption
-
-__all__ = ["ENGINE_POINTS", "ENGINE_STREAM", "fit", "hbm_efficiency_input", "m_half_input"]
 
 # (chip, M, K = N, utilization of peak) from trnkb.engine.gemm(core, M, K, N, "bf16",
 # execute=False).utilization at trnkb commit 0a4574d (tensor-bound points only)
@@ -126,3 +139,111 @@ def m_half_input(chip: str) -> Input:
                       "rows at which a GEMM reaches half its large-M efficiency; no operator "
                       "sweep of this chip in the knowledge base: 64-256-row MMA tiles "
                       "(CUTLASS, TPU MXU 128/256) put it at 32-128")
+
+
+# DeepGEMM README.md "Normal GEMMs for dense models" at deepseek-ai/DeepGEMM commit 55ab91f
+# (2025-03-25): H800 SXM, FP8 e4m3 inputs, BF16 output; (M, N, K, DeepGEMM TFLOP/s, speedup
+# over CUTLASS 3.6)
+CUDA_POINTS = (
+    (64, 2112, 7168, 206, 2.7), (64, 24576, 1536, 289, 1.7), (64, 32768, 512, 219, 1.8),
+    (64, 7168, 16384, 336, 1.4), (64, 4096, 7168, 287, 1.4), (64, 7168, 2048, 295, 1.7),
+    (128, 2112, 7168, 352, 2.4), (128, 24576, 1536, 535, 1.6), (128, 32768, 512, 358, 1.5),
+    (128, 7168, 16384, 645, 1.4), (128, 4096, 7168, 533, 2.0), (128, 7168, 2048, 510, 1.7),
+    (4096, 2112, 7168, 1009, 1.1), (4096, 24576, 1536, 1125, 1.1),
+    (4096, 32768, 512, 751, 1.1), (4096, 7168, 16384, 1426, 1.3),
+    (4096, 4096, 7168, 1265, 1.2), (4096, 7168, 2048, 1168, 1.2),
+)
+_H800_FP8 = 1979e12  # FLOP/s dense (the H100 SXM's tensor cores)
+_H800_HBM = 3.35e12  # B/s
+_CUDA_SOURCE = ("deepseek-ai/DeepGEMM README.md at 55ab91f (2025-03-25), 'Normal GEMMs for "
+                "dense models', H800 SXM FP8")
+
+
+@functools.cache
+def cuda_fit(kernel: str = "cutlass") -> dict[str, float]:
+    """``{"gemm_efficiency", "gemm_m_half", "hbm_efficiency", "rms_residual", "max_residual",
+    "points"}``: the roofline of the step model fitted to :data:`CUDA_POINTS` for
+    ``kernel`` ``cutlass`` (CUTLASS 3.6: DeepGEMM's time x its speedup) or ``deepgemm``.
+    The HBM fraction is the best streaming rate of the sweep (DeepGEMM's highest GB/s over
+    3.35 TB/s: the small-M points are memory-bound, so fitting it with ``m_half`` would
+    trade one for the other); efficiency and ``m_half`` then by grid (0.30-0.99 by 0.01,
+    0-800 rows by 4), least squares on the relative time."""
+    if kernel not in ("cutlass", "deepgemm"):
+        raise KeyError(f"no GEMM sweep for kernel {kernel!r} (cutlass, deepgemm)")
+    p = np.array(CUDA_POINTS, float)
+    m, n, k, tflops, speedup = p.T
+    flops = 2 * m * n * k
+    nbytes = m * k + n * k + 2 * m * n  # fp8 operands, bf16 output
+    t_deep = flops / (tflops * 1e12)
+    he = float(np.max(nbytes / t_deep)) / _H800_HBM
+    t = t_deep * (speedup if kernel == "cutlass" else 1.0)
+    e = np.arange(0.30, 0.99, 0.01)[:, None, None]
+    h = np.arange(0.0, 800.0, 4.0)[None, :, None]
+    model = np.maximum(flops * (m + h) / (m * _H800_FP8 * e), nbytes / (_H800_HBM * he))
+    rel = model / t - 1
+    rms = np.sqrt(np.mean(rel ** 2, axis=-1))
+    i, j = np.unravel_index(int(np.argmin(rms)), rms.shape)
+    return {"gemm_efficiency": float(e[i, 0, 0]), "gemm_m_half": float(h[0, j, 0]),
+            "hbm_efficiency": he, "rms_residual": float(rms[i, j]),
+            "max_residual": float(np.max(np.abs(rel[i, j]))), "points": float(len(t))}
+
+
+def cuda_inputs() -> dict[str, Input]:
+    """``gemm_efficiency`` and ``gemm_m_half`` for a chip of a CUDA stack: the CUTLASS fit
+    central, DeepGEMM's fit the fast end, the slow end 0.8 x CUTLASS (other GPUs, power-
+    limited clocks; see the module docstring); ``hbm_efficiency`` central the sweep's best
+    streaming rate."""
+    c, d = cuda_fit("cutlass"), cuda_fit("deepgemm")
+    basis = (f"fit to {_CUDA_SOURCE} ({int(c['points'])} shapes, M 64-4096): CUTLASS 3.6 "
+             f"efficiency {c['gemm_efficiency']:.3f}, m_half {c['gemm_m_half']:.0f} rows "
+             f"(rms residual {c['rms_residual']:.0%}, max {c['max_residual']:.0%}); DeepGEMM "
+             f"{d['gemm_efficiency']:.3f}, {d['gemm_m_half']:.0f} rows (rms "
+             f"{d['rms_residual']:.0%}); Hopper FP8 applied to every NVIDIA chip (gemmfit)")
+    e_c, e_d = c["gemm_efficiency"], d["gemm_efficiency"]
+    h_c, h_d = c["gemm_m_half"], d["gemm_m_half"]
+    he = c["hbm_efficiency"]
+    return {"gemm_efficiency": Input("gemm_efficiency", 0.8 * e_c, e_c, max(e_d, e_c), "",
+                                     "fitted", basis),
+            "gemm_m_half": Input("gemm_m_half", min(h_d, h_c), h_c, 1.5 * h_c, "", "fitted",
+                                 basis),
+            "gemm_m_min": Input("gemm_m_min", 64.0, 64.0, 64.0, "", "fitted",
+                                f"{_CUDA_SOURCE}: the sweep's smallest M; below it the "
+                                "m_half waste ramps to 0 (GEMV kernels; no operator data)"),
+            "hbm_efficiency": Input("hbm_efficiency", 0.5, he, max(he, 0.9), "", "fitted",
+                                    f"{_CUDA_SOURCE}: the sweep's best streaming rate, "
+                                    f"{he * _H800_HBM / 1e9:,.0f} GB/s of 3,350 (M = 64, "
+                                    "K = 16,384); the range keeps the 0.5-0.9 assumption's "
+                                    "ends (gemmfit)")}
+
+
+# AMD Max-Achievable FLOP/s, hipBLASLt, one GPU: (chip, format) -> (TFLOP/s measured, TFLOP/s
+# dense peak, source). MI300X: ROCm/rocm-blogs measuring-max-achievable-flops-part2 README
+# (Table 1; 750 W, trig_float inputs, Feb 2025). MI325X: ROCm/rocm-blogs taf-blog README
+# (footnote 1; 1,000 W, normal-distribution inputs, Sep 2026: the MAF the TAF is read against)
+ROCM_MAF = {
+    ("mi300x", "bf16"): (708.0, 1307.4, "rocm-blogs MAF part 2, Table 1"),
+    ("mi300x", "fp8"): (1273.0, 2614.9, "rocm-blogs MAF part 2, Table 1"),
+    ("mi325x", "bf16"): (831.40, 1300.0, "rocm-blogs TAF blog, footnote 1"),
+    ("mi325x", "fp8"): (1408.06, 2610.0, "rocm-blogs TAF blog, footnote 1"),
+}
+# AMD Typical Attained FLOP/s, MI325X (rocm-blogs TAF blog, Table 1): format -> TFLOP/s
+ROCM_TAF = {"bf16": 616.0, "fp8": 1143.0}
+
+
+def rocm_inputs(chip: str, precision: str) -> dict[str, Input]:
+    """``gemm_efficiency`` for a chip of a ROCm stack computing at ``precision`` (see the
+    module docstring): fast end the chip's MAF / peak (MI325X's where the chip has no
+    row), central that times TAF / MAF, slow end 0.8 x the central. Formats other than bf16
+    take the fp8 rows (the narrow formats' GEMMs)."""
+    fmt = "bf16" if precision in ("bf16", "fp16") else "fp8"
+    own = ROCM_MAF.get((chip, fmt))
+    maf, peak, where = own or ROCM_MAF[("mi325x", fmt)]
+    frac = maf / peak
+    ratio = ROCM_TAF[fmt] / ROCM_MAF[("mi325x", fmt)][0]
+    mid = frac * ratio
+    proxy = "" if own else f"MI325X, no row for {chip}; "
+    basis = (f"AMD hipBLASLt measurements ({where}): {proxy}"
+             f"MAF {maf:,.0f} of {peak:,.0f} TFLOP/s {fmt} = {frac:.3f}; x TAF/MAF "
+             f"{ratio:.3f} (MI325X, 10 DeepSeek-V3 shapes) = {mid:.3f} central (gemmfit)")
+    return {"gemm_efficiency": Input("gemm_efficiency", 0.8 * mid, mid, frac, "", "fitted",
+                                     basis)}

@@ -22,8 +22,6 @@ from dataclasses import dataclass
 
 from trnkb.workload.models import Model
 
-__all__ = ["LoRA", "adapter_params", "lora_flops_per_token"]
-
 _TARGETS = ("qkv", "o", "gate", "up", "down")
 
 

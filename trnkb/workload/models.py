@@ -28,8 +28,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Model", "WEIGHT_BYTES"]
-
 # Bytes per stored element by precision name (fp4 packs two elements per byte; MX block
 # scales add 1 byte per 32 elements, which we ignore: 3%).
 WEIGHT_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "mxfp8": 1.0, "int8": 1.0,

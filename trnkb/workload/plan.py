@@ -41,9 +41,6 @@ from typing import Any
 
 from trnkb.workload.models import Model
 
-__all__ = ["MEMORY_RECIPES", "RECOMPUTE", "Plan", "first_stage_in_flight", "memory_per_chip",
-           "min_chips", "stage_layers", "training_state_bytes"]
-
 # bytes per parameter: (weights, gradients, optimizer states, basis)
 MEMORY_RECIPES = {
     "bf16-adam": (2.0, 2.0, 12.0, "zero-paper: mixed-precision Adam, bf16 weights and gradients, "

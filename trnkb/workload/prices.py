@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["price_rows", "view_of"]
-
 
 def view_of(offer: str | None) -> str:
     """The pricing view a row feeds: ``owner`` for an analyst's owner cost, else ``cloud``."""

@@ -23,8 +23,6 @@ from typing import Any
 from trnkb.units import Q_
 from trnkb.units.qtypes import Quantity
 
-__all__ = ["Input", "Ranged", "assumption", "check_assumptions", "propagate", "user_value"]
-
 
 @dataclass(frozen=True)
 class Input:

@@ -9,8 +9,6 @@ from typing import Any, cast
 
 from trnkb.workload.ranges import Input, Ranged, propagate
 
-__all__ = ["WorkloadResult", "check_positive"]
-
 
 def check_positive(**values: object) -> None:
     """Refuse non-positive or non-finite numeric arguments with one line naming them."""

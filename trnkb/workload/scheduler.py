@@ -11,6 +11,10 @@ It follows what vLLM (v1), SGLang and TensorRT-LLM document for their schedulers
 * when the decodes of a step would overflow the KV cache, the most recently admitted
   sequence is preempted (recompute mode: its cache is dropped and it re-enters the front of
   the queue with its prompt and the tokens it already generated as a new prompt);
+* static batching (``static``, as Transformers NeuronX runs a compiled batch without vLLM): a
+  batch is admitted only when the previous one has finished, up to ``max_seqs`` waiting
+  requests at once, and their whole prompts are context-encoded together in one step (no
+  token budget, no chunks); the batch then decodes until its last sequence is done;
 * the step's time comes from a caller's function of its composition (:mod:`stepcost`); it
   must accept numpy arrays too: a run of decode-only steps with nothing to admit (the
   batch fixed until the next completion, arrival or full cache) is timed as one vector.
@@ -36,8 +40,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["SchedulerConfig", "Trace", "run_scheduler"]
-
 _MAX_STEPS = 2_000_000  # hang guard
 
 
@@ -50,6 +52,7 @@ class SchedulerConfig:
     kv_capacity: float = float("inf")
     chunked_prefill: bool = True
     role: str = "mixed"
+    static: bool = False
 
 
 @dataclass
@@ -167,8 +170,8 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
             preempt += 1
         # a run of decode-only steps with nothing to admit: the batch is fixed until the
         # next completion, arrival or full cache, so its steps are timed in one vector
-        if (n_dec and not prefilling and (not waiting or n_dec >= cfg.max_seqs)
-                and cfg.max_tokens > n_dec):
+        if (n_dec and not prefilling and (not waiting or n_dec >= cfg.max_seqs or cfg.static)
+                and (cfg.max_tokens > n_dec or cfg.static)):
             k = _decode_run(dec_heap, session, alive, s, n_dec, kv_used, cfg.kv_capacity)
             if k >= 2:
                 j = np.arange(k, dtype=float)
@@ -192,6 +195,8 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                     s += k
                     continue
         budget = cfg.max_tokens - n_dec
+        if cfg.static:  # one context encoding of the whole batch, only between batches
+            budget = sum(prompt) if not (n_dec or prefilling) else 0
         n_pre = 0.0
         attn_pre = 0.0
         release = 0.0
@@ -264,11 +269,7 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
             last[r] = s
             finished += 1
             if closed and nxt < n:
-                pred[nxt] = r
-                arr[nxt] = t
-                waiting.append(nxt)
-                nxt += 1
-                issued = nxt
+                nxt = issued = _refill(r, nxt, t, pred, arr, waiting)
         # prefill progress
         still: list[int] = []
         chunk_of = dict(chunks)
@@ -287,11 +288,7 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                 last[r] = s
                 finished += 1
                 if closed and nxt < n:
-                    pred[nxt] = r
-                    arr[nxt] = t
-                    waiting.append(nxt)
-                    nxt += 1
-                    issued = nxt
+                    nxt = issued = _refill(r, nxt, t, pred, arr, waiting)
                 continue
             _start_decode(r, s, remaining, dec_heap, session, dec_start, decoding, alive)
             ctx_sum += prompt[r] + 1
@@ -303,6 +300,16 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                  a(c_dt, float), a(c_rel, float), a(arr, float), a(admit, np.int64),
                  a(first, np.int64), a(last, np.int64), a(inp, np.int64), a(out, np.int64),
                  a(pred, np.int64), preempt, closed)
+
+
+def _refill(done: int, nxt: int, t: float, pred: list[int], arr: list[float],
+            waiting: deque[int]) -> int:
+    """Closed loop: the client whose request ``done`` completed at ``t`` sends request
+    ``nxt`` at once (zero think time); returns the next request not yet issued."""
+    pred[nxt] = done
+    arr[nxt] = t
+    waiting.append(nxt)
+    return nxt + 1
 
 
 def _start_decode(r: int, after: int, remaining: int, heap: list[tuple[int, int, int]],

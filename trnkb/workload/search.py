@@ -22,8 +22,6 @@ from trnkb.workload.ranges import Input
 from trnkb.workload.system import System
 from trnkb.workload.training import central_values, step_breakdown
 
-__all__ = ["VPPS", "best_vpp", "candidate_plans", "plans"]
-
 VPPS = (1, 2, 4, 8)  # virtual pipeline stages per chip the search tries when pp > 1
 
 

@@ -36,14 +36,13 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from trnkb.workload.collfit import latency_inputs
 from trnkb.workload.cost import cost_inputs, facility_watts, usd_per_chip_hour
 from trnkb.workload.models import WEIGHT_BYTES, Model
 from trnkb.workload.ranges import Input, assumption, check_assumptions
 from trnkb.workload.result import WorkloadResult, check_positive
 from trnkb.workload.system import System
 from trnkb.workload.training import TRAIN_ASSUMPTIONS
-
-__all__ = ["SERVE_ASSUMPTIONS", "default_kv_precision", "elementwise_bytes", "serve"]
 
 SERVE_ASSUMPTIONS = {
     "compute_efficiency": assumption("compute_efficiency", 0.3, 0.6, 0.85, "",
@@ -72,8 +71,7 @@ SERVE_METRICS = {"ttft": "s", "tpot": "s", "tokens_per_s_per_chip": "1/s",
                  "tokens_per_s_per_mw": "1/s/MW", "tokens_per_usd": "1/USD",
                  "usd_per_million_tokens": "USD",
                  "max_batch": "", "kv_bytes_per_token": "B"}
-_COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "step_latency", "hop_latency",
-                                            "scaleout_latency")}
+_COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "scaleout_latency")}
 
 
 def default_kv_precision(precision: str) -> str:
@@ -148,15 +146,22 @@ def _step(model: Model, system: System, chips: int, tp: int, dp: int, batch: int
     elementwise = elementwise_bytes(model, tokens, chips, dp) * v["elementwise_fraction"]
     t += elementwise / (v["hbm_bandwidth"] * v["hbm_efficiency"])
     net = system.network
-    kw = {"efficiency": v["collective_efficiency"], "step_latency": v["step_latency"],
-          "hop_latency": v["hop_latency"], "scaleout_latency": v["scaleout_latency"],
+    # bandwidth from the network model; each collective's fixed time from the stack's
+    # collective benchmarks (collfit: ~58 us + per rank on Neuron, ~15 us NCCL/RCCL)
+    kw = {"efficiency": v["collective_efficiency"], "step_latency": 0.0, "hop_latency": 0.0,
+          "scaleout_latency": v["scaleout_latency"],
           "scaleup_scale": v["scaleup_bandwidth"] / system.scaleup_input.mid,
           "scaleout_scale": v["scaleout_bandwidth"] / system.scaleout_input.mid}
+
+    def launch(ranks: int) -> float:
+        return v["collective_latency"] + v["collective_latency_per_rank"] * ranks
     act = tokens / dp * model.d_model * 2.0
-    comm = 2 * model.layers * net.time("all-reduce", act, tp, 1, **kw) if tp > 1 else 0.0
+    comm = (2 * model.layers * (net.time("all-reduce", act, tp, 1, **kw) + launch(tp))
+            if tp > 1 else 0.0)
     if model.moe and chips > 1:
         routed = tokens / chips * model.active_experts * model.d_model * 2.0
-        comm += 2 * model.moe_layers * net.time("all-to-all", routed, chips, 1, **kw)
+        comm += 2 * model.moe_layers * (net.time("all-to-all", routed, chips, 1, **kw)
+                                        + launch(chips))
     exposed = comm - min(comm * v["serve_overlap"], t)
     return t + exposed, {"compute_or_memory": t, "comm": comm, "comm_exposed": exposed,
                          "weights_read": dense + experts_b, "kv_read": kv_read, "flops": flops,
@@ -190,7 +195,8 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
         raise ValueError(f"{chips} chips at tp={tp} make {dp} attention replicas for a batch of "
                          f"{batch}: {dp - batch} would hold no sequence; use at most "
                          f"{batch * tp} chips, a larger tp or a batch of at least {dp}")
-    inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **cost_inputs(system, pricing)}
+    inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM,
+              **latency_inputs(system.vendor, system.chip), **cost_inputs(system, pricing)}
     assumptions = check_assumptions(assumptions, inputs)
     inputs.update(assumptions)
     ctx = input_len + output_len / 2

@@ -23,8 +23,6 @@ from trnkb.workload.cost import facility_watts, usd_per_chip_hour
 from trnkb.workload.scheduler import SchedulerConfig, Trace
 from trnkb.workload.stepcost import StepModel, step_fn
 
-__all__ = ["Run", "Setup", "handoff_times", "metrics", "percentiles"]
-
 
 @dataclass
 class Setup:

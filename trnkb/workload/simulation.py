@@ -18,10 +18,12 @@ one-input-at-a-time sensitivities stay re-timed on the central schedule.
 Layouts (:class:`~trnkb.workload.stepcost.Layout`): ``tp``, attention data parallelism
 ``dp`` (with a MoE model, experts over all ``tp x dp`` chips: DEP), ``pp`` (``pp``
 micro-batches in flight, each a full pass of ``pp`` stages) and ``replicas``; the load is
-split evenly over ``replicas x dp x pp`` identical engines. Disaggregated prefill/decode
-(``disagg=(x, y, prefill_layout)``): ``x`` prefill instances, ``y`` decode instances; a
-request's cache moves from its prefill instance to its decode instance over the fabric
-(scale-up when both pools fit in one domain, else each prefill chip's NIC).
+split evenly over ``replicas x dp x pp`` identical engines (a closed loop's clients whole:
+``concurrency mod engines`` engines run one client more, and with fewer clients than
+engines the rest idle; each group is simulated once and the throughputs add up).
+Disaggregated prefill/decode (``disagg=(x, y, prefill_layout)``): ``x`` prefill instances,
+``y`` decode instances; a request's cache moves from its prefill instance to its decode
+instance over the fabric (scale-up when both pools fit in one domain, else each prefill chip's NIC).
 
 Throughput is measured, for a steady load, between 10% of the steps and the step that
 admits the last request (warm-up and drain excluded); offline over the whole run.
@@ -37,9 +39,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from trnkb.workload.collfit import latency_inputs
+from trnkb.workload.collfit import latency_inputs, stack_of
 from trnkb.workload.cost import cost_inputs
-from trnkb.workload.gemmfit import hbm_efficiency_input, m_half_input
+from trnkb.workload.gemmfit import (
+    cuda_inputs,
+    hbm_efficiency_input,
+    m_half_input,
+    rocm_inputs,
+)
 from trnkb.workload.models import WEIGHT_BYTES, Model
 from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.result import WorkloadResult, check_positive
@@ -49,8 +56,6 @@ from trnkb.workload.simread import Run, Setup, handoff_times, metrics
 from trnkb.workload.stepcost import Layout, StepModel, step_fn
 from trnkb.workload.system import System
 from trnkb.workload.training import TRAIN_ASSUMPTIONS
-
-__all__ = ["SIM_ASSUMPTIONS", "SIM_METRICS", "Lengths", "simulate"]
 
 SIM_ASSUMPTIONS = {
     "gemm_efficiency": assumption("gemm_efficiency", 0.55, 0.75, 0.9, "",
@@ -83,6 +88,11 @@ SIM_METRICS = {"tokens_per_s_per_chip": "1/s", "tokens_per_s_per_user": "1/s",
                "usd_per_million_tokens": "USD"}
 _COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "scaleout_latency")}
 _MAX_REQUESTS = 100_000
+# default tensor-parallel width on Trainium: one instance's 16 chips, as the Neuron docs'
+# samples shard (Transformers NeuronX tp_degree 32 on trn1.32xlarge; NxD Inference
+# tp_degree 64 logical cores on trn2.48xlarge); also docs/workload-validation.md's Trn1 runs
+# (latency_data_decoder.csv, TP Degree 32)
+_NEURON_TP = 16
 
 
 @dataclass(frozen=True)
@@ -116,7 +126,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
              rate: float | None = None, concurrency: int | None = None,
              requests: int | None = None, max_seqs: int | None = None,
              max_tokens: int = 8192, chunked_prefill: bool = True,
-             disagg: tuple[int, int, Layout] | None = None,
+             batching: str = "continuous", disagg: tuple[int, int, Layout] | None = None,
              assumptions: dict[str, Input] | None = None, seed: int = 0,
              pricing: str = "tco", ranged: bool = True) -> WorkloadResult:
     """Serve ``model`` on ``replicas`` replicas of ``chips`` chips of ``system`` under a load
@@ -127,7 +137,10 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     dividing the chips and the heads, 1 for MLA, doubled until the weights fit, ``dp`` the
     rest).
     ``max_seqs`` per attention group (default: what the KV cache holds at the mean lengths,
-    at most 1024); ``max_tokens`` per step.
+    at most 1024); ``max_tokens`` per step. ``batching``: ``continuous`` (vLLM, SGLang,
+    TensorRT-LLM) or ``static`` (a compiled batch encoded together and decoded to its end
+    before the next is admitted, as Transformers NeuronX runs without vLLM; see
+    :mod:`~trnkb.workload.scheduler`).
     ``disagg=(x, y, prefill_layout)``: ``x`` prefill instances of ``prefill_layout`` and
     ``y`` decode instances of the replica layout (``replicas`` is then ignored).
 
@@ -136,6 +149,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     values only, for searches).
     """
     check_positive(chips=chips, pp=pp, replicas=replicas, max_tokens=max_tokens)
+    if batching not in ("continuous", "static"):
+        raise ValueError(f"batching {batching!r} is not one of continuous, static")
     if rate is not None and concurrency is not None:
         raise ValueError("give a rate or a concurrency, not both")
     if rate is not None:
@@ -150,8 +165,12 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     cp = compute_precision or system.fallback_precision(precision)
     costs = cost_inputs(system, pricing)
     cost_keys = set(costs) | {"chip_power", "pue", "capex_per_chip"}
-    inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **SIM_ASSUMPTIONS,
-              "gemm_m_half": m_half_input(system.chip),
+    gemm: dict[str, Input] = {"gemm_m_half": m_half_input(system.chip)}
+    if stack_of(system.vendor, system.chip) == "nccl":
+        gemm = cuda_inputs()
+    elif system.vendor.lower() == "amd":
+        gemm |= rocm_inputs(system.chip, cp)
+    inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **SIM_ASSUMPTIONS, **gemm,
               **latency_inputs(system.vendor, system.chip), **costs, **(assumptions or {})}
     for k in ("compute_efficiency", "prefill_mfu"):
         inputs.pop(k, None)  # the formula's scalars; the simulator costs shapes
@@ -167,6 +186,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                   WEIGHT_BYTES[kvp], mid, ins.mean + outs.mean)
     setup = _setup(model, system, lay, WEIGHT_BYTES[precision], WEIGHT_BYTES[kvp], mid, ins,
                    outs, max_seqs, max_tokens, chunked_prefill, disagg, precision)
+    if batching == "static":
+        setup = replace(setup, cfg=replace(setup.cfg, static=True))
     n = requests or _default_requests(setup, concurrency, rate, mid, ins, outs)
     if not 1 <= n <= _MAX_REQUESTS:
         raise ValueError(f"requests must be 1 to {_MAX_REQUESTS}, not {n}")
@@ -178,15 +199,15 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
         arrivals -= arrivals[0]
     if disagg is not None and concurrency is not None:
         raise ValueError("a disaggregated layout takes an offline load or a --rate")
-    sim = _simulate(setup, mid, inp, out, arrivals, concurrency)
-    traces = sim.traces
+    sims = _simulate(setup, mid, inp, out, arrivals, concurrency)
+    traces = sims[0][1].traces
 
     # under a Poisson load the schedule itself moves with the step times (queues grow or
     # drain): the first slow and the first fast combination of inputs the range asks for are
     # simulated again, and every combination re-times the schedule of its side (slow when a
     # reference decode step takes longer than at the central inputs)
     timing = [k for k in mid if k not in cost_keys]
-    dec0 = sim.traces[-1]
+    dec0 = traces[-1]
     ref_batch = float(max(dec0.n_dec.mean(), 1.0))
     ref_ctx = ref_batch * (ins.mean + outs.mean / 2)
 
@@ -194,7 +215,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
         return float(step_fn(setup.sm, v)(ref_batch, ref_ctx, 0.0, 0.0))
 
     ref_mid = ref_step(mid)
-    rerun: dict[bool, tuple[Setup, Run] | None] = {}
+    rerun: dict[bool, tuple[Setup, list[tuple[int, Run]]] | None] = {}
 
     def run(v: dict[str, float]) -> dict[str, float]:
         if rate is not None and sum(v[k] != mid[k] for k in timing) > 1:
@@ -204,13 +225,14 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                     s2 = _setup(model, system, lay, WEIGHT_BYTES[precision], WEIGHT_BYTES[kvp],
                                 v, ins, outs, max_seqs, max_tokens, chunked_prefill, disagg,
                                 precision)
+                    s2 = replace(s2, cfg=replace(s2.cfg, static=setup.cfg.static))
                     rerun[slow] = (s2, _simulate(s2, v, inp, out, arrivals, concurrency))
                 except ValueError:  # nothing fits at these values: re-time instead
                     rerun[slow] = None
             hit = rerun[slow]
             if hit is not None:
-                return metrics(hit[0], hit[1], v, inp, arrivals)
-        return metrics(setup, sim, v, inp, arrivals)
+                return _metrics(hit[0], hit[1], v, inp, arrivals)
+        return _metrics(setup, sims, v, inp, arrivals)
 
     if not ranged:
         inputs = {k: replace(i, lo=i.mid, hi=i.mid) if i.spread else i
@@ -223,7 +245,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                 "load": ("offline" if rate is None and concurrency is None else
                          f"rate={rate:g}/s" if rate is not None else f"concurrency={concurrency}"),
                 "requests": n, "max_seqs": setup.cfg.max_seqs, "max_tokens": max_tokens,
-                "chunked_prefill": chunked_prefill, "seed": seed, "pricing": pricing}
+                "chunked_prefill": chunked_prefill, "batching": batching, "seed": seed,
+                "pricing": pricing}
     if disagg is not None:
         settings["disagg"] = f"{disagg[0]}P{disagg[1]}D prefill {disagg[2].label}"
     res = WorkloadResult.build("serve-sim", model, system, chips, precision, inputs, run,
@@ -253,10 +276,12 @@ def _len_dict(x: Lengths) -> dict[str, Any]:
 def _layout(model: Model, system: System, chips: int, tp: int | None, dp: int | None, pp: int,
             replicas: int, wb: float, kvb: float, mid: dict[str, float],
             seq_tokens: float) -> Layout:
-    """The caller's layout, or the default: tensor parallel within 8 chips (the width serving
-    stacks run attention at: larger groups pay a collective latency per layer that grows with
-    the ranks; an MLA model starts at 1) and the rest attention data parallel, tp doubled
-    until the weights and one sequence's cache fit."""
+    """The caller's layout, or the default: tensor parallel within 8 chips (the width GPU
+    serving stacks run attention at: larger groups pay a collective latency per layer that
+    grows with the ranks; an MLA model starts at 1), within 16 on Trainium (the Neuron
+    samples shard a model over one instance: ``tp_degree`` 32 NeuronCores on trn1.32xlarge,
+    64 logical cores on trn2.48xlarge, 16 chips each; :data:`_NEURON_TP`) and the rest
+    attention data parallel, tp doubled until the weights and one sequence's cache fit."""
     if chips % pp:
         raise ValueError(f"pp={pp} must divide the {chips} chips")
     if model.layers % pp:
@@ -271,7 +296,8 @@ def _layout(model: Model, system: System, chips: int, tp: int | None, dp: int | 
         # an MLA latent is not split by head (tensor parallelism replicates it): attention
         # data parallel from tp = 1 (DEP), as SGLang and TensorRT-LLM serve DeepSeek
         while (model.attention != "mla" and stage % (t * 2) == 0
-               and model.attention_heads % (t * 2) == 0 and t < 8):
+               and model.attention_heads % (t * 2) == 0
+               and t < (_NEURON_TP if stack_of(system.vendor, system.chip) == "neuron" else 8)):
             t *= 2
         while True:
             cand = Layout(t, stage // t, pp, replicas)
@@ -333,7 +359,7 @@ def _default_requests(setup: Setup, concurrency: int | None, rate: float | None,
         batch = float(setup.cfg.max_seqs)
         want = 3 * batch
     elif concurrency is not None:
-        batch = max(concurrency / setup.units, 1.0)
+        batch = float(math.ceil(concurrency / setup.units))
         want = max(6 * batch, 100)
     else:
         assert rate is not None
@@ -346,21 +372,63 @@ def _default_requests(setup: Setup, concurrency: int | None, rate: float | None,
     return max(min(n_unit, _MAX_REQUESTS // setup.units), 1) * setup.units
 
 
-def _share(n: int, units: int) -> NDArray[np.int64]:
-    return np.arange(0, n, units, dtype=np.int64)
+def _share(n: int, units: int, offset: int = 0) -> NDArray[np.int64]:
+    return np.arange(min(offset, n - 1), n, units, dtype=np.int64)
+
+
+def _clients(concurrency: int, units: int) -> list[tuple[int, int]]:
+    """``(engines, clients per engine)`` for ``concurrency`` clients over ``units`` engines,
+    the total conserved: ``concurrency mod units`` engines take one client more (a load
+    balancer's least-loaded placement); engines left without a client are idle."""
+    q, r = divmod(concurrency, units)
+    return [(k, c) for k, c in ((r, q + 1), (units - r, q)) if k > 0 and c > 0]
+
+
+def _metrics(setup: Setup, sims: list[tuple[int, Run]], v: dict[str, float],
+             inp: NDArray[np.int64], arrivals: NDArray[np.float64] | None) -> dict[str, float]:
+    """The deployment's metrics from its engine groups (``(engines, run)``): throughputs add
+    up; latency percentiles and the mean batch are the groups' values weighted by the
+    requests each serves (the groups' batches differ by one sequence, so the mixture's
+    percentile is close to this mean)."""
+    if len(sims) == 1:
+        count, run = sims[0]
+        return metrics(setup if count == setup.units else replace(setup, units=count), run, v,
+                       inp, arrivals)
+    parts = [metrics(replace(setup, units=k), run, v, inp, arrivals) for k, run in sims]
+    w = np.array([p["requests_per_s"] for p in parts])
+    w = w / w.sum() if w.sum() > 0 else np.full(len(parts), 1 / len(parts))
+    out = {k: float(sum(p[k] for p in parts)) for k in _ADDITIVE}
+    for k in parts[0]:
+        if k not in out:
+            out[k] = float(sum(wi * p[k] for wi, p in zip(w, parts, strict=True)))
+    out["tokens_per_s_per_user"] = 1.0 / out["tpot_p50"]
+    out["usd_per_million_tokens"] = 1e6 / out["tokens_per_usd"]
+    return out
+
+
+_ADDITIVE = ("tokens_per_s_system", "tokens_per_s_per_chip", "requests_per_s",
+             "offered_requests_per_s", "tokens_per_s_per_mw", "tokens_per_usd")
 
 
 def _simulate(setup: Setup, mid: dict[str, float], inp: NDArray[np.int64],
               out: NDArray[np.int64], arrivals: NDArray[np.float64] | None,
-              concurrency: int | None) -> Run:
+              concurrency: int | None) -> list[tuple[int, Run]]:
+    """``[(engines, run)]``: one group of identical engines, or under a closed loop whose
+    clients do not divide evenly, two (:func:`_clients`), each simulated once."""
     n = len(inp)
     if setup.prefill is None:
-        idx = _share(n, setup.units)
         fn = step_fn(setup.sm, mid)
-        conc = None if concurrency is None else max(1, round(concurrency / setup.units))
+        if concurrency is not None:
+            groups = []
+            for off, (k, c) in enumerate(_clients(concurrency, setup.units)):
+                idx = _share(n, setup.units, off)
+                groups.append((k, Run([run_scheduler(setup.cfg, inp[idx], out[idx], fn,
+                                                     concurrency=c)], idx)))
+            return groups
+        idx = _share(n, setup.units)
         arr = None if arrivals is None else arrivals[idx]
-        return Run([run_scheduler(setup.cfg, inp[idx], out[idx], fn, arrivals=arr,
-                                  concurrency=conc)], idx)
+        return [(setup.units, Run([run_scheduler(setup.cfg, inp[idx], out[idx], fn,
+                                                 arrivals=arr)], idx))]
     psm, pcfg, p_units, _ = setup.prefill
     pidx = _share(n, p_units)
     parr = np.zeros(len(pidx)) if arrivals is None else arrivals[pidx]
@@ -370,4 +438,4 @@ def _simulate(setup: Setup, mid: dict[str, float], inp: NDArray[np.int64],
     req = didx[np.argsort(handoff[didx], kind="stable")]  # the decode engine's arrival order
     dtr = run_scheduler(setup.cfg, inp[req], out[req], step_fn(setup.sm, mid),
                         arrivals=handoff[req])
-    return Run([ptr, dtr], req)
+    return [(setup.units, Run([ptr, dtr], req))]

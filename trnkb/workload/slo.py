@@ -23,8 +23,6 @@ from trnkb.workload.result import WorkloadResult
 from trnkb.workload.simulation import SIM_METRICS, simulate
 from trnkb.workload.system import System
 
-__all__ = ["frontier", "max_throughput", "parse_slo"]
-
 
 def parse_slo(text: str | dict[str, float]) -> dict[str, float]:
     """``{metric: seconds}`` from ``"ttft_p99=2s,tpot_p99=80ms"`` (or a dict, checked)."""

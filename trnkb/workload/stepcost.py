@@ -11,7 +11,9 @@ tokens attend to (a chunk of ``c`` tokens after ``p`` cached ones attends to
 * ``dense``: the local attention projections, dense FFNs, shared experts and output head as
   GEMMs of ``M = tokens`` rows: ``max(FLOPs / (peak x gemm_eff(M)), weight bytes / (HBM x
   hbm_efficiency))`` with ``gemm_eff(M) = gemm_efficiency x M / (M + gemm_m_half)`` (small-M
-  decode GEMMs waste the tile rows they do not fill: :mod:`trnkb.workload.gemmfit`);
+  decode GEMMs waste the tile rows they do not fill: :mod:`trnkb.workload.gemmfit`; below
+  ``gemm_m_min``, the smallest M of the sweep that fitted ``m_half`` where one is given,
+  the waste ramps down linearly to 0 at M = 0: GEMV kernels bound by the weight stream);
 * ``experts``: routed experts at their real rows, ``M = tokens x k / E`` per expert across the
   expert-parallel group, times ``moe_imbalance`` (busiest chip over mean, a named ranged
   input) for the chip that sets the pace; the weights of the experts the batch touches;
@@ -42,8 +44,6 @@ import numpy as np
 
 from trnkb.workload.models import Model
 from trnkb.workload.system import System
-
-__all__ = ["Layout", "StepModel", "step_fn", "step_time"]
 
 
 @dataclass(frozen=True)
@@ -128,6 +128,7 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
     moe_L = m.moe_layers / pp
     peak, bw = v["peak_flops"], v["hbm_bandwidth"] * v["hbm_efficiency"]
     e_max, m_half = v["gemm_efficiency"], v["gemm_m_half"]
+    m_min = v.get("gemm_m_min", 0.0)
     p = sm.params
     wb = sm.weight_bytes
     # dense matmuls of one stage on one chip: every parameter but the routed experts and the
@@ -194,10 +195,15 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
         mx = np.maximum if arr else max
         mn = np.minimum if arr else min
         tokens = n_dec + n_pre
-        t_dense = mx(dense_c * (tokens + m_half), dense_mem)
+        # below the smallest M of the GEMM sweep (m_min) the waste ramps down to 0 at M = 0:
+        # there the stacks run GEMV / split-K kernels bound by the weight stream
+        waste = m_half * (mn(tokens / m_min, 1.0) if m_min > 0 else 1.0)
+        t_dense = mx(dense_c * (tokens + waste), dense_mem)
         if moe:
             touched = local_experts * (1 - (1 - k_over_e) ** (tokens * dp))
-            t_exp = mx(exp_c / local_experts * (tokens * tok_to_local + touched * m_half),
+            rows = tokens * dp * k_over_e  # mean rows of a routed expert
+            w_exp = m_half * (mn(rows / m_min, 1.0) if m_min > 0 else 1.0)
+            t_exp = mx(exp_c / local_experts * (tokens * tok_to_local + touched * w_exp),
                        touched * exp_mem_each)
         else:
             t_exp = 0.0 * tokens

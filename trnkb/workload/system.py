@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from trnkb.workload.collectives import Network
 from trnkb.workload.ranges import Input
 
-__all__ = ["ASSUMED_CAPEX", "ASSUMED_POWER", "PRECISION_FIELDS", "System"]
-
 # Peak-FLOP/s field of the chips table for each compute precision, first present wins.
 PRECISION_FIELDS = {
     "bf16": ("dense_bf16",),

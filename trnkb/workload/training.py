@@ -55,8 +55,6 @@ if TYPE_CHECKING:
     from trnkb.workload.lora import LoRA
     from trnkb.workload.result import WorkloadResult
 
-__all__ = ["TRAIN_ASSUMPTIONS", "step_breakdown"]
-
 TRAIN_ASSUMPTIONS = {
     "mfu": assumption("mfu", 0.2, 0.45, 0.65, "", "model-FLOPs utilisation of the compute phases; "
                       "llama-3-herd-paper measured 38-43% BF16 end to end on 8-16K H100, "

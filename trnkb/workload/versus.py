@@ -15,8 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Versus", "ratio_range"]
-
 
 @dataclass(frozen=True)
 class Versus:

@@ -9,17 +9,11 @@ Modules: :mod:`~trnkb.audit.claims.core` (the registry and its verdicts),
 constant is off) and :mod:`~trnkb.audit.claims.audit` (the live MLSys·im comparison).
 """
 
-from trnkb.audit.claims.core import (
-    COMPARISONS,
-    VERDICTS,
-    Claim,
-    ClaimError,
-    evaluate_claims,
-    validate_claims,
-)
+from trnkb.audit.claims.core import COMPARISONS, VERDICTS, Claim, evaluate_claims, validate_claims
 from trnkb.audit.claims.files import claim_files, claim_sources, claims_path
-from trnkb.audit.claims.operations import OPERATIONS, evaluate
+from trnkb.audit.claims.operations import ClaimError
 from trnkb.audit.claims.table import claims_table
+from trnkb.kb.expressions import OPERATIONS, evaluate
 
 __all__ = ["COMPARISONS", "OPERATIONS", "VERDICTS", "Claim", "ClaimError", "claim_files",
            "claim_sources", "claims_path", "claims_table", "evaluate", "evaluate_claims",

@@ -21,8 +21,6 @@ from trnkb.units.qtypes import Quantity
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["AuditRow", "MissingTool", "mlsysim_value", "audit_mlsysim"]
-
 
 class MissingTool(ImportError):
     """The tool to audit is not installed."""

@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["CAPABILITIES", "Capability", "missing_named", "reason_now"]
-
 
 def _module_has(module: str, *names: str) -> Callable[[KnowledgeBase | None], bool]:
     def check(_kb: KnowledgeBase | None) -> bool:

@@ -36,10 +36,11 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from trnkb.audit.claims import memo
 from trnkb.audit.claims.capabilities import reason_now
-from trnkb.audit.claims.files import claim_files, claim_sources, claims_path, read_claim_file
-from trnkb.audit.claims.operations import ClaimError, Inputs, evaluate, literal, unit_of
+from trnkb.audit.claims.files import claim_files, read_claim_file
+from trnkb.audit.claims.operations import ClaimError
 from trnkb.calc.derivation import quantity_json
-from trnkb.spec.schema import ID_PATTERN
+from trnkb.kb.expressions import Inputs, evaluate, literal, unit_of
+from trnkb.spec.fields import ID_PATTERN
 from trnkb.spec.specfile import (
     LineDict,
     SpecError,
@@ -53,18 +54,6 @@ if TYPE_CHECKING:
 
 ClaimValue: TypeAlias = Any
 """A claimed or computed value: a Quantity, a (low, high) pair of Quantities, text, or None."""
-
-__all__ = [
-    "VERDICTS",
-    "COMPARISONS",
-    "Claim",
-    "ClaimError",
-    "claims_path",
-    "claim_files",
-    "claim_sources",
-    "evaluate_claims",
-    "validate_claims",
-]
 
 VERDICTS = ("supported", "contradicted", "unverifiable")
 EXACT = 1e-9  # relative tolerance of "==" (floating point only)

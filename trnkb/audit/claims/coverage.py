@@ -30,9 +30,6 @@ from trnkb.spec.specfile import SpecError, display_path, item_line, read_yaml, s
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["coverage_path", "read_coverage", "section_of", "coverage_table",
-           "coverage_markdown"]
-
 NO_SECTION = "(no section)"
 COLUMNS = ["seed", "source", "section", "statements", "claims", *VERDICTS]
 

@@ -29,8 +29,6 @@ from trnkb.units import Q_
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["CATEGORIES", "FACTORS", "category", "diagnose", "diagnoses"]
-
 MATCH = 0.005  # relative: two figures "match" within 0.5%
 FACTORS = (  # (ratio tool / KB, label)
     (2**30 / 1e9, "unit confusion: GiB read as GB (or GB as GiB), a factor of 1.074"),

@@ -24,8 +24,6 @@ from trnkb.audit.claims.text import value_texts
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["explain", "explain_text", "formula", "raw_entries"]
-
 
 def raw_entries(kb: KnowledgeBase) -> dict[str, dict[str, Any]]:
     """Claim id -> its registry entry as written (compute, claimed, note...)."""

@@ -10,18 +10,16 @@ import pandas as pd
 
 from trnkb.kb.files import source_rows
 from trnkb.kb.values import Ctx
-from trnkb.spec import schema
+from trnkb.spec import fields
 from trnkb.spec.specfile import display_path, read_yaml, show
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["EXTRA_FILES", "claim_files", "claim_sources", "claims_path", "read_claim_file"]
-
 EXTRA_FILES = ("claims/tools.yaml", "claims/measured.yaml")
 #: kinds of the sources a claim file defines: those of sources.yaml, and a tool's own
 #: repository or documentation (``tool``)
-SOURCE_KINDS = (*schema.SOURCE_KINDS, "tool")
+SOURCE_KINDS = (*fields.SOURCE_KINDS, "tool")
 
 
 def claims_path(kb: KnowledgeBase) -> Path:

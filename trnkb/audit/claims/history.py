@@ -30,9 +30,6 @@ if TYPE_CHECKING:
 
     from trnkb.kb import KnowledgeBase
 
-__all__ = ["Change", "history_path", "read_history", "releases", "changes_since",
-           "record_release", "history_table"]
-
 ADDED, REMOVED = "(new)", "(removed)"
 
 

@@ -35,15 +35,13 @@ from typing import TYPE_CHECKING, Any
 
 import pint
 
-from trnkb.audit.claims.operations import ClaimError, Inputs
+from trnkb.audit.claims.operations import ClaimError
+from trnkb.kb.expressions import Inputs
 from trnkb.units import Q_, format_quantity, format_unit
 from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
-
-__all__ = ["CALLS", "evaluate_measured", "predicted_central",
-           "predicted_range"]
 
 CALLS = ("serve", "train")
 

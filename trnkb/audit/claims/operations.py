@@ -21,13 +21,10 @@ import pint
 
 from trnkb.calc.derivation import quantity_json
 from trnkb.kb.expressions import (
-    OPERATIONS,
     ExpressionError,
     Inputs,
     Node,
     Operation,
-    evaluate,
-    literal,
     register,
     unit_of,
 )
@@ -39,8 +36,6 @@ if TYPE_CHECKING:
 
 ClaimError = ExpressionError
 """A claim that cannot be evaluated (the message names the claim and the expression)."""
-
-__all__ = ["ClaimError", "Inputs", "OPERATIONS", "evaluate", "literal", "unit_of"]
 
 
 def _topology(arg: Any, node: Node, kb: KnowledgeBase | None, inputs: Inputs,

@@ -7,8 +7,6 @@ import pandas as pd
 from trnkb.audit.claims.core import Claim
 from trnkb.audit.claims.text import value_texts
 
-__all__ = ["claims_table"]
-
 
 def claims_table(claims: list[Claim]) -> pd.DataFrame:
     """One row per claim: id, kind, source, verdict, claimed and computed (text with

@@ -30,14 +30,13 @@ from __future__ import annotations
 import weakref
 from typing import TYPE_CHECKING, Any
 
-from trnkb.audit.claims.operations import ClaimError, Inputs
+from trnkb.audit.claims.operations import ClaimError
+from trnkb.kb.expressions import Inputs
 from trnkb.units import Q_
 from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
-
-__all__ = ["evaluate_tco"]
 
 _CACHE: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
 

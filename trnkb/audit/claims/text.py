@@ -18,8 +18,6 @@ import pint
 
 from trnkb.units import format_quantity, ureg
 
-__all__ = ["value_text", "value_texts"]
-
 COMPACT_FROM = 1e4  # an unprefixed unit is given a prefix from this magnitude on
 MAX_SIG = 6
 

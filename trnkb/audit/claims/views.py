@@ -20,16 +20,6 @@ from trnkb.audit.claims.text import value_texts
 if TYPE_CHECKING:
     from trnkb.kb import KnowledgeBase
 
-__all__ = [
-    "VERDICT_ORDER",
-    "audit_table",
-    "measured_table",
-    "page_sections",
-    "tools_table",
-    "tools_scorecard",
-    "tools_markdown",
-]
-
 TOOL_NAMES = {
     "mlsysim": "MLSys·im",
     "scaling-book": "scaling book",
