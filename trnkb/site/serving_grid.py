@@ -1,8 +1,8 @@
 """The one adapter between the site and the workload layer: serving and training on a grid.
 
 The planner and the head-to-head pages show what the Python workload model computes, never a
-second model. At build time :func:`grid` runs, for every model, headline system, precision
-and prompt/output lengths of :data:`GRID`:
+second model. At build time :func:`grid` runs, for every model of :data:`MODELS`, headline
+system, precision and prompt/output lengths of :data:`GRID`:
 
 - serving: :func:`trnkb.workload.fleet.frontier` (the step-level simulator,
   :func:`trnkb.workload.simulate`, under a closed loop of 1, 2, 4 ... 1024 clients) on one
@@ -47,6 +47,10 @@ from trnkb.kb import KnowledgeBase
 # systems, Trainium3 first.
 HEADLINE_SYSTEMS = ("trn3-nl72x2-switched", "trn2-nl32x2-3d-torus", "hgx-b200-8", "gb200-nvl72",
                     "gb300-nvl72", "vr-nvl144", "mi355x-8", "mi450x-ualoe72", "tpu-v7-pod")
+# The models an analyst plans for (the ledger's historical configurations, GPT-3 sizes,
+# Llama 2 7B/13B..., stay out: each model costs about 20 s of CPU per build on the grid)
+MODELS = ("llama-3-1-8b", "llama-3-1-70b", "llama-3-1-405b", "llama-2-70b", "mixtral-8x7b",
+          "mixtral-8x22b", "deepseek-v3", "qwen3-235b-a22b", "qwen3-32b", "gpt-oss-120b")
 # (metric of the simulator's result, label, unit shown, factor from the result's unit,
 #  lower is better)
 METRICS: tuple[tuple[str, str, str, float, bool], ...] = (
@@ -166,13 +170,13 @@ def train_point(model: Any, system: Any, tokens: float, days: float,
 def grid(kb: KnowledgeBase, models: list[str] | None = None,
          systems: tuple[str, ...] = HEADLINE_SYSTEMS, progress: bool = False) -> dict[str, Any]:
     """Every serving and training point of :data:`GRID` and :data:`TRAIN` for ``models``
-    (default: every model of the KB) on ``systems``: ``{"axes", "metrics", "serve",
+    (default: those of :data:`MODELS` the KB has) on ``systems``: ``{"axes", "metrics", "serve",
     "train", "systems"}``."""
     from trnkb import workload as W
     from trnkb.workload.fleet import replica_chips
     from trnkb.workload.fromkb import model_ids
 
-    models = models or model_ids(kb)
+    models = models or [m for m in MODELS if m in set(model_ids(kb))]
     mobj = {m: W.model(kb, m) for m in models}
     serve: dict[str, Any] = {}
     train: dict[str, Any] = {}
@@ -222,7 +226,7 @@ def _fingerprint(kb: KnowledgeBase, systems: tuple[str, ...]) -> str:
     from trnkb.workload.fromkb import model_ids
 
     h = hashlib.sha256()
-    for m in model_ids(kb):
+    for m in model_ids(kb):  # every model: cheap, and the default list reads the KB's ids
         h.update(repr(W.model(kb, m)).encode())
     for s in systems:
         h.update(repr(W.system(kb, s, None)).encode())
