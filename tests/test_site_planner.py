@@ -7,6 +7,7 @@ directly, for one model and system (a few seconds of CPU).
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -88,3 +89,23 @@ def test_the_grid_is_reused_from_the_cache_until_its_fingerprint_changes(monkeyp
     assert G.cached_grid(None) == {"computed": 2}
     monkeypatch.setenv("TRNKB_NO_CACHE", "1")
     assert G.cached_grid(None) == {"computed": 3}
+
+
+def test_the_shipped_grid_is_used_when_its_fingerprint_matches(monkeypatch, tmp_path):
+    shipped = tmp_path / "planner_grid.json"
+    shipped.write_text('{"fingerprint": "a", "grid": {"shipped": 1}}', encoding="utf-8")
+    monkeypatch.setattr(G, "SHIPPED", shipped)
+    monkeypatch.setenv("TRNKB_NO_CACHE", "1")
+    monkeypatch.setattr(G, "grid", lambda kb, systems, progress: {"computed": 1})
+    monkeypatch.setattr(G, "_fingerprint", lambda kb, systems: "a")
+    assert G.cached_grid(None) == {"shipped": 1}
+    monkeypatch.setattr(G, "_fingerprint", lambda kb, systems: "b")  # code or specs changed
+    assert G.cached_grid(None) == {"computed": 1}
+
+
+def test_the_shipped_grid_matches_the_code_and_specs(kb):
+    """Regenerate with ``python -m trnkb.site.serving_grid`` after changing the workload
+    layer, the models or the headline systems (the site would otherwise compute it)."""
+    shipped = json.loads(G.SHIPPED.read_text(encoding="utf-8"))
+    assert shipped["fingerprint"] == G._fingerprint(kb, G.HEADLINE_SYSTEMS), (
+        "trnkb/site/planner_grid.json is stale: run python -m trnkb.site.serving_grid")

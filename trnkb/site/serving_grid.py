@@ -240,30 +240,61 @@ def _fingerprint(kb: KnowledgeBase, systems: tuple[str, ...]) -> str:
     return h.hexdigest()
 
 
+SHIPPED = Path(__file__).with_name("planner_grid.json")
+
+
 def cached_grid(kb: KnowledgeBase, systems: tuple[str, ...] = HEADLINE_SYSTEMS,
                 progress: bool = False) -> dict[str, Any]:
-    """:func:`grid`, reused from the user cache when nothing it depends on changed
-    (``TRNKB_NO_CACHE=1`` always recomputes)."""
+    """:func:`grid`, reused when nothing it depends on changed: first the grid shipped in
+    the package (:data:`SHIPPED`, written by ``python -m trnkb.site.serving_grid``; a test
+    fails while it is stale), then the user cache (``TRNKB_NO_CACHE=1`` skips the cache)."""
     from trnkb.userdirs import cache_dir
 
+    fp = _fingerprint(kb, systems)
+    shipped = _read(SHIPPED)
+    if shipped is not None and shipped.get("fingerprint") == fp:
+        return dict(shipped["grid"])
     folder = cache_dir("planner")
-    path = folder / f"{_fingerprint(kb, systems)}.json" if folder else None
-    if path is not None and path.is_file():
-        try:
-            return dict(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            pass
+    if folder is None:
+        return grid(kb, systems=systems, progress=progress)
+    path = folder / f"{fp}.json"
+    cached = _read(path)
+    if cached is not None:
+        return cached
     if progress:
         print("site: computing the planner grid (a few minutes; cached afterwards)",
               file=sys.stderr, flush=True)
     out = grid(kb, systems=systems, progress=progress)
-    if path is not None and folder is not None:
-        try:
-            for old in folder.glob("*.json"):
-                old.unlink()
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(out, separators=(",", ":")), encoding="utf-8")
-            tmp.replace(path)
-        except OSError:
-            pass
+    try:
+        for old in folder.glob("*.json"):
+            old.unlink()
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(out, separators=(",", ":")), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass
     return out
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def write_shipped(kb: KnowledgeBase) -> Path:
+    """Compute the grid for the shipped specs and write :data:`SHIPPED` with its fingerprint."""
+    out = {"fingerprint": _fingerprint(kb, HEADLINE_SYSTEMS),
+           "grid": grid(kb, systems=HEADLINE_SYSTEMS, progress=True)}
+    tmp = SHIPPED.with_suffix(".tmp")
+    tmp.write_text(json.dumps(out, separators=(",", ":"), sort_keys=True) + "\n",
+                   encoding="utf-8")
+    tmp.replace(SHIPPED)
+    return SHIPPED
+
+
+if __name__ == "__main__":
+    import trnkb
+
+    print(f"wrote {write_shipped(trnkb.load())}")
