@@ -15,11 +15,14 @@ $(STAMP): pyproject.toml requirements-lock.txt
 	touch $(STAMP)
 
 # Lint and types first (fail fast), then the tests and the docstring examples, then nbval.
+# Tests and notebooks run on $(WORKERS) processes (pytest-xdist); each notebook's cells stay
+# together in one kernel (--dist loadscope).
+WORKERS ?= 2
 test: setup lint
-	$(BIN)/pytest tests
+	$(BIN)/pytest -n $(WORKERS) tests
 	$(BIN)/pytest --doctest-modules trnkb -q
 	@if ls notebooks/*.ipynb >/dev/null 2>&1; then \
-	  $(BIN)/pytest --nbval --nbval-current-env notebooks -q; \
+	  $(BIN)/pytest -n $(WORKERS) --dist loadscope --nbval --nbval-current-env notebooks -q; \
 	else echo "no notebooks yet"; fi
 
 validate: setup

@@ -7,10 +7,13 @@ tests run against the real pages.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import fcntl
 import functools
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from trnkb import site
@@ -60,16 +63,60 @@ HOSTILE_CHIP = """
 
 @functools.cache
 def built_site() -> Path:
+    """The shared build: one per test session, and one per run when pytest-xdist spreads
+    the tests over worker processes (the first worker to ask builds it, under a lock, and
+    the last one to finish removes it)."""
     reuse = os.environ.get("TRNKB_TEST_SITE")  # a developer's earlier build of this same tree
     if reuse:
         return Path(reuse)
-    tmp = Path(tempfile.mkdtemp(prefix="trnkb-site-"))
-    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")  # the same in every worker of one run
+    if not run:
+        tmp = Path(tempfile.mkdtemp(prefix="trnkb-site-"))
+        atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+        _build(tmp)
+        return tmp / "site"
+    shared = Path(tempfile.gettempdir()) / f"trnkb-site-{run}"
+    with _locked(shared) as users:
+        if not (shared / "built").exists():
+            _build(shared)
+            (shared / "built").touch()
+        users.write_text(str(int(users.read_text() or 0) + 1))
+    atexit.register(_release, shared)
+    return shared / "site"
+
+
+def _build(tmp: Path) -> None:
     specs = tmp / "specs"
+    shutil.rmtree(specs, ignore_errors=True)
     shutil.copytree(default_specs_dir(), specs)
     with open(specs / "sources.yaml", "a", encoding="utf-8") as f:
         f.write(INJECTED_SOURCE + HOSTILE_SOURCE)
     with open(specs / "chips.yaml", "a", encoding="utf-8") as f:
         f.write(INJECTED_CHIP + HOSTILE_CHIP)
     site.build(tmp / "site", specs=specs)
-    return tmp / "site"
+
+
+@contextlib.contextmanager
+def _locked(shared: Path) -> Iterator[Path]:
+    """Hold the shared build's lock; yields the file counting the workers using it."""
+    shared.mkdir(exist_ok=True)
+    with open(shared / "lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        users = shared / "users"
+        if not users.exists():
+            users.write_text("0")
+        yield users
+
+
+def _release(shared: Path) -> None:
+    with _locked(shared) as users:
+        left = int(users.read_text() or 1) - 1
+        users.write_text(str(left))
+        if left <= 0:  # the last worker: remove the build (a late worker would rebuild it)
+            for p in shared.iterdir():
+                if p.is_dir():
+                    shutil.rmtree(p, ignore_errors=True)
+                elif p.name != "lock":
+                    p.unlink()
+    if left <= 0:
+        shutil.rmtree(shared, ignore_errors=True)

@@ -2,16 +2,14 @@
 site or the new one, whole, and the next build removes what the killed one left beside
 the output. The build step is a tiny stand-in (50 pages); the directory handling is the
 real one (:func:`trnkb.site.outdir.rebuild`, the same code :func:`trnkb.site.build`
-runs), killed with SIGKILL in a subprocess.
+runs), killed with SIGKILL in a forked child process.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import signal
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,26 +17,23 @@ import pytest
 from trnkb.site import outdir
 
 PAGES = 50
-SCRIPT = textwrap.dedent("""
-    import os, signal, sys
-    from pathlib import Path
-    import trnkb.site.outdir as od
+CPU_BOUND = 60  # seconds of CPU for one rebuild (a hang guard on CPU, not wall time)
 
-    out, point, version = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
-    PAGES = int(sys.argv[4])
 
+def _rebuild(out: Path, point: str, version: str) -> None:
+    """In the forked child: one rebuild of ``out``, killed (SIGKILL) at ``point``."""
     def die():
         os.kill(os.getpid(), signal.SIGKILL)
 
-    real = od.exchange
+    real = outdir.exchange
     if point == "before-exchange":
-        od.exchange = lambda a, b: die()
+        outdir.exchange = lambda a, b: die()
     elif point == "after-exchange":  # swapped, the old site not yet removed
         def exchange(a, b):
-            done = real(a, b)
+            real(a, b)
             die()
-        od.exchange = exchange
-    with od.rebuild(out) as b:
+        outdir.exchange = exchange
+    with outdir.rebuild(out) as b:
         if point == "scratch-made":
             die()
         for i in range(PAGES):
@@ -49,12 +44,22 @@ SCRIPT = textwrap.dedent("""
         if point == "before-commit":
             die()
         b.commit()
-""")
 
 
 def _run(out: Path, point: str, version: str) -> int:
-    return subprocess.run([sys.executable, "-c", SCRIPT, str(out), point, version, str(PAGES)],
-                          capture_output=True, text=True, timeout=300).returncode
+    """The rebuild in a forked child process (no interpreter start-up); its exit code, or
+    minus the signal that killed it."""
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 1
+        try:
+            resource.setrlimit(resource.RLIMIT_CPU, (CPU_BOUND, CPU_BOUND))
+            _rebuild(out, point, version)
+            code = 0
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
 
 def _version(out: Path) -> str:

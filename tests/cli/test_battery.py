@@ -446,16 +446,29 @@ def test_export_refuses_cwd_repository_root_and_foreign_directory(run, tmp_path,
 
 
 @pytest.mark.parametrize("target", [".", "repo", "foreign", "link"])
-def test_site_builder_refuses_and_deletes_nothing(tmp_path, target):
+def test_site_builder_refuses_and_deletes_nothing(shipped_kb, monkeypatch, tmp_path, target):
+    # In-process through the builder's own command (the shipped KB loaded once); the
+    # process path (one line, exit 1, no traceback) is tests/test_site_outdir.py's.
+    from typer.testing import CliRunner
+
+    import trnkb.site
+
     _foreign_dir(tmp_path / "foreign")
     (_foreign_dir(tmp_path / "repo") / ".git").mkdir()
     (tmp_path / "notes.txt").write_text("mine\n")
     (tmp_path / "link").symlink_to("foreign")
     before = sorted(str(p) for p in tmp_path.rglob("*"))
-    proc = subprocess.run([sys.executable, "-m", "trnkb.site", target], capture_output=True,
-                          text=True, timeout=WALL_BACKSTOP, preexec_fn=_cpu_limit,
-                          cwd=tmp_path,
-                          env={**os.environ, "PYTHONPATH": str(Path(trnkb.__file__).parents[1])})
-    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
-    assert "refusing" in proc.stderr
+    monkeypatch.setattr(trnkb.site, "load", lambda specs=None: shipped_kb)
+    monkeypatch.chdir(tmp_path)
+    old = signal.signal(signal.SIGPROF, _alarm)
+    signal.setitimer(signal.ITIMER_PROF, BOUND)  # CPU time, not wall time
+    try:
+        result = CliRunner().invoke(trnkb.site.app, [target])
+    except Hang:
+        pytest.fail(f"hang: python -m trnkb.site {target} used over {BOUND} s of CPU")
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
+    assert result.exit_code == 1, (result.exception, result.stderr[-2000:])
+    assert "Traceback" not in result.stderr and "refusing" in result.stderr, result.stderr
     assert sorted(str(p) for p in tmp_path.rglob("*")) == before

@@ -145,9 +145,16 @@ def check_schemas(kb: KnowledgeBase) -> list[str]:
     (dimension, plausible range, id pattern and uniqueness, choices, required fields),
     as a second, independent implementation. ``trnkb validate`` runs them; a plain
     :func:`load` does not (importing and running pandera costs more than the rest of
-    loading). Returns ``file:line: id.column: problem`` lines (empty when all pass), at
-    the line of the failing value (of its row when the value has no line).
+    loading). A pass is remembered by content (:mod:`trnkb.kb.schema_memo`), so the same
+    tables are not checked twice. Returns ``file:line: id.column: problem`` lines (empty
+    when all pass), at the line of the failing value (of its row when the value has no
+    line).
     """
+    from trnkb.kb import schema_memo
+
+    k = schema_memo.key(kb, pandera_schema)
+    if schema_memo.passed(k):  # these very tables passed these very schemas before
+        return []
     errors = []
     for name in kb.tables:
         wide = kb.table(name)
@@ -159,6 +166,8 @@ def check_schemas(kb: KnowledgeBase) -> list[str]:
             if cases is None:
                 raise
             errors += _schema_errors(kb, name, wide, cases)
+    if not errors:
+        schema_memo.remember(k)
     return errors
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, cast
 
-import networkx as nx
-
 from trnkb.topology.parts import FabricParts
 from trnkb.topology.spec import POSITION_NAMES, RACK_NAMES
 from trnkb.units import Q_
@@ -17,6 +15,8 @@ from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
+
+    import networkx as nx
 
 
 
@@ -167,6 +167,8 @@ class BandwidthMixin(FabricParts):
 def contracted_max_flow(graph: nx.Graph[str], end: Callable[[str], str]) -> float:
     """Max flow in Gbit/s from ``_source`` to ``_sink`` after mapping every node with ``end``
     (chips to a terminal, switches to themselves); links keep their ``gbit_s`` both ways."""
+    import networkx as nx
+
     d: nx.DiGraph[str] = nx.DiGraph()
     for a, b, e in graph.edges(data=True):
         u, v = end(a), end(b)

@@ -31,8 +31,10 @@ Bandwidths are per direction throughout.
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
 
 from trnkb.topology.spec import POSITION_NAMES, RACK_NAMES, FabricSpec, chip_name
 
@@ -49,6 +51,8 @@ def _add_link(g: nx.Graph[str], a: str, b: str, medium: str, lanes: int | None,
 
 
 def _build_switched(spec: FabricSpec) -> nx.Graph[str]:
+    import networkx as nx  # on first use: `trnkb workload` never builds a graph
+
     g: nx.Graph[str] = nx.Graph(fabric=spec.id)
     per_plane = max(1, spec.chips_per_tray // spec.planes)
     port_lanes = (spec.lanes_per_port or 0) * spec.ports_per_chip_per_switch
@@ -100,6 +104,8 @@ def _build_switched(spec: FabricSpec) -> nx.Graph[str]:
 
 
 def _build_torus(spec: FabricSpec) -> nx.Graph[str]:
+    import networkx as nx  # on first use: `trnkb workload` never builds a graph
+
     g: nx.Graph[str] = nx.Graph(fabric=spec.id)
     dims = spec.torus
     names = "xyz"

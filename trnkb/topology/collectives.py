@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, cast
 
-import networkx as nx
 import numpy as np
 
 from trnkb.topology.bandwidth import contracted_max_flow
@@ -34,7 +33,7 @@ from trnkb.units import Q_
 from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
-    pass
+    import networkx as nx
 
 KINDS = ("all-gather", "reduce-scatter", "all-reduce", "all-to-all")
 

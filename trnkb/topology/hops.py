@@ -15,12 +15,13 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
-import networkx as nx
 import numpy as np
 
 from trnkb.topology.spec import RACK_NAMES
 
 if TYPE_CHECKING:
+    import networkx as nx
+
     from trnkb.topology.spec import FabricSpec
 
 
@@ -44,6 +45,8 @@ class HopsMixin:
         Breadth-first search from all chips at once: one boolean matrix product per step.
         """
         nodes = list(self.graph.nodes)
+        import networkx as nx
+
         index = {n: i for i, n in enumerate(nodes)}
         # weight=None (every edge counts 1) is documented but missing from the stubs' overloads
         to_numpy_array: Any = nx.to_numpy_array
@@ -84,6 +87,8 @@ class HopsMixin:
     def path(self, a: str, b: str) -> list[str]:
         """One shortest path from chip ``a`` to chip ``b`` (both ends included)."""
         self.hops(a, b)
+        import networkx as nx
+
         return cast("list[str]", nx.shortest_path(self.graph, a, b))
 
     def _pair_hops(self, in_rack: bool = False) -> np.ndarray:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import importlib.util
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -57,10 +58,7 @@ def _to_trnkb(q: Any) -> Quantity:
 def mlsysim_value(key: str) -> Quantity | None:
     """The live MLSys·im value for ``Registry:attribute.path`` (e.g.
     ``H100:memory.capacity``), as a trnkb Quantity. Raises MissingTool or KeyError."""
-    try:
-        reg = importlib.import_module("mlsysim.hardware.registry")
-    except ImportError:
-        raise MissingTool("mlsysim is not installed (pip install 'trnkb[audit]')") from None
+    reg = _import("mlsysim.hardware.registry")
     name, _, path = key.partition(":")
     try:
         obj = getattr(reg.CloudHardware, name)
@@ -71,18 +69,37 @@ def mlsysim_value(key: str) -> Quantity | None:
     return None if obj is None else _to_trnkb(obj)
 
 
+def _import(module: str) -> Any:
+    """Import ``module`` of mlsysim, keeping trnkb's registry as pint's application registry.
+
+    mlsysim makes its own registry the application registry on import; pint unpickles
+    quantities into that one, so every remembered claims evaluation read afterwards in the
+    same process (:mod:`trnkb.audit.claims.memo`) would fail on trnkb's units and be
+    evaluated again."""
+    import pint
+
+    from trnkb.units import ureg
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingTool("mlsysim is not installed (pip install 'trnkb[audit]')") from None
+    finally:
+        pint.set_application_registry(ureg)  # type: ignore[no-untyped-call]
+
+
 def audit_mlsysim(kb: KnowledgeBase) -> tuple[str, list[AuditRow]]:
     """(installed mlsysim version, one row per mapped constant)."""
     from trnkb.audit.claims import validate_claims
     from trnkb.audit.claims.diagnose import diagnose
 
-    try:
-        mls = importlib.import_module("mlsysim")
-    except ImportError:
-        raise MissingTool("mlsysim is not installed (pip install 'trnkb[audit]')") from None
+    if importlib.util.find_spec("mlsysim") is None:
+        raise MissingTool("mlsysim is not installed (pip install 'trnkb[audit]')")
+    claims = validate_claims(kb)
+    mls = _import("mlsysim")
     version = str(getattr(mls, "__version__", None) or importlib.metadata.version("mlsysim"))
     rows: list[AuditRow] = []
-    for c in validate_claims(kb):
+    for c in claims:
         if c.kind != "tool" or c.tool.get("name") != "mlsysim" or c.computed is None:
             continue
         live = mlsysim_value(c.tool["key"])

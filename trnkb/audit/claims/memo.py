@@ -11,13 +11,14 @@ unpickler that accepts only the classes an evaluation holds.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import os
 import pickle
 import tempfile
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -79,16 +80,41 @@ def remembered(kb: Any, spec_dir: Path, files: list[Path], compute: Callable[[],
         return memo[k]  # type: ignore[no-any-return]
     folder = cache_dir("claims")
     entry = folder / f"{k}.pickle" if folder is not None else None
-    if entry is not None:
+    if entry is None:
+        memo[k] = compute()
+        return memo[k]  # type: ignore[no-any-return]
+    # One evaluation at a time per key across processes (the test workers, a site build
+    # beside the notebooks): a second process waits for the first one's entry.
+    with _exclusive(entry.with_suffix(".lock")):
         try:
             memo[k] = _EvaluationUnpickler(io.BytesIO(entry.read_bytes())).load()
             return memo[k]  # type: ignore[no-any-return]
         except Exception:  # absent, truncated or foreign: evaluate
             pass
-    memo[k] = compute()
-    if entry is not None:
+        memo[k] = compute()
         _store(entry, memo[k])
     return memo[k]  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def _exclusive(lock: Path) -> Iterator[None]:
+    """An advisory lock on ``lock`` (released when the process ends); none where it cannot
+    be taken (no ``fcntl``, an unwritable cache)."""
+    try:
+        import fcntl
+
+        f = open(lock, "a")  # noqa: SIM115  (closed below, which releases the lock)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield
+    finally:
+        f.close()
 
 
 def _store(entry: Path, value: Any) -> None:
@@ -100,5 +126,6 @@ def _store(entry: Path, value: Any) -> None:
         old = sorted(entry.parent.glob("*.pickle"), key=lambda p: p.stat().st_mtime)
         for p in old[:-MAX_ENTRIES]:
             p.unlink(missing_ok=True)
+            p.with_suffix(".lock").unlink(missing_ok=True)
     except Exception:  # an unwritable cache is no cache
         pass
