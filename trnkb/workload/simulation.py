@@ -47,6 +47,7 @@ from trnkb.workload.gemmfit import (
     m_half_input,
     rocm_inputs,
 )
+from trnkb.workload.kernelfit import kernel_inputs
 from trnkb.workload.models import WEIGHT_BYTES, Model
 from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.result import WorkloadResult, check_positive
@@ -170,8 +171,12 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
         gemm = cuda_inputs()
     elif system.vendor.lower() == "amd":
         gemm |= rocm_inputs(system.chip, cp)
+    kernels = {} if "layer_overhead" in (assumptions or {}) else kernel_inputs(model)
     inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **SIM_ASSUMPTIONS, **gemm,
-              **latency_inputs(system.vendor, system.chip), **costs, **(assumptions or {})}
+              **latency_inputs(system.vendor, system.chip), **kernels, **costs,
+              **(assumptions or {})}
+    if kernels:
+        inputs.pop("layer_overhead")  # a MoE/MLA layer's floor is its kernel chain's
     for k in ("compute_efficiency", "prefill_mfu"):
         inputs.pop(k, None)  # the formula's scalars; the simulator costs shapes
     att = system.fallback_precision(kvp if kvp in ("bf16", "fp8") else "bf16")

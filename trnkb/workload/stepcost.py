@@ -22,13 +22,19 @@ tokens attend to (a chunk of ``c`` tokens after ``p`` cached ones attends to
   hbm_efficiency))`` with MLA's absorbed FLOPs (:meth:`Model.decode_attention_flops_per_position`);
   prefill ``FLOPs / (peak x attention_efficiency)`` (flash attention, causal half);
 * ``elementwise``: norms, residual adds and activation traffic (``elementwise_fraction``);
-* ``comm``: per layer 2 tensor-parallel all-reduces, per MoE layer an expert dispatch and
-  combine all-to-all, per stage boundary a point-to-point send, each over the system's network
-  (:class:`~trnkb.workload.collectives.Network`'s bandwidth) plus the stack's latency per
-  collective, ``collective_latency + collective_latency_per_rank x ranks``, fitted to
-  collective benchmarks (:mod:`~trnkb.workload.collfit`); ``serve_overlap`` of it hidden;
+* ``comm``: per layer 2 tensor-parallel all-reduces, per MoE layer under attention data
+  parallelism (``dp > 1``) an expert dispatch and combine all-to-all (with ``dp = 1`` every
+  rank of the group holds every token and the layer's second all-reduce sums the experts'
+  outputs, as vLLM's ``FusedMoE`` reduces under TP or EP: ``tensor_model_parallel_all_reduce``
+  in ``vllm/model_executor/layers/fused_moe/layer.py``), per stage boundary a point-to-point
+  send, each over the system's network (:class:`~trnkb.workload.collectives.Network`'s
+  bandwidth) plus the stack's latency per collective, ``collective_latency +
+  collective_latency_per_rank x ranks``, fitted to collective benchmarks
+  (:mod:`~trnkb.workload.collfit`); ``serve_overlap`` of it hidden;
 * ``fixed``: ``step_overhead`` per step (scheduler, sampling, the launches a graph does not
-  hide) and ``layer_overhead`` per layer.
+  hide) and per layer ``layer_overhead``, or for a MoE or MLA model (where the values hold
+  ``kernel_overhead``) ``kernels_per_layer x kernel_overhead``, the floor of the chain of
+  small kernels a decode layer runs (:mod:`~trnkb.workload.kernelfit`).
 
 Every rate is a float in SI units (FLOP/s, B/s, s); arrays work too (numpy), so a recorded
 schedule can be re-timed for every input end at once.
@@ -170,7 +176,7 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
         a, b = _line(net, "all-reduce", d * 2.0, tp, kw)
         comm_a += 2 * L * (a + launch_for(tp))
         comm_b += 2 * L * b
-    if m.moe and lay.stage_chips > 1:
+    if m.moe and dp > 1:  # with dp = 1 the TP all-reduce above sums the experts' outputs
         per_tok = m.active_experts * d * (wb if wb <= 1 else 2.0) / tp
         a, b = _line(net, "all-to-all", per_tok, lay.stage_chips, kw)
         comm_a += 2 * moe_L * (a + launch_for(lay.stage_chips))
@@ -180,7 +186,9 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
         comm_a += (pp - 1) / pp * launch_for(2)
         comm_b += (pp - 1) / pp * d * 2.0 / (link * v["collective_efficiency"])
     overlap = v["serve_overlap"]
-    fixed = v["step_overhead"] / pp + v["layer_overhead"] * L
+    per_layer = (v["kernels_per_layer"] * v["kernel_overhead"] if "kernel_overhead" in v
+                 else v["layer_overhead"])
+    fixed = v["step_overhead"] / pp + per_layer * L
 
     # GEMM time at M rows = FLOPs x (M + m_half) / (M x peak x gemm_efficiency): each GEMM
     # pays m_half rows of waste; a routed expert only when the batch touches it
