@@ -42,10 +42,11 @@ def runs(text: str) -> list[dict[str, Any]]:
         date, gen, chips, dtype, batch, cache, max_in, max_out, tput = m.groups()
         model, name = _MODELS[section]
         out.append({
-            "id": f"jetstream-pytorch-tpu-{gen}-{chips}-{model}-{dtype}-b{batch}-"
+            # "x8", not "-8": an id such as v5e-8 would read as a number with an exponent
+            "id": f"jetstream-pytorch-tpu-{gen}-x{chips}-{model}-{dtype}-b{batch}-"
                   f"cache{cache}-{date}",
             "family": "serving throughput", "vendor": "Google", "system": "tpu-v5e-pod",
-            "hardware": f"TPU {gen}-{chips}", "chips": int(chips), "model": model,
+            "hardware": f"TPU {gen} host, {chips} chips", "chips": int(chips), "model": model,
             "model_name": name, "precision": _PRECISION[dtype], "scenario": "batch",
             "batch": int(batch), "software": "JetStream-PyTorch",
             "metric": "tokens_per_s_system", "value": float(tput), "unit": "1/s",

@@ -31,23 +31,9 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 if CHROMIUM is None and IN_CI:
     raise RuntimeError("CI=true but chromium is not on PATH: the browser test must run in CI")
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not on PATH")
-if IN_CI:
-    import websocket
-else:
-    websocket = pytest.importorskip("websocket")
-
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--remote-debugging-port=0",
-    "about:blank",
-]
+if not IN_CI:
+    pytest.importorskip("websocket")
+from devtools import Browser, problems  # noqa: E402 (after the skip: it needs websocket)
 
 # Counted per Vega chart: data marks the browser laid out with a size (bars need an
 # area; points and lines a width or a height). Axes and legends are not data marks.
@@ -93,104 +79,10 @@ IMAGES_JS = """
 """
 
 
-class Browser:
-    """Minimal DevTools client: one page session, events collected while waiting."""
-
-    def __init__(self, tmp: Path):
-        self.proc = subprocess.Popen(
-            [CHROMIUM, f"--user-data-dir={tmp}", *FLAGS], stderr=subprocess.PIPE, text=True
-        )
-        try:
-            self._connect()
-        except BaseException:
-            self.proc.kill()
-            self.proc.wait(timeout=30)
-            raise
-
-    def _connect(self) -> None:
-        url = None
-        deadline = time.time() + 60
-        while time.time() < deadline and url is None:
-            line = self.proc.stderr.readline()
-            m = re.search(r"(ws://\S+)", line)
-            url = m.group(1) if m else None
-        assert url, "chromium did not start its DevTools endpoint"
-        self.ws = websocket.create_connection(url, timeout=60, suppress_origin=True)
-        self.next_id = 0
-        self.events: list[dict] = []
-        target = self.call("Target.createTarget", url="about:blank")["targetId"]
-        self.session = self.call("Target.attachToTarget", targetId=target, flatten=True)[
-            "sessionId"
-        ]
-        for domain in ("Page", "Network", "Runtime", "Log"):
-            self.call(f"{domain}.enable", session=True)
-
-    def call(self, method: str, session: bool = False, **params):
-        self.next_id += 1
-        msg = {"id": self.next_id, "method": method, "params": params}
-        if session:
-            msg["sessionId"] = self.session
-        self.ws.send(json.dumps(msg))
-        while True:
-            reply = json.loads(self.ws.recv())
-            if reply.get("id") == self.next_id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return reply.get("result", {})
-            self.events.append(reply)
-
-    def open(self, url: str) -> list[dict]:
-        """Navigate, wait for the load event, return the events seen on the way."""
-        self.events = []
-        self.call("Page.navigate", session=True, url=url)
-        deadline = time.time() + 60
-        while not any(e.get("method") == "Page.loadEventFired" for e in self.events):
-            assert time.time() < deadline, f"{url} did not finish loading"
-            self.events.append(json.loads(self.ws.recv()))
-        time.sleep(0.2)  # let late scripts report errors
-        self.call("Runtime.evaluate", session=True, expression="0")
-        return self.events
-
-    def eval(self, expression: str):
-        r = self.call("Runtime.evaluate", session=True, expression=expression, returnByValue=True)
-        return r["result"].get("value")
-
-    def close(self):
-        self.ws.close()
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=30)
-
-
-def problems(events: list[dict]) -> list[str]:
-    urls = {
-        e["params"]["requestId"]: e["params"]["request"]["url"]
-        for e in events
-        if e.get("method") == "Network.requestWillBeSent"
-    }
-    out = []
-    for e in events:
-        m, p = e.get("method"), e.get("params", {})
-        if m == "Network.loadingFailed" and not p.get("canceled"):
-            out.append(f"failed request {urls.get(p['requestId'], '?')}: {p.get('errorText')}")
-        elif m == "Network.requestWillBeSent" and not p["request"]["url"].startswith(
-            ("file:", "data:", "about:")
-        ):
-            out.append(f"network request {p['request']['url']}")
-        elif m == "Runtime.exceptionThrown":
-            out.append(f"exception {p['exceptionDetails'].get('text')}")
-        elif m == "Log.entryAdded" and p["entry"]["level"] == "error":
-            out.append(f"console error {p['entry'].get('text')}")
-    return out
-
-
 @pytest.fixture(scope="module")
 def browser():
     with tempfile.TemporaryDirectory(prefix="trnkb-chromium-", ignore_cleanup_errors=True) as tmp:
-        b = Browser(Path(tmp))
+        b = Browser(Path(tmp), CHROMIUM)
         try:
             yield b
         finally:
@@ -572,23 +464,65 @@ def test_explorer_marks_estimates_and_computed_cells_and_compares_hbm_physically
     assert "stacks x dies per stack x die density" in detail and "0.537" in detail
 
 
-def test_planner_answer_matches_the_workload_cli(browser):
+def _cli(*args: str) -> dict:
+    out = subprocess.run([sys.executable, "-m", "trnkb", "workload", *args, "--json"],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def _shown(browser, table: str, metric: str, column: str = "td.pl-central") -> float:
+    text = browser.eval(f"""document.querySelector(
+        '#pl-{table}-table tr[data-metric={metric}] {column}').textContent""")
+    return float(text.replace(",", ""))
+
+
+def test_planner_answers_match_the_workload_cli(browser):
     out = built_site()
     assert not problems(browser.open((out / "planner.html").as_uri()))
-    for sel, value in (("#pl-model", "llama-3-1-70b"), ("#pl-system", "gb300-nvl72"),
-                       ("#pl-precision", "bf16"), ("#pl-chips", "8"),
-                       ("#pl-lengths", "2048/512")):
+    model, system, prec = "llama-3-1-70b", "gb300-nvl72", "fp8"
+    for sel, value in (("#pl-model", model), ("#pl-system", system), ("#pl-precision", prec),
+                       ("#pl-lengths", "2048/512"), ("#pl-pricing", "owner"),
+                       ("#pl-target", "20"), ("#pl-power", "50"), ("#pl-tokens", "15000000000000"),
+                       ("#pl-days", "30")):
         browser.eval(f"""(() => {{ const s = document.querySelector('{sel}'); s.value = '{value}';
-            s.dispatchEvent(new Event('change')); }})()""")
-    shown = browser.eval("""document.querySelector(
-        '#pl-table tr[data-metric=tokens_per_s_per_chip] td.pl-central').textContent""")
+            s.dispatchEvent(new Event(s.tagName === 'INPUT' ? 'input' : 'change')); }})()""")
     assert "model=llama-3-1-70b" in browser.eval("location.hash")
-    cli = subprocess.run(
-        [sys.executable, "-m", "trnkb", "workload", "serve", "--model", "llama-3-1-70b",
-         "--system", "gb300-nvl72", "--chips", "8", "--precision", "bf16", "--input-len",
-         "2048", "--output-len", "512", "--json"], capture_output=True, text=True, check=True)
-    central = json.loads(cli.stdout)["metrics"]["tokens_per_s_per_chip"]["central"]
-    assert float(shown.replace(",", "")) == pytest.approx(central, rel=5e-3)  # 3 figures shown
+    summary = browser.eval("document.getElementById('pl-serve-summary').textContent")
+    m = re.search(r"one replica of (\d+) chips .* is (\d+) concurrent clients", summary)
+    assert m, summary
+    chips, clients = m.group(1), m.group(2)
+    common = ["--model", model, "--system", system, "--precision", prec, "--input-len", "2048",
+              "--output-len", "512", "--pricing", "owner"]
+    # the operating point is one simulator run: the same figures from the command line
+    cli = _cli("serve", *common, "--chips", chips, "--concurrency", clients)["metrics"]
+    for metric, factor in (("tokens_per_s_per_chip", 1), ("usd_per_million_tokens", 1),
+                           ("ttft_p50", 1e3)):
+        assert _shown(browser, "serve", metric) == pytest.approx(
+            cli[metric]["central"] * factor, rel=5e-3), metric  # 3 figures shown
+    # the power budget: racks and fleet tokens/s as plan-fleet gives them
+    fleet = _cli("plan-fleet", *common, "--power-mw", "50", "--tokens-per-user", "20")
+    assert fleet["replica_chips"] == int(chips) and fleet["load"] == int(clients)
+    assert _shown(browser, "power", "racks") == fleet["racks"]["central"]
+    assert _shown(browser, "power", "fleet_tokens_per_s") == pytest.approx(
+        fleet["fleet_tokens_per_s"]["central"], rel=5e-3)
+    # the cost ceiling: as cost-target gives it
+    browser.eval("""(() => { const s = document.querySelector('#pl-ceiling'); s.value = '1';
+        s.dispatchEvent(new Event('input')); })()""")
+    cost = _cli("cost-target", *common, "--max-usd-per-mtok", "1")["tokens_per_s_per_user"]
+    shown = browser.eval("""document.querySelector(
+        '#pl-cost-table tr[data-metric=cost_target] td.pl-central').textContent""")
+    assert (shown == "not reachable" if cost["central"] is None
+            else float(shown.replace(",", "")) == pytest.approx(cost["central"], rel=5e-3))
+    # training 15T tokens in 30 days: chips and days as train-plan gives them
+    plan = _cli("train-plan", "--model", model, "--system", system, "--tokens", "15e12",
+                "--days", "30", "--precision", "bf16")
+    train = browser.eval("document.getElementById('pl-train-summary').textContent")
+    assert f"{plan['chips']:,} chips = {plan['racks']} racks" in train, train
+    assert _shown(browser, "train", "days") == pytest.approx(plan["days"]["central"], rel=5e-3)
+    # the frontier is drawn with its band, and a pasted link restores the choice
+    assert browser.eval("document.querySelectorAll('#pl-curve path.pl-band').length") == 1
+    link = browser.eval("document.getElementById('pl-permalink').getAttribute('href')")
+    assert "power=50" in link and "tokens=15000000000000" in link
 
 
 def test_pages_carry_version_build_date_and_commit(browser):

@@ -60,3 +60,27 @@ def test_trainium3_vs_gb300_hbm_reads_half_on_the_physical_basis():
     assert label["ratio_a_over_b"] == ""  # the mixed-basis 0.537 is never shown as a ratio
     html = (out / "compare" / f"{slug(a, b)}.html").read_text()
     assert "0.537" in html  # the difference explained once, in words
+
+
+def test_head_to_head_gives_training_days_cost_per_mtok_and_tokens_per_mw_for_both():
+    from trnkb import workload as W
+    from trnkb.kb import load
+    from trnkb.workload.fleet import train_plan
+
+    out = built_site()
+    a, b = "trn3-nl72x2-switched", "gb300-nvl72"
+    rows = {r["item"]: r for r in csv.DictReader(io.StringIO(
+        (out / "compare" / f"{slug(a, b)}.csv").read_text()))}
+    for item in ("days to train", "tokens/s per MW of facility power",
+                 "cost per million output tokens", "chips (whole racks)"):
+        assert float(rows[item][a]) > 0 and float(rows[item][b]) > 0, item
+    cloud = rows["cost per million output tokens, cloud prices"]
+    assert cloud[a] == "" and f"no published cloud price for {a}" in cloud["note"]
+    assert float(cloud[b]) > 0  # GB300 has rented prices in specs/prices.yaml
+    kb = load()
+    plan = train_plan(W.model(kb, "llama-3-1-70b"), W.system(kb, a, None), 15e12, 30, "bf16")
+    assert float(rows["days to train"][a]) == pytest.approx(plan["days"]["central"], rel=1e-3)
+    assert int(float(rows["chips (whole racks)"][a])) == plan["chips"]
+    html = (out / "compare" / f"{slug(a, b)}.html").read_text()
+    assert "Training llama-3-1-70b on 15 trillion tokens in 30 days" in html
+    assert html.count('fill-opacity="0.15"') == 2  # both frontiers drawn with their bands

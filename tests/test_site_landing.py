@@ -61,3 +61,23 @@ def test_landing_compares_hbm_on_the_physical_basis_with_the_vendor_labels():
     assert t.loc["gb300", "HBM vendor label"] == "288 GB"       # NVIDIA writes GB
     text = memory_sentence(kb)
     assert "NVIDIA GB300 0.5 (144 / 288 GiB" in text and "0.537" in text
+
+
+def test_landing_ranks_hbm_on_the_physical_basis_never_on_a_converted_label():
+    kb = load()
+    text = landing.standings(kb)
+    # physical capacity counted here from the hbm table: stacks x height x Gbit / 8 (GiB)
+    built = {}
+    for row in kb.ids("hbm"):
+        parts = [kb.get(row, f) for f in ("stacks", "stack_height", "die_density")]
+        chip = str(kb.get(row, "chip"))
+        if chip in HEADLINE and all(p is not None for p in parts):
+            built[chip] = (parts[0].magnitude * parts[1].magnitude
+                           * parts[2].to("Gbit").magnitude / 8)
+    rank = 1 + sum(v > built["trainium3"] for v in built.values())
+    assert (f"HBM capacity {format_number(built['trainium3'])} GiB physical, labelled 144 GiB "
+            f"(rank {rank} of the {len(built)} chips whose stack build is sourced") in text
+    assert "NVIDIA GB300 at 288 GiB, labelled 288 GB: 0.5 of it" in text
+    table = landing.headline_table(kb)
+    assert not any(c.startswith("hbm_capacity") for c in table.columns)  # 154.6 GB never shown
+    assert "154.6" not in text

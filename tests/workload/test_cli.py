@@ -176,7 +176,7 @@ def test_default_precision_falls_back_to_what_the_chip_has():
 
 def test_table_output_numbers_have_separators_and_no_exponent():
     """Expected strings written by hand: 4 significant digits, separators, ``/s`` for rates."""
-    from trnkb.cli.workload import _fmt
+    from trnkb.cli.workload_show import fmt as _fmt
     from trnkb.workload.ranges import Ranged
 
     assert _fmt(Ranged("tokens_per_s_per_mw", "1/s/MW", 313_102.0, 126_013.0, 646_217.0)) \

@@ -62,7 +62,7 @@ def test_range_shares_name_every_driver_with_its_kind_and_sum_to_one(kb):
     assert sum(x["share"] for x in shares) == pytest.approx(1.0)
     kinds = {x["input"]: x["kind"] for x in shares}
     assert kinds["capex_per_chip"] == "assumption"
-    assert all(k in {"sourced", "assumption", "sourced x assumption", "user"}
+    assert all(k in {"sourced", "assumption", "sourced x assumption", "user", "fitted"}
                for k in kinds.values())
     assert [x["share"] for x in shares] == sorted((x["share"] for x in shares), reverse=True)
 

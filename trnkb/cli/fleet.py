@@ -16,7 +16,8 @@ from typing import Annotated, Any
 
 import typer
 
-from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, print_json
+from trnkb.cli import workload_args as A
+from trnkb.cli.kbcmds import JsonOpt, SpecsOpt, _console, _rich_table, print_json
 
 _Model = Annotated[str, typer.Option("--model", help="Model id (trnkb list models).")]
 _System = Annotated[str, typer.Option("--system", help="Rack id (trnkb list racks).")]
@@ -40,15 +41,24 @@ def _r(d: dict[str, Any] | None, sig: int = 3) -> str:
 
 
 def _shares(rows: list[dict[str, Any]]) -> None:
-    print("  rests on (input, kind, share of the range):")
+    t = _rich_table("rests on (input)", "kind", "share of the range")
     for s in rows[:6]:
-        print(f"    {s['input']:<22} {s['kind']:<22} {s['share']:.0%}")
+        t.add_row(s["input"], s["kind"], f"{s['share']:.0%}")
+    _console().print(t)
+
+
+def _serving(specs: Any, model: str, system: str, precision: str, chips: str | None,
+             input_len: str, output_len: str) -> tuple[Any, Any, dict[str, Any]]:
+    """The options plan-fleet and cost-target share, checked: (model, system, keywords)."""
+    A.precision(precision)
+    m, s = A.objects(specs, model, system, None)
+    return m, s, {"input_len": A.count(input_len, "--input-len"),
+                  "output_len": A.count(output_len, "--output-len"),
+                  "chips": None if chips is None else A.count(chips, "--chips")}
 
 
 def register_fleet(wl: typer.Typer) -> None:
     """Add the planner commands to the ``trnkb workload`` group."""
-    from trnkb.cli.workload import _count, _fail, _number, _objects, _precision
-
     @wl.command("plan-fleet")
     def plan_fleet_cmd(model: _Model, system: _System,
                        power_mw: Annotated[str, typer.Option(
@@ -63,17 +73,12 @@ def register_fleet(wl: typer.Typer) -> None:
         tokens/s per user."""
         from trnkb.workload.fleet import plan_fleet
         try:
-            _precision(precision)
-            m, s = _objects(specs, model, system, None)
-            r = plan_fleet(m, s, _number(power_mw, "--power-mw"),
-                           _number(tokens_per_user, "--tokens-per-user"), precision,
-                           input_len=_count(input_len, "--input-len"),
-                           output_len=_count(output_len, "--output-len"),
-                           chips=None if chips is None else _count(chips, "--chips"),
-                           pricing=pricing,
-                           engine=engine)
+            m, s, kw = _serving(specs, model, system, precision, chips, input_len, output_len)
+            r = plan_fleet(m, s, A.number(power_mw, "--power-mw"),
+                           A.number(tokens_per_user, "--tokens-per-user"), precision,
+                           pricing=pricing, engine=engine, **kw)
         except (KeyError, ValueError) as e:
-            _fail(e)
+            A.fail(e)
         if as_json:
             print_json(r)
             return
@@ -100,16 +105,11 @@ def register_fleet(wl: typer.Typer) -> None:
         """The tokens/s per user SYSTEM reaches at or under a $/Mtok ceiling."""
         from trnkb.workload.fleet import cost_target
         try:
-            _precision(precision)
-            m, s = _objects(specs, model, system, None)
-            r = cost_target(m, s, _number(max_usd_per_mtok, "--max-usd-per-mtok"), precision,
-                            input_len=_count(input_len, "--input-len"),
-                            output_len=_count(output_len, "--output-len"),
-                            chips=None if chips is None else _count(chips, "--chips"),
-                           pricing=pricing,
-                            engine=engine)
+            m, s, kw = _serving(specs, model, system, precision, chips, input_len, output_len)
+            r = cost_target(m, s, A.number(max_usd_per_mtok, "--max-usd-per-mtok"), precision,
+                            pricing=pricing, engine=engine, **kw)
         except (KeyError, ValueError) as e:
-            _fail(e)
+            A.fail(e)
         if as_json:
             print_json(r)
             return
@@ -132,12 +132,12 @@ def register_fleet(wl: typer.Typer) -> None:
         """Chips and racks to train MODEL on TOKENS tokens in DAYS days; cost and energy."""
         from trnkb.workload.fleet import train_plan
         try:
-            _precision(precision)
-            m, s = _objects(specs, model, system, None)
-            r = train_plan(m, s, _number(tokens, "--tokens"), _number(days, "--days"),
+            A.precision(precision)
+            m, s = A.objects(specs, model, system, None)
+            r = train_plan(m, s, A.number(tokens, "--tokens"), A.number(days, "--days"),
                            precision, pricing=pricing)
         except (KeyError, ValueError) as e:
-            _fail(e)
+            A.fail(e)
         if as_json:
             print_json(r)
             return

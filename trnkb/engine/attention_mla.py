@@ -263,10 +263,13 @@ def mla_decode(core: NeuronCore, seq_kv: int, heads: int = 128, batch: int = 1,
                   "latent_cache_bytes": batch * seq_kv * (kv_lora_rank + rope_dim) * 2,
                   "weight_bytes_per_core": heads * kv_lora_rank * (nope_dim + v_head_dim) * 2})
     secs = res.seconds.to("s").magnitude
-    bound = res.chip_figures["hbm_bytes"] / hbm.rate
+    # the bytes' floor: the HBM link, or the cores' DMA engines where they are slower
+    rate = min(hbm.rate, len(tls) * core.dma_bandwidth.to("B/s").magnitude)
+    bound = res.chip_figures["hbm_bytes"] / rate
     res.notes.append(
         f"MLA decode on {len(tls)} core(s): latent cache "
         f"{res.params['latent_cache_bytes'] / 1e6:,.1f} MB read once, absorbed weights "
         f"{res.params['weight_bytes_per_core'] / 1e6:,.1f} MB per core; {secs * 1e6:,.1f} us "
-        f"= {secs / bound:.2f}x the HBM bound of its bytes ({bound * 1e6:,.1f} us)")
+        f"= {secs / bound:.2f}x the time to move its bytes at {rate / 1e12:.2f} TB/s "
+        f"({bound * 1e6:,.1f} us; the HBM link or the cores' DMA engines, the slower)")
     return res

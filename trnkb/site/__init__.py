@@ -138,7 +138,8 @@ def answer_first(text: str) -> str:
     return str(nbformat.writes(nb))  # type: ignore[no-untyped-call]
 
 
-def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> None:
+def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None,
+          progress: bool = False) -> None:
     """Write the Sphinx source tree into ``src``: docs, notebooks, generated pages."""
     shutil.copytree(docs, src, ignore=shutil.ignore_patterns("_build", "__pycache__"),
                     dirs_exist_ok=True)
@@ -148,7 +149,8 @@ def stage(src: Path, kb: KnowledgeBase, docs: Path, notebooks: Path | None) -> N
         (nbdir / nb.name).write_text(answer_first(nb.read_text(encoding="utf-8")), encoding="utf-8")
     for name, text in pages(kb).items():
         (src / name).write_text(text, encoding="utf-8")
-    grid = serving_grid.grid(kb)  # the planner's and the head-to-heads' one model run
+    grid = serving_grid.cached_grid(kb, progress=progress)  # the planner's and head-to-heads'
+
     (src / "planner.md").write_text(planner.planner_page(grid), encoding="utf-8")
     (src / "compare").mkdir(exist_ok=True)
     for name, (page, csv) in headtohead.pair_pages(kb, grid, export.build_info()).items():
@@ -202,7 +204,7 @@ def _build_into(scratch: outdir.Rebuild, kb: KnowledgeBase, docs: Path, notebook
             print(f"site: [{n}/4] {what}", file=sys.stderr, flush=True)
     step(1, "staging pages, notebooks and the explorer")
     src.mkdir()
-    stage(src, kb, docs, notebooks)
+    stage(src, kb, docs, notebooks, progress)
     log = src / "warnings.txt"
     args = ["-b", "html", "-q", "-E", "-w", str(log), "-d", str(src / ".doctrees"),
             str(src), str(out)]

@@ -2,12 +2,13 @@
 
 Each page puts two systems side by side: their chips' headline figures with the source of
 each and the ratio (HBM on the physical basis, :mod:`trnkb.site.memory`), the conflicts
-the KB records for either chip, and serving one reference workload on both (from the
-build-time grid of :mod:`trnkb.site.serving_grid`: tokens/s per chip and per MW, cost per
-million tokens, TTFT and TPOT with their ranges, and both throughput-interactivity
-curves). A ranking is stated only where the ranges do not overlap. The page carries
-JSON-LD (schema.org ``Dataset``) for search engines and language models, and links a CSV
-of the same comparison (``<a>-vs-<b>.csv``, written beside the page).
+the KB records for either chip, serving one reference workload on both (from the
+build-time grid of :mod:`trnkb.site.serving_grid`: tokens/s per chip, per user and per MW,
+cost per million tokens in the owner and cloud views, TTFT and TPOT with their ranges, and
+both throughput-interactivity frontiers with their bands) and training one reference run
+(chips, days, cost, energy). A ranking is stated only where the ranges do not overlap.
+The page carries JSON-LD (schema.org ``Dataset``) for search engines and language models,
+and links a CSV of the same comparison (``<a>-vs-<b>.csv``, written beside the page).
 """
 
 from __future__ import annotations
@@ -22,13 +23,22 @@ import pandas as pd
 
 from trnkb.kb import KnowledgeBase
 from trnkb.site.memory import EXPLANATION, physical_hbm
-from trnkb.site.serving_grid import HEADLINE_SYSTEMS, METRICS, key
+from trnkb.site.serving_grid import (
+    HEADLINE_SYSTEMS,
+    METRICS,
+    TRAIN_METRICS,
+    key,
+    operating,
+)
 from trnkb.spec.schema import TABLES
 from trnkb.units import format_number
 from trnkb.views.display import short_name
 
-# The reference workload of every page: (model, precision, chips, input, output).
-REFERENCE = ("llama-3-1-70b", "fp8", 8, 2048, 512)
+# The reference workloads of every page: serving (model, precision, input, output tokens)
+# at TARGET tokens/s per user, and training (model, precision asked, tokens, days).
+REFERENCE = ("llama-3-1-70b", "fp8", 2048, 512)
+TARGET = 20.0
+TRAIN_REFERENCE = ("llama-3-1-70b", "bf16", 15e12, 30)
 _FIELDS = ("dense_bf16", "dense_fp8", "dense_fp4", "hbm_capacity", "hbm_bandwidth",
            "scaleup_bandwidth", "tdp")
 
@@ -55,8 +65,10 @@ def _spec_rows(kb: KnowledgeBase, a: str, b: str) -> list[dict[str, Any]]:
         rows.append({"figure": f, "unit": unit.replace("TFLOPS", "TFLOP/s"), "a": vals[0],
                      "b": vals[1], "source_a": srcs[0], "source_b": srcs[1],
                      "qualifier": "; ".join(q for q in quals if q)})
-        if f == "hbm_capacity":
+        if f == "hbm_capacity":  # as each vendor writes it (GiB or GB), never converted
             pa, pb = phys.get(ca), phys.get(cb)
+            rows[-1].update(unit="as labelled", a=pa.label if pa and pa.label else None,
+                            b=pb.label if pb and pb.label else None)
             ga = pa.gib if pa else None
             gb = pb.gib if pb else None
             rows.append({"figure": "hbm_physical (stacks x dies x die density)", "unit": "GiB",
@@ -75,51 +87,93 @@ def _spec_rows(kb: KnowledgeBase, a: str, b: str) -> list[dict[str, Any]]:
         rows.append({"figure": f, "unit": (spec.unit if spec else "") or "", "a": vals[0],
                      "b": vals[1], "source_a": srcs[0], "source_b": srcs[1], "qualifier": ""})
     for r in rows:
-        r["ratio"] = (r["a"] / r["b"]) if r["a"] and r["b"] else None
+        r["ratio"] = (r["a"] / r["b"]) if r["a"] and r["b"] and r["figure"] != "hbm_capacity" \
+            else None
         if r["figure"] == "hbm_capacity":  # vendor labels on two bases: compare physically
-            r["ratio"] = None
             r["qualifier"] = "; ".join(str(x) for x in (r["qualifier"], "vendor-label basis, "
                                                         "not compared: see the physical row")
                                        if x)
     return rows
 
 
+def _verdict(va: list[Any], vb: list[Any], lower_better: bool) -> str:
+    if va[1] <= vb[2] and vb[1] <= va[2]:
+        return "indistinguishable within the ranges"
+    first_wins = (va[0] < vb[0]) == lower_better
+    return f"{'A' if first_wins else 'B'} {'lower' if lower_better else 'higher'}"
+
+
+def _rng(v: list[Any]) -> str:
+    return f"{format_number(v[1], sig=3)} to {format_number(v[2], sig=3)}"
+
+
+def _row(label: str, unit: str, va: list[Any] | None, vb: list[Any] | None,
+         lower_better: bool | None, missing: str = "no result") -> dict[str, Any]:
+    verdict = (_verdict(va, vb, lower_better) if va and vb and lower_better is not None
+               else "" if va and vb else missing)
+    return {"metric": label, "unit": unit, "a": va[0] if va else None,
+            "a_range": _rng(va) if va else "", "b": vb[0] if vb else None,
+            "b_range": _rng(vb) if vb else "", "verdict": verdict}
+
+
+def _point(grid: dict[str, Any], sid: str, pricing: str) -> dict[str, Any] | None:
+    m, prec, i, o = REFERENCE
+    view = grid["serve"].get(key(m, sid, prec, i, o), {}).get(pricing) or {}
+    return operating(view["points"], TARGET)[0] if view.get("points") else None
+
+
 def _serving(grid: dict[str, Any], a: str, b: str) -> tuple[list[dict[str, Any]], Any, Any]:
-    m, prec, chips, i, o = REFERENCE
-    pa = grid["points"].get(key(m, a, prec, chips, i, o), {})
-    pb = grid["points"].get(key(m, b, prec, chips, i, o), {})
-    rows = []
-    for name, label, unit, _ in METRICS:
-        va, vb = pa.get(name), pb.get(name)
-        if not va or not vb:
-            continue
-        lower_better = name in ("usd_per_million_tokens", "ttft", "tpot")
-        overlap = va[1] <= vb[2] and vb[1] <= va[2]
-        if overlap:
-            verdict = "indistinguishable within the ranges"
-        else:
-            first_wins = (va[0] < vb[0]) == lower_better
-            verdict = f"{'A' if first_wins else 'B'} {'lower' if lower_better else 'higher'}"
-        rows.append({"metric": label, "unit": unit, "a": va[0],
-                     "a_range": f"{va[1]:g} to {va[2]:g}", "b": vb[0],
-                     "b_range": f"{vb[1]:g} to {vb[2]:g}", "verdict": verdict})
-    return rows, pa, pb
+    pa, pb = _point(grid, a, "owner"), _point(grid, b, "owner")
+    rows = [_row(label, unit, pa.get(name) if pa else None, pb.get(name) if pb else None,
+                 lower) for name, label, unit, _, lower in METRICS]
+    ca, cb = _point(grid, a, "cloud"), _point(grid, b, "cloud")
+    no_cloud = " and ".join(s for s, p in ((a, ca), (b, cb)) if p is None)
+    rows.append(_row("cost per million output tokens, cloud prices", "USD/Mtok",
+                     ca.get("usd_per_million_tokens") if ca else None,
+                     cb.get("usd_per_million_tokens") if cb else None, True,
+                     f"no published cloud price for {no_cloud}"))
+    m, prec, i, o = REFERENCE
+    view = {s: grid["serve"].get(key(m, s, prec, i, o), {}).get("owner") or {} for s in (a, b)}
+    return rows, view[a].get("points") or [], view[b].get("points") or []
 
 
-def _curves_svg(pa: dict[str, Any], pb: dict[str, Any], na: str, nb: str) -> str:
-    ca, cb = pa.get("curve") or [], pb.get("curve") or []
+def _training(grid: dict[str, Any], a: str, b: str) -> list[dict[str, Any]]:
+    m, prec, tokens, days = TRAIN_REFERENCE
+    ta, tb = (grid["train"].get(key(m, s, prec, tokens, days), {}) for s in (a, b))
+    ta, tb = (None if "error" in t else t for t in (ta, tb))
+    rows = [{"metric": "chips (whole racks)", "unit": "chips", "a": ta["chips"] if ta else None,
+             "a_range": f"{ta['racks']} racks, {ta['precision']}" if ta else "",
+             "b": tb["chips"] if tb else None,
+             "b_range": f"{tb['racks']} racks, {tb['precision']}" if tb else "",
+             "verdict": "" if ta and tb else "no plan fits"}]
+    rows += [_row(label, unit, ta.get(name) if ta else None, tb.get(name) if tb else None,
+                  True, "no plan fits") for name, label, unit in TRAIN_METRICS]
+    return rows
+
+
+def _curves_svg(ca: list[dict[str, Any]], cb: list[dict[str, Any]], na: str, nb: str) -> str:
     if not ca or not cb:
         return ""
     W, H, L, R, T, B = 640, 340, 70, 20, 20, 50
-    xmax = max(c[1] for c in ca + cb) * 1.05
-    ymax = max(c[2] for c in ca + cb) * 1.05
+    xmax = max(c["tokens_per_s_per_user"][0] for c in ca + cb) * 1.05
+    ymax = max(c["tokens_per_s_per_chip"][2] for c in ca + cb) * 1.05
 
-    def path(cs: list[list[float]]) -> str:
-        return "".join(f"{'L' if k else 'M'}{L + c[1] / xmax * (W - L - R):.1f},"
-                       f"{H - B - c[2] / ymax * (H - T - B):.1f}" for k, c in enumerate(cs))
+    def xy(c: dict[str, Any], k: int) -> str:
+        return (f"{L + c['tokens_per_s_per_user'][0] / xmax * (W - L - R):.1f},"
+                f"{H - B - c['tokens_per_s_per_chip'][k] / ymax * (H - T - B):.1f}")
+
+    def path(cs: list[dict[str, Any]]) -> str:
+        return "".join(f"{'L' if k else 'M'}{xy(c, 0)}" for k, c in enumerate(cs))
+
+    def band(cs: list[dict[str, Any]]) -> str:
+        return ("M" + "L".join(xy(c, 2) for c in cs) + "L"
+                + "L".join(xy(c, 1) for c in reversed(cs)) + "Z")
     e = html.escape
-    return (f'<svg role="img" width="{W}" height="{H}" aria-label="throughput against '
-            f'interactivity for {e(na)} and {e(nb)}" class="trnkb-h2h-curve">'
+    return (f'<svg role="img" viewBox="0 0 {W} {H}" width="100%" style="max-width:{W}px" '
+            f'aria-label="throughput against interactivity for {e(na)} and {e(nb)}, with '
+            f'bands" class="trnkb-h2h-curve">'
+            f'<path d="{band(ca)}" fill="#ea580c" fill-opacity="0.15" stroke="none"/>'
+            f'<path d="{band(cb)}" fill="#2563eb" fill-opacity="0.15" stroke="none"/>'
             f'<line x1="{L}" x2="{W - R}" y1="{H - B}" y2="{H - B}" stroke="#888"/>'
             f'<line x1="{L}" x2="{L}" y1="{T}" y2="{H - B}" stroke="#888"/>'
             f'<text x="{(L + W - R) / 2}" y="{H - 12}" text-anchor="middle" font-size="11">'
@@ -158,23 +212,29 @@ def _page(kb: KnowledgeBase, grid: dict[str, Any], a: str, b: str,
     na, nb = f"{a} ({names[a]})", f"{b} ({names[b]})"
     specs = _spec_rows(kb, a, b)
     serving, pa, pb = _serving(grid, a, b)
+    training = _training(grid, a, b)
     chips = {str(kb.get(a, "chip")), str(kb.get(b, "chip"))}
     c = kb.conflicts
     conf = c[c["id"].isin(chips)][["id", "field", "preferred", "preferred_source", "other",
                                    "other_source", "type"]]
-    model, prec, nchips, i, o = REFERENCE
+    model, prec, i, o = REFERENCE
+    tmodel, _, tokens, days = TRAIN_REFERENCE
+    serve_what = (f"serving {model} ({prec}, {i} prompt / {o} output tokens) at "
+                  f"{TARGET:g} tokens/s per user")
+    train_what = f"training {tmodel} on {tokens / 1e12:g} trillion tokens in {days} days"
     title = f"{names[a]} vs {names[b]}: {a} against {b}"
     ld = {
         "@context": "https://schema.org", "@type": "Dataset", "name": title,
         "description": (f"Head-to-head comparison of the {a} and {b} systems: chip "
                         "specifications with sources and ratios, conflicts between sources, "
-                        f"and serving {model} ({prec}, {nchips} chips, {i}/{o} tokens) with "
+                        f"{serve_what} and {train_what}, with "
                         "ranges, from the trnkb knowledge base and workload model."),
         "version": info["version"], "dateModified": info["date"],
         "license": "https://creativecommons.org/licenses/by/4.0/",
         "creator": {"@type": "Organization", "name": "The trnkb developers"},
         "isAccessibleForFree": True,
-        "keywords": ["AI accelerator", names[a], names[b], "specifications", "serving"],
+        "keywords": ["AI accelerator", names[a], names[b], "specifications", "serving",
+                     "training", "cost per million tokens", "tokens per megawatt"],
         "distribution": [{"@type": "DataDownload", "encodingFormat": "text/csv",
                           "contentUrl": f"{slug(a, b)}.csv"}],
         "variableMeasured": [
@@ -186,37 +246,52 @@ def _page(kb: KnowledgeBase, grid: dict[str, Any], a: str, b: str,
     csv_rows = ([{"section": "spec", "item": r["figure"], "unit": r["unit"], a: r["a"], b: r["b"],
                   "ratio_a_over_b": r["ratio"], "source_" + a: r["source_a"],
                   "source_" + b: r["source_b"], "note": r["qualifier"]} for r in specs]
-                + [{"section": f"serving {model} {prec} {nchips} chips {i}/{o}",
-                    "item": r["metric"], "unit": r["unit"], a: r["a"], b: r["b"],
-                    "ratio_a_over_b": r["a"] / r["b"] if r["b"] else None,
+                + [{"section": what, "item": r["metric"], "unit": r["unit"], a: r["a"],
+                    b: r["b"], "ratio_a_over_b": r["a"] / r["b"] if r["a"] and r["b"] else None,
                     "source_" + a: "", "source_" + b: "",
-                    "note": f"A {r['a_range']}; B {r['b_range']}; {r['verdict']}"}
-                   for r in serving])
+                    "note": f"A {r['a_range'] or '-'}; B {r['b_range'] or '-'}; {r['verdict']}"}
+                   for what, rows in ((serve_what, serving), (train_what, training))
+                   for r in rows])
     buf = io.StringIO()
-    pd.DataFrame(csv_rows).to_csv(buf, index=False, float_format="%.6g")
+    # numbers at 6 significant figures, written as text: the spec columns mix in labels
+    csv_rows = [{k: f"{v:.6g}" if isinstance(v, float) else v for k, v in r.items()}
+                for r in csv_rows]
+    pd.DataFrame(csv_rows).to_csv(buf, index=False)
     spec_table = _table(specs, [("figure", "figure"), ("unit", "unit"), ("a", f"A: {a}"),
                                 ("source_a", "A source"), ("b", f"B: {b}"),
                                 ("source_b", "B source"), ("ratio", "A / B"),
                                 ("qualifier", "qualifier")])
-    serve_table = _table(serving, [("metric", "metric"), ("unit", "unit"), ("a", "A central"),
-                                   ("a_range", "A range"), ("b", "B central"),
-                                   ("b_range", "B range"), ("verdict", "verdict")])
+    cols = [("metric", "metric"), ("unit", "unit"), ("a", "A central"), ("a_range", "A range"),
+            ("b", "B central"), ("b_range", "B range"), ("verdict", "verdict")]
+    serve_table, train_table = _table(serving, cols), _table(training, cols)
     conf_rows: list[dict[str, Any]] = [{str(k): v for k, v in r.items()}
                                        for r in conf.to_dict("records")]
     conf_html = (_table(conf_rows, [(k, k) for k in conf.columns]) if conf_rows
                  else "<p>No conflicts recorded for either chip.</p>")
     page = (f"---\norphan: true\n---\n\n# {title}\n\n"
             f"A is **{html.escape(na)}**, B is **{html.escape(nb)}**. Every figure links to its "
-            "source; the ratio is A over B. HBM is compared on the physical basis. "
+            "source; the ratio is A over B. "
             f"{html.escape(EXPLANATION)} "
             f'[Download this comparison (CSV)]({slug(a, b)}.csv) · '
             "[all head-to-heads](../compare.md) · [planner](../planner.md)\n\n"
             "## Specifications\n\n" + spec_table.replace("\n", " ") + "\n\n"
-            f"## Serving {model} ({prec}, {nchips} chips, {i} prompt / {o} output tokens)\n\n"
-            "From the workload model at build time (batch 64, TCO pricing). A ranking is "
-            "stated only where the ranges do not overlap.\n\n"
+            f"## {serve_what[0].upper() + serve_what[1:]}\n\n"
+            "From the serving simulator at build time, on one replica of each system (the "
+            "smallest that holds the model), at the load with the most tokens/s per chip "
+            f"that still gives {TARGET:g} tokens/s per user; owner pricing unless the row says "
+            "cloud. A ranking is stated only where the ranges do not overlap. Where no analyst "
+            "owner cost per chip-hour is published, the owner cost per million tokens rests on "
+            "capex per chip (`capex_per_chip`), a placeholder assumption with no public "
+            "source.\n\n"
             + serve_table.replace("\n", " ") + "\n\n"
             + _curves_svg(pa, pb, na, nb) + "\n\n"
+            "Throughput against interactivity, one point per load; shaded: from the low to "
+            "the high end of tokens/s per chip.\n\n"
+            f"## {train_what[0].upper() + train_what[1:]}\n\n"
+            "The chips for the run to finish in the target days (whole racks; "
+            "`trnkb workload train-plan`), then the run at that size: its days, cost and "
+            "energy with ranges (owner pricing).\n\n"
+            + train_table.replace("\n", " ") + "\n\n"
             "## Conflicts between sources\n\n" + conf_html.replace("\n", " ") + "\n\n"
             f'<script type="application/ld+json">{ld_text}</script>\n')
     return page, buf.getvalue()
@@ -230,8 +305,10 @@ def pair_pages(kb: KnowledgeBase, grid: dict[str, Any],
     links = "\n".join(f"- [{a} vs {b}](compare/{slug(a, b)}.md)"
                       for a, b in combinations(HEADLINE_SYSTEMS, 2))
     out["compare"] = ("# Head-to-head\n\nEvery pair of the nine headline systems, side by side: "
-                      "specifications with sources and ratios, conflicts, and serving "
-                      f"{REFERENCE[0]} on both with ranges. Each page links a CSV of its "
+                      "specifications with sources and ratios, conflicts, serving "
+                      f"{REFERENCE[0]} (tokens/s per chip and per MW, $/Mtok, latency) and "
+                      f"training {TRAIN_REFERENCE[0]} (chips, days, cost) on both, with ranges. "
+                      "Each page links a CSV of its "
                       "comparison and carries JSON-LD (schema.org Dataset).\n\n" + links + "\n",
                       "")
     return out

@@ -29,20 +29,50 @@ HEADLINE_FIELDS = ("dense_bf16", "dense_fp8", "hbm_capacity", "hbm_bandwidth",
 
 def headline_table(kb: KnowledgeBase) -> pd.DataFrame:
     """One row per headline chip (:data:`trnkb.compare.HEADLINE`), one column per field
-    (``field (unit)``), and the sources of the row's values."""
+    (``field (unit)``), and the sources of the row's values.
+
+    HBM capacity is shown on the physical basis (:mod:`trnkb.site.memory`) beside the
+    vendor's label as written; the label converted to one unit (144 GiB as 154.6 GB) is not
+    shown, since it compares two spellings rather than two memories."""
     long = compare.chip_values(kb, compare.HEADLINE, HEADLINE_FIELDS)
     wide = compare.wide(long).T
-    src = long.groupby("id")["source"].agg(lambda s: " + ".join(sorted(set(s))))
+    src: dict[str, set[str]] = {str(k): set(v) for k, v in long.groupby("id")["source"]}
     out = wide.reset_index(names="chip")
     out.columns = [str(c) for c in out.columns]
     phys = physical_hbm(kb)
     at = next((i for i, c in enumerate(out.columns) if c.startswith("hbm_capacity")),
-              len(out.columns) - 1) + 1
+              len(out.columns) - 1)
+    out = out.drop(columns=[c for c in out.columns if c.startswith("hbm_capacity")])
     gib = [phys[c].gib if c in phys else None for c in out["chip"]]
     label = [phys[c].label if c in phys else "" for c in out["chip"]]
     out.insert(at, "HBM physical (GiB)", pd.Series(gib, dtype="Float64", index=out.index))
     out.insert(at + 1, "HBM vendor label", label)
-    return out.assign(sources=out["chip"].map(src))
+    built = {c: set(p.build_sources) for c, p in phys.items() if p.gib is not None}
+    return out.assign(sources=[" + ".join(sorted(src.get(c, set()) | built.get(c, set())))
+                               for c in out["chip"]])
+
+
+def hbm_standing(kb: KnowledgeBase, chip: str = "trainium3") -> str:
+    """Where ``chip`` ranks on HBM capacity on the physical basis, among the headline chips
+    whose stack build is sourced, with each vendor's label; the chips left out named."""
+    phys, names = physical_hbm(kb), display.names(kb)
+    built = sorted(((g, c) for c in compare.HEADLINE if c in phys
+                    for g in [phys[c].gib] if g is not None), reverse=True)
+    mine = phys.get(chip)
+    if mine is None or mine.gib is None or not built:
+        return ""
+    ids = [c for _, c in built]
+    top_gib, top = built[0]
+    part = (f"HBM capacity {format_number(mine.gib)} GiB physical, labelled {mine.label} "
+            f"(rank {ids.index(chip) + 1} of the {len(ids)} chips whose stack build is sourced")
+    if top != chip:
+        part += (f"; highest {names.get(top, top)} at {format_number(top_gib)} GiB, labelled "
+                 f"{phys[top].label}: {format_number(mine.gib / top_gib, sig=3)} of it")
+    left = [f"{names.get(c, c)} {phys[c].label}" for c in compare.HEADLINE
+            if c in phys and phys[c].gib is None and phys[c].label]
+    if left:
+        part += "; not ranked, labels only: " + ", ".join(left)
+    return part + ")"
 
 
 def memory_sentence(kb: KnowledgeBase, chip: str = "trainium3") -> str:
@@ -105,13 +135,17 @@ def _caveats(kb: KnowledgeBase) -> list[str]:
 
 def standings(kb: KnowledgeBase, chip: str = "trainium3") -> str:
     """One sentence: where ``chip`` ranks among the headline chips on each headline field
-    (rank 1 = highest, among the chips whose sources give that figure)."""
+    (rank 1 = highest, among the chips whose sources give that figure; HBM capacity on the
+    physical basis, :func:`hbm_standing`)."""
     long = compare.chip_values(kb, compare.HEADLINE, HEADLINE_FIELDS)
     names = display.names(kb)
     parts, missing = [], []
     for field in HEADLINE_FIELDS:
         label = display.header(field)
         if not (long["field"] == field).any():
+            continue
+        if field == "hbm_capacity" and hbm_standing(kb, chip):
+            parts.append(hbm_standing(kb, chip))
             continue
         s = compare.standing(long, field, chip)
         if s["rank"] is None:
@@ -158,5 +192,10 @@ def landing(kb: KnowledgeBase, notebooks: list[Path], src: Path) -> str:
     for stem, title, answer in comparisons(notebooks):
         lines.append(f"- [{md.escape(title)}](notebooks/{stem}.ipynb): {md.escape(answer)}")
     lines += ["- [Explorer](explorer.md): every chip and scale-up domain, sortable and "
-              "filterable, with the source of each figure.", "", _citation()]
+              "filterable, with the source of each figure.",
+              "- [Planner](planner.md): serving a model at a tokens/s-per-user target, under a "
+              "$/Mtok ceiling or a power budget, and training it on N tokens, on each headline "
+              "system, with ranges and the inputs that move them.",
+              "- [Head-to-head](compare.md): every pair of the nine headline systems side by "
+              "side, with a CSV each.", "", _citation()]
     return "\n".join(lines)

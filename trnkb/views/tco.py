@@ -88,9 +88,11 @@ _TCO_KEYS = ("capex_per_chip", "chip_power", "pue", "power_price", "utilisation"
 
 
 def _split(kinds: dict[str, str]) -> dict[str, str]:
-    """``sourced_inputs`` and ``assumed_inputs`` (named assumptions, and sourced values scaled
-    by one) from input -> kind, in the given order."""
-    src = [k for k, v in kinds.items() if v == "sourced"]
+    """``sourced_inputs`` (sourced values, and constants fitted to declared measurements,
+    marked) and ``assumed_inputs`` (named assumptions, and sourced values scaled by one) from
+    input -> kind, in the given order."""
+    src = [k + (" (fitted)" if v == "fitted" else "") for k, v in kinds.items()
+           if v in ("sourced", "fitted")]
     ass = [k + (" (sourced x assumption)" if v == "sourced x assumption" else "")
            for k, v in kinds.items() if v in ("assumption", "sourced x assumption")]
     return {"sourced_inputs": ", ".join(src) or "none",

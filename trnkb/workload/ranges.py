@@ -29,7 +29,9 @@ class Input:
     """One input of a workload model.
 
     ``kind`` is ``sourced`` (``basis`` lists the sources, preferred first), ``assumption``
-    (``basis`` says why this range) or ``user`` (set on the command line / by the caller).
+    (``basis`` says why this range), ``fitted`` (a constant fitted to published operator
+    measurements; ``basis`` names the data, fit and residual) or ``user`` (set on the command
+    line / by the caller).
     """
 
     name: str
