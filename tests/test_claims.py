@@ -355,6 +355,16 @@ def test_audit_mlsysim_runs_when_installed(kb):
     # AWS: Trainium2 dense BF16 is 667 TFLOP/s; MLSys·im 0.3.0 ships 380
     assert not tr2.agrees or tr2.changed
     assert _math.isclose(tr2.kb_value.to("TFLOPS").magnitude, 667)
+    # importing mlsysim must leave trnkb's registry as pint's application registry: pint
+    # unpickles remembered claims evaluations into it (trnkb units such as TFLOPS)
+    import pickle
+
+    import pint
+
+    from trnkb.units import Q_, ureg
+
+    assert pint.get_application_registry().get() is ureg
+    assert pickle.loads(pickle.dumps(Q_(667, "TFLOPS"))) == Q_(667, "TFLOPS")
 
 
 def _cli(*args):

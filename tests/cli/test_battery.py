@@ -48,6 +48,7 @@ BASE: dict[tuple[str, ...], list[str]] = {
     ("topology",): ["trn3-nl32x2-switched", "--message-size", "1MB"],
     ("engine", "gemm"): ["--m", "128", "--k", "128", "--n", "512", "--no-execute"],
     ("engine", "attention"): ["--seq", "128", "--head-dim", "64", "--no-execute"],
+    ("engine", "mla"): ["--seq-kv", "1024", "--heads", "16"],
     ("workload", "train"): ["--model", "llama-3.1-70b", "--system", "trn3-nl72x2-switched",
                             "--chips", "1024", "--tokens", "15e12"],
     ("workload", "serve"): ["--model", "llama-3.1-70b", "--system", "trn3-nl72x2-switched",
@@ -81,6 +82,9 @@ ACCEPTS: dict[tuple[tuple[str, ...], str], set[str]] = {
     # --timeline names the trace file to write: any name is a file name
     (("engine", "gemm"), "timeline"): set(HOSTILE) - {"", "x" * 100_000},
     (("engine", "attention"), "timeline"): set(HOSTILE) - {"", "x" * 100_000},
+    (("engine", "mla"), "timeline"): set(HOSTILE) - {"", "x" * 100_000},
+    # MLA with no decoupled RoPE key (rope width 0) is a shape the cost model accepts
+    (("engine", "mla"), "rope_dim"): {"0"},
 }
 
 # Options the battery does not run with hostile values, and why.

@@ -23,7 +23,6 @@ from trnkb.userdirs import cache_dir
 if TYPE_CHECKING:
     from trnkb.kb.base import KnowledgeBase
 
-
 MAX_ENTRIES = 64
 _CODE: list[bytes] = []
 
