@@ -120,8 +120,9 @@ def test_shipped_specs_declare_every_derived_value(kb):
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if "kind: derived" in line:
                 assert "derive:" in line, f"{path.name}:{n} types a derived value"
-    out = subprocess.run("grep -h 'kind: derived' specs/*.yaml", shell=True, cwd=ROOT,
-                         capture_output=True, text=True).stdout.splitlines()
+    # benchmarks.yaml is not KB facts: trnkb.workload.benchmarks derives its lengths
+    out = subprocess.run("grep -h 'kind: derived' $(ls specs/*.yaml | grep -v benchmarks.yaml)",
+                         shell=True, cwd=ROOT, capture_output=True, text=True).stdout.splitlines()
     assert len(out) == int((kb.facts["kind"] == "derived").sum())
 
 

@@ -48,5 +48,5 @@ def test_tco_claims_name_the_deciding_input_when_ranges_overlap(kb):
         assert lo <= hi
         if c.verdict == "unverifiable":
             assert "deciding input:" in c.reason
-            assert "(sourced" in c.reason or "(assumption" in c.reason \
+            assert "(sourced" in c.reason or "(assumption" in c.reason or "(fitted" in c.reason \
                 or "sourced x assumption" in c.reason

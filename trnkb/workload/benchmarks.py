@@ -109,6 +109,8 @@ def _row(row: Any, where: str, ids: set[str]) -> Benchmark:
     def number(val: dict[str, Any] | None, key: str, name: str) -> float | None:
         if val is None:
             return None
+        if name == "mean" and val.get("derive") is not None:
+            return uniform_mean(val, f"{where}: {key}")
         x = val.get(name)
         if isinstance(x, bool) or not isinstance(x, (int, float)) or x <= 0:
             raise ValueError(f"{where}: {key}.{name}: a positive number, not {x!r}")
@@ -128,6 +130,20 @@ def _row(row: Any, where: str, ids: set[str]) -> Benchmark:
     return Benchmark(row["id"], row["title"], row["kind"], row["scenario"], row.get("model"),
                      number(ins, "input", "mean"), number(outs, "output", "mean"), slo, sources,
                      str(row.get("missing", "")), extra)
+
+
+def uniform_mean(val: dict[str, Any], where: str) -> float:
+    """Mean length (tokens) of a client that draws integers uniformly on
+    ``[int(nominal x range_ratio), nominal]`` (``derive: uniform-mean``)."""
+    if val.get("derive") != "uniform-mean":
+        raise ValueError(f"{where}: derive: only 'uniform-mean' is known, not {val['derive']!r}")
+    nominal, ratio = val.get("nominal"), val.get("range_ratio")
+    if isinstance(nominal, bool) or not isinstance(nominal, int) or nominal <= 0:
+        raise ValueError(f"{where}: nominal: a positive whole number of tokens, not {nominal!r}")
+    if (isinstance(ratio, bool) or not isinstance(ratio, (int, float))
+            or not 0 < ratio <= 1):
+        raise ValueError(f"{where}: range_ratio: a number in (0, 1], not {ratio!r}")
+    return (int(nominal * ratio) + nominal) / 2
 
 
 def benchmark(bench_id: str, path: Path | str | None = None) -> Benchmark:
