@@ -7,8 +7,11 @@ registry's cache, the parse cache, remembered claims and the peak table use it, 
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
+
+_CODE: list[bytes] = []
 
 
 def cache_dir(name: str) -> Path | None:
@@ -23,3 +26,15 @@ def cache_dir(name: str) -> Path | None:
         return folder if os.access(folder, os.W_OK) else None
     except Exception:  # no home directory, read-only file system...
         return None
+
+
+def code_digest() -> bytes:
+    """sha256 of every trnkb module's path and text (computed once per process): the part
+    of a cache key that changes whenever the code does."""
+    if not _CODE:
+        root = Path(__file__).resolve().parent  # the trnkb package
+        h = hashlib.sha256()
+        for p in sorted(root.rglob("*.py")):
+            h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes())
+        _CODE.append(h.digest())
+    return _CODE[0]

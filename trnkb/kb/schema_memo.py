@@ -15,33 +15,21 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trnkb.userdirs import cache_dir
+from trnkb.userdirs import cache_dir, code_digest
 
 if TYPE_CHECKING:
     from trnkb.kb.base import KnowledgeBase
 
 MAX_ENTRIES = 64
-_CODE: list[bytes] = []
-
-
-def _code_digest() -> bytes:
-    if not _CODE:
-        root = Path(__file__).resolve().parents[1]  # the trnkb package
-        h = hashlib.sha256()
-        for p in sorted(root.rglob("*.py")):
-            h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes())
-        _CODE.append(h.digest())
-    return _CODE[0]
 
 
 def key(kb: KnowledgeBase, builder: Callable[..., Any]) -> str | None:
     """The content key of a schema check of ``kb``'s tables with ``builder``; None when
     caching is impossible (check afresh)."""
     try:
-        h = hashlib.sha256(_code_digest())
+        h = hashlib.sha256(code_digest())
         for dist in ("pandas", "pandera", "pint-pandas"):
             h.update(f"{dist}={importlib.metadata.version(dist)}\0".encode())
         h.update(f"{builder.__module__}.{builder.__qualname__}\0".encode())

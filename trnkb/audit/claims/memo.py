@@ -23,29 +23,18 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from trnkb.spec.specfile import SpecError, display_path, read_bytes
-from trnkb.userdirs import cache_dir
+from trnkb.userdirs import cache_dir, code_digest
 
 T = TypeVar("T")
 
 _MEMORY: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
-_CODE: list[bytes] = []
 MAX_ENTRIES = 32  # on disk; the oldest are removed beyond this
-
-
-def _code_digest() -> bytes:
-    if not _CODE:
-        root = Path(__file__).resolve().parents[2]  # the trnkb package
-        h = hashlib.sha256()
-        for p in sorted(root.rglob("*.py")):
-            h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes())
-        _CODE.append(h.digest())
-    return _CODE[0]
 
 
 def key(spec_dir: Path, files: list[Path]) -> str | None:
     """The content key of an evaluation, or None when a file cannot be read (evaluate
     afresh, so the refusal is reported)."""
-    h = hashlib.sha256(_code_digest())
+    h = hashlib.sha256(code_digest())
     try:
         for p in [*sorted(Path(spec_dir).rglob("*.yaml")), *files]:
             h.update(str(p).encode() + b"\0" + read_bytes(p, display_path(p)))
