@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import vl_convert as vlc
 
-import trnkb.units  # registers the pint[...] dtypes with the project's registry
+import trnkb.units.frames  # registers the pint[...] dtypes with the project's registry
 from trnkb.views import charts, palette
 
 

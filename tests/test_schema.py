@@ -4,6 +4,7 @@ import pandas as pd
 import pandera.pandas as pa
 import pytest
 
+import trnkb.units.frames  # noqa: F401  (pint[...] columns use the project registry)
 from trnkb.spec.hardware import CHIPS
 from trnkb.spec.schema import TABLES, pandera_schema
 from trnkb.units import DIMENSIONS, ureg

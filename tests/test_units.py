@@ -179,3 +179,18 @@ def test_parse_refuses_with_quantity_error(bad):
     with pytest.raises(QuantityError):
         parse(bad)
     assert issubclass(QuantityError, ValueError)
+
+
+def test_scalar_quantities_do_not_import_pandas_and_kb_tables_bind_pint_pandas():
+    # issue 23: a command computing with scalars does not pay for pandas; the KB's wide
+    # tables (the package's one maker of pint[...] columns) bind pint-pandas to our registry
+    import subprocess
+    import sys
+
+    code = ("import sys, trnkb.units as u\n"
+            "print('pandas' in sys.modules, 'pint_pandas' in sys.modules)\n"
+            "import trnkb.kb.tables, pint_pandas\n"
+            "print(pint_pandas.PintType.ureg is u.ureg)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "False", "True"]

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+import trnkb.units.frames  # noqa: F401  (binds pint[...] columns to the project registry)
 from trnkb.spec.fields import Table
 from trnkb.spec.schema import TABLES
 from trnkb.units import format_unit

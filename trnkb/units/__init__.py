@@ -18,6 +18,10 @@ Text in, text out:
 - :func:`format_quantity` / :func:`format_number` are the human display
   (``"2,517 TFLOP/s"``).
 
+Quantity columns of DataFrames (pint-pandas) use the same registry once
+:mod:`trnkb.units.frames` is imported (the knowledge base's wide tables do it); this
+module itself imports neither pandas nor pint-pandas.
+
 May import: nothing of trnkb (it is the bottom layer).
 """
 
@@ -73,10 +77,9 @@ Q_ = ureg.Quantity
 Quantity = ureg.Quantity
 _DIMENSIONLESS = ureg.dimensionless  # one Unit: ``ureg.dimensionless`` parses on every access
 
-
-import pint_pandas  # noqa: E402  (after the registry exists)
-
-pint_pandas.PintType.ureg = ureg
+# pint-pandas (hence pandas, ~0.25 s of import) is bound to this registry by
+# :mod:`trnkb.units.frames`, imported where a ``pint[...]`` column is made, not here: a
+# command that computes with scalar quantities only does not pay for pandas.
 
 DIMENSIONS = {
     "compute_rate": "[compute] / [time]",
