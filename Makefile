@@ -15,11 +15,13 @@ $(STAMP): pyproject.toml requirements-lock.txt
 	touch $(STAMP)
 
 # Lint and types first (fail fast), then the tests and the docstring examples, then nbval.
-# Tests and notebooks run on $(WORKERS) processes (pytest-xdist); each notebook's cells stay
-# together in one kernel (--dist loadscope).
+# Tests and notebooks run on $(WORKERS) processes (pytest-xdist); tests that share one
+# expensive result (the ledger's evaluation, the site build) stay on one worker
+# (--dist loadgroup, groups set in tests/conftest.py); each notebook's cells stay together
+# in one kernel (--dist loadscope).
 WORKERS ?= 2
 test: setup lint
-	$(BIN)/pytest -n $(WORKERS) tests
+	$(BIN)/pytest -n $(WORKERS) --dist loadgroup tests
 	$(BIN)/pytest --doctest-modules trnkb -q
 	@if ls notebooks/*.ipynb >/dev/null 2>&1; then \
 	  $(BIN)/pytest -n $(WORKERS) --dist loadscope --nbval --nbval-current-env notebooks -q; \

@@ -18,4 +18,3 @@ from trnkb.units import ureg
 
 pint_pandas.PintType.ureg = ureg
 
-__all__: list[str] = []

@@ -9,6 +9,7 @@ spread of all the values the KB holds for its field and the ids of their sources
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -183,7 +184,21 @@ def _torus_dims(topology: str, domain: int) -> tuple[tuple[int, ...], int]:
 
 def system(kb: KnowledgeBase, rack_id: str, generation: str | None = None) -> System:
     """The :class:`System` of a ``racks`` row; ``generation`` picks a switch generation of its
-    fabric."""
+    fabric.
+
+    Built once per knowledge base and arguments (``kb.memo``: about 30 ms of pandas look-ups
+    each, and the ledger, the claims and the site ask for the same racks hundreds of times);
+    every call returns its own copy of the mutable parts (``peak``, ``notes``, ``network``).
+    """
+    key = ("workload.fromkb.system", rack_id, generation)
+    if key not in kb.memo:  # not setdefault: that would build the system on every call
+        kb.memo[key] = _system(kb, rack_id, generation)
+    s: System = kb.memo[key]
+    return dataclasses.replace(s, peak=dict(s.peak), notes=list(s.notes),
+                               network=dataclasses.replace(s.network))
+
+
+def _system(kb: KnowledgeBase, rack_id: str, generation: str | None) -> System:
     from trnkb import topology
 
     rid = _lookup(kb, "racks", rack_id)
