@@ -141,6 +141,10 @@ def register(app: typer.Typer) -> None:
                       "--benchmark", help="Training benchmark id from specs/benchmarks.yaml "
                                           "(sets --seq-len and --lora), e.g. "
                                           "mlperf-train-llama2-70b-lora.")] = None,
+                  eval_tokens: Annotated[str | None, typer.Option(
+                      "--eval-tokens", help="Tokens the run's evaluations forward in all "
+                                            "(evaluations x samples x sequence), timed inside "
+                                            "the days, e.g. 7.1e6; default none.")] = None,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
                   specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """Time, cost and energy to train MODEL on CHIPS chips of SYSTEM for TOKENS tokens."""
@@ -160,7 +164,9 @@ def register(app: typer.Typer) -> None:
                           seq_len=A.count(seq_len, "--seq-len"),
                           batch_tokens=A.number(batch_tokens, "--batch-tokens"),
                           recipe="bf16-lora" if lora_obj and recipe == "bf16-adam" else recipe,
-                          assumptions=extra, pricing=pricing, lora=lora_obj)
+                          assumptions=extra, pricing=pricing, lora=lora_obj,
+                          eval_tokens=(A.number(eval_tokens, "--eval-tokens")
+                                       if eval_tokens is not None else 0.0))
             if precision is None and prec != "bf16":
                 res.notes.append(
                     f"{s.chip} has no bf16 peak in the knowledge base; trained at {prec}")
