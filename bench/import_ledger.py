@@ -239,7 +239,9 @@ def training(version: str, mirror: Path) -> list[dict[str, Any]]:
             "source": f"mlperf-training-v{version.replace('.', '-')}-results",
             "locator": f"{org}/results/{sysdir}/{bench}/result_*.txt (run_start to run_stop; "
                        f"mean of {len(kept)} of {len(ok)} successful runs"
-                       f"{', fastest and slowest dropped' if len(kept) < len(ok) else ''})",
+                       f"{', fastest and slowest dropped' if len(kept) < len(ok) else ''}; "
+                       f"samples at run_stop, eval_stop events and eval_samples: mean of the "
+                       f"{len(ok)})",
             "url": f"https://github.com/mlcommons/training_results_v{version}/tree/{commit}/"
                    f"{org}/results/{sysdir}/{bench}",
             "date": "2025-06-04" if version == "5.0" else "2025-11-12",
