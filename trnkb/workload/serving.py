@@ -21,8 +21,9 @@ are the cache of the local sequences at the mean context ``input + output/2``; p
 exposed part of 2 tensor-parallel all-reduces per layer and, under attention data
 parallelism (``dp > 1``), 2 expert all-to-alls per MoE layer (with ``dp = 1`` every rank
 holds every token and the layer's second all-reduce sums the experts' outputs, as vLLM's
-``FusedMoE`` and :mod:`~trnkb.workload.stepcost` do). Prefill of ``prefill_batch`` requests: ``max(FLOPs / (peak x prefill_mfu), weights /
-HBM)`` plus its collectives. TTFT = prefill + one decode step; TPOT = the decode step.
+``FusedMoE`` and :mod:`~trnkb.workload.stepcost` do). Prefill of ``prefill_batch``
+requests: ``max(FLOPs / (peak x prefill_mfu), weights / HBM)`` plus its collectives.
+TTFT = prefill + one decode step; TPOT = the decode step.
 Throughput counts output tokens with prefill interleaved on the same chips:
 ``batch x output / (output x TPOT + prefill(batch))``.
 

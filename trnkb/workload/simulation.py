@@ -51,6 +51,7 @@ from trnkb.workload.kernelfit import kernel_inputs
 from trnkb.workload.models import WEIGHT_BYTES, Model
 from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.result import WorkloadResult, check_positive
+from trnkb.workload.rocmfit import rocm_decode_inputs
 from trnkb.workload.scheduler import SchedulerConfig, run_scheduler
 from trnkb.workload.serving import SERVE_ASSUMPTIONS, default_kv_precision, layout
 from trnkb.workload.simread import Run, Setup, handoff_times, metrics
@@ -183,9 +184,19 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     if att != cp:  # QK^T and AV run at the cache's format (FlashAttention/FlashMLA), not fp4
         inputs["attention_peak_flops"] = replace(system.peak_input(att),
                                                  name="attention_peak_flops")
+    # MLA prefill runs as MHA on K/V up-projected from the latent in 16 bits (vLLM
+    # v1/attention/backends/mla/common.py, "compute friendly approach"; SGLang's MHA path)
+    pre_att = system.fallback_precision("bf16") if model.attention == "mla" else att
+    if pre_att != att:
+        inputs["prefill_attention_peak_flops"] = replace(
+            system.peak_input(pre_att), name="prefill_attention_peak_flops")
     engine_hbm = hbm_efficiency_input(system.chip, system.hbm_bandwidth.mid)
     if engine_hbm is not None and "hbm_efficiency" not in (assumptions or {}):
         inputs["hbm_efficiency"] = engine_hbm
+    if system.vendor.lower() == "amd":  # aiter's tuned decode GEMMs (rocmfit)
+        rocm = rocm_decode_inputs(system.chip, system.hbm_bandwidth.mid,
+                                  inputs.get("kernel_overhead"))
+        inputs |= {k: i for k, i in rocm.items() if k in inputs and k not in (assumptions or {})}
     mid = {k: i.mid for k, i in inputs.items()}
     lay = _layout(model, system, chips, tp, dp, pp, replicas, WEIGHT_BYTES[precision],
                   WEIGHT_BYTES[kvp], mid, ins.mean + outs.mean)

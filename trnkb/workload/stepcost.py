@@ -20,7 +20,9 @@ tokens attend to (a chunk of ``c`` tokens after ``p`` cached ones attends to
 * ``attention`` (at ``attention_peak_flops``, the peak of the KV-cache format, bf16 or fp8,
   not of 4-bit weights): decode ``max(FLOPs / (peak x attention_efficiency), KV bytes / (HBM x
   hbm_efficiency))`` with MLA's absorbed FLOPs (:meth:`Model.decode_attention_flops_per_position`);
-  prefill ``FLOPs / (peak x attention_efficiency)`` (flash attention, causal half);
+  prefill ``FLOPs / (peak x attention_efficiency)`` (flash attention, causal half; an MLA
+  model's prefill at ``prefill_attention_peak_flops``, the bf16 peak: the stacks run it as
+  MHA on K/V up-projected from the latent in 16 bits, whatever the cache's format);
 * ``elementwise``: norms, residual adds and activation traffic (``elementwise_fraction``);
 * ``comm``: per layer 2 tensor-parallel all-reduces, per MoE layer under attention data
   parallelism (``dp > 1``) an expert dispatch and combine all-to-all (with ``dp = 1`` every
@@ -155,8 +157,9 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
     a_peak = v.get("attention_peak_flops", peak)  # attention runs at the cache's format
     attn_dec_c = m.decode_attention_flops_per_position() * heads_share / (a_peak * ae)
     kv_c = m.kv_bytes(1.0, sm.kv_bytes) * share / sm.kv_shard() / bw
+    p_peak = v.get("prefill_attention_peak_flops", a_peak)  # MLA prefill: MHA in bf16
     attn_pre_c = (2.0 * m.attention_heads * (m.head_dim + m.v_dim) * m.layers * heads_share
-                  / (a_peak * ae))
+                  / (p_peak * ae))
     d = m.d_model
     f_dense = (m.ffn_size or 0) * (m.dense_layers if m.moe else m.layers)
     f_moe = (m.active_experts + m.shared_experts) * (m.expert_ffn_size or 0) * m.moe_layers
