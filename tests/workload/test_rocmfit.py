@@ -51,3 +51,69 @@ def test_the_simulator_takes_them_on_amd_only() -> None:
     assert "rocmfit" in amd.inputs["hbm_efficiency"].basis
     nv = W.simulate(m, W.system(kb, "hgx-h200-8"), 8, **kw)
     assert "rocmfit" not in nv.inputs["hbm_efficiency"].basis
+
+
+@pytest.mark.parametrize("gfx", ["gfx942", "gfx950"])
+def test_moe_fit_is_the_least_squares_rate(gfx: str) -> None:
+    """1 / rate = a + b / M, least squares on relative error: minimise sum (r a + r b / M -
+    1)^2 over the rows (M = tokens x 9 / experts, r = FLOPs / time), solved by hand."""
+    from trnkb.workload.rocmfit import MOE_POINTS, moe_fit
+
+    rows = [(t * k / e, t * k * 6 * 7168 * i / (us * 1e-6))
+            for g, i, e, k, t, us in MOE_POINTS if g == gfx]
+    s11 = sum(r * r for _, r in rows)
+    s12 = sum(r * r / m for m, r in rows)
+    s22 = sum(r * r / m / m for m, r in rows)
+    b1 = sum(r for _, r in rows)
+    b2 = sum(r / m for m, r in rows)
+    det = s11 * s22 - s12 * s12
+    a = (b1 * s22 - s12 * b2) / det
+    b = (s11 * b2 - s12 * b1) / det
+    f = moe_fit(gfx)
+    assert f["rate"] == pytest.approx(1 / a, rel=1e-6)
+    assert f["m_half"] == pytest.approx(b / a, rel=1e-6)
+    assert f["rms_residual"] < 0.05  # the form holds on these rows
+
+
+def test_routed_experts_take_their_own_fit_by_hand() -> None:
+    """Mixtral on 4 chips (2 experts each), 256 tokens per group over dp 2: with
+    expert_gemm_efficiency 0.2 and expert_gemm_m_half 40 (dense GEMMs at 0.5 and 100), the
+    busiest chip's expert time is 2 x params x 32 layers x (384 rows + touched x 40) / (peak
+    x 0.2), or the touched experts' weight stream, whichever is longer."""
+    import trnkb
+    from trnkb import workload as W
+    from trnkb.workload.stepcost import Layout, StepModel, step_time
+
+    kb = trnkb.load()
+    m, s = W.model(kb, "mixtral-8x7b"), W.system(kb, "gb300-nvl72")
+    v = {**{k: i.mid for k, i in s.inputs("fp8").items()}, "hbm_efficiency": 0.8,
+         "gemm_efficiency": 0.5, "gemm_m_half": 100.0, "moe_imbalance": 1.5,
+         "attention_efficiency": 0.5, "elementwise_fraction": 0.0, "collective_efficiency": 1.0,
+         "scaleout_latency": 0.0, "collective_latency": 0.0, "collective_latency_per_rank": 0.0,
+         "serve_overlap": 0.0, "step_overhead": 0.0, "layer_overhead": 0.0,
+         "expert_gemm_efficiency": 0.2, "expert_gemm_m_half": 40.0}
+    sm = StepModel(m, s, Layout(2, 2, 1), 1.0, 1.0)
+    per_expert_params = 3 * 4096 * 14336
+    rows = 512 * 2 / 8 * 2 * 1.5
+    touched = 2 * (1 - (1 - 2 / 8) ** 512)
+    flops_t = 2 * per_expert_params * 32 / (v["peak_flops"] * 0.2) * (rows + touched * 40.0)
+    mem_t = touched * per_expert_params * 32 / (v["hbm_bandwidth"] * 0.8)
+    _, parts = step_time(sm, v, 256.0, 0.0, 0.0, 0.0, parts=True)
+    assert parts["experts"] == pytest.approx(max(flops_t, mem_t))
+    assert flops_t > mem_t  # the fit's efficiency is what this case tests
+
+
+def test_amd_fp8_moe_takes_the_fused_moe_fit() -> None:
+    import trnkb
+    from trnkb import workload as W
+    from trnkb.workload.rocmfit import moe_fit
+
+    kb = trnkb.load()
+    m, s = W.model(kb, "deepseek-v3"), W.system(kb, "mi355x-8")
+    r = W.simulate(m, s, 8, input_len=64, output_len=4, precision="fp8", tp=8,
+                   concurrency=1, requests=2, ranged=False)
+    e = r.inputs["expert_gemm_efficiency"].mid
+    assert e == pytest.approx(moe_fit("gfx950")["rate"] / s.peak_input("fp8").mid)
+    fp4 = W.simulate(m, s, 8, input_len=64, output_len=4, precision="fp4", tp=8,
+                     concurrency=1, requests=2, ranged=False)
+    assert "expert_gemm_efficiency" not in fp4.inputs  # the tables are FP8 block-scale

@@ -20,8 +20,23 @@ little.
 :func:`rocm_decode_inputs` turns the fit into the step model's inputs for an AMD chip:
 ``hbm_efficiency`` = rate / the chip's HBM bandwidth (MI300X 0.48, MI325X 0.43, MI355X
 0.57), range x(1 -+ rms residual); ``kernel_overhead`` central the fitted floor, range the
-NVIDIA points' ends (:mod:`~trnkb.workload.kernelfit`). Nothing here is fitted to an
-end-to-end run.
+NVIDIA points' ends (:mod:`~trnkb.workload.kernelfit`).
+
+Fused MoE, the same way: aiter's tuned fused-MoE table for DeepSeek-V3
+(``aiter/configs/model_configs/a8w8_blockscale_tuned_fmoe_ds_v3.csv``, same commit; FP8
+block-scale, the shared expert fused as the 257th or 33rd, top-k 9) records the time of a
+whole MoE layer at a token count. :data:`MOE_POINTS` keeps its compute-bound rows (256
+tokens and more): on gfx950 the tensor-parallel slices SGLang and ATOM run at EP 1 (inter
+256 at TP 8, rows up to 1,024 tokens: above that the table repeats the 1,024 row; inter 512
+at TP 4), on gfx942 the only DeepSeek-V3 rows, 33 whole experts (EP 8). :func:`moe_fit`
+fits the step model's form ``rate(M) = R x M / (M + m_half)`` (``M = tokens x topk /
+experts`` rows per expert; least squares on ``1 / rate = a + b / M``, relative): gfx950
+R = 902 TFLOP/s, m_half 70 rows (9 points, rms residual 4%); gfx942 981 TFLOP/s, 88 rows (7
+points, rms 1%). :func:`rocm_moe_inputs` gives ``expert_gemm_efficiency`` = R / the chip's
+FP8 peak (MI355X 0.18, MI300X 0.38) and ``expert_gemm_m_half``, which the step model
+charges the routed experts with instead of the dense GEMMs' values; the gfx950 figure is
+for TP-sliced experts (narrow N), an estimate for whole experts. Nothing here is fitted to
+an end-to-end run.
 """
 
 from __future__ import annotations
@@ -32,6 +47,23 @@ import math
 import numpy as np
 
 from trnkb.workload.ranges import Input
+
+MOE_SOURCE = ("ROCm/aiter aiter/configs/model_configs/a8w8_blockscale_tuned_fmoe_ds_v3.csv at "
+              "e4048607 (2026-08-22), tuned FP8 block-scale fused-MoE times, DeepSeek-V3")
+
+# (gfx, inter_dim per rank, experts per rank incl. the fused shared one, topk, tokens, us)
+MOE_POINTS = (
+    ("gfx942", 2048, 33, 9, 256, 470.75), ("gfx942", 2048, 33, 9, 512, 671.55),
+    ("gfx942", 2048, 33, 9, 1024, 1091.04), ("gfx942", 2048, 33, 9, 2048, 1857.19),
+    ("gfx942", 2048, 33, 9, 4096, 3549.10), ("gfx942", 2048, 33, 9, 8192, 6928.71),
+    ("gfx942", 2048, 33, 9, 16384, 13796.90),
+    ("gfx950", 256, 257, 9, 256, 249.58), ("gfx950", 256, 257, 9, 512, 260.97),
+    ("gfx950", 256, 257, 9, 1024, 359.48),
+    ("gfx950", 512, 257, 9, 256, 515.70), ("gfx950", 512, 257, 9, 512, 540.50),
+    ("gfx950", 512, 257, 9, 1024, 673.68), ("gfx950", 512, 257, 9, 2048, 873.59),
+    ("gfx950", 512, 257, 9, 4096, 1294.01), ("gfx950", 512, 257, 9, 8192, 2305.85),
+)
+_D_MODEL = 7168  # DeepSeek-V3 hidden size, the tables' model_dim
 
 SOURCE = ("ROCm/aiter aiter/configs/model_configs/a8w8_blockscale_tuned_gemm_ds_v3.csv at "
           "e4048607 (2026-08-22), tuned FP8 block-scale GEMM times, M <= 32")
@@ -109,3 +141,44 @@ def rocm_decode_inputs(chip: str, hbm_bandwidth: float,
                                        max(kernel_overhead.hi, k), "s", "fitted",
                                        f"{basis}; range the NVIDIA points' ends (kernelfit)")
     return out
+
+
+@functools.cache
+def moe_fit(gfx: str) -> dict[str, float]:
+    """``{"rate": FLOP/s, "m_half": rows, "rms_residual", "max_residual", "points"}`` of
+    ``rate(M) = rate x M / (M + m_half)`` over :data:`MOE_POINTS` of ``gfx`` (FLOPs of a
+    row: ``2 x 3 x d_model x inter``; residuals model / measured - 1)."""
+    pts = [(t * k / e, t * k * 6.0 * _D_MODEL * i / (us * 1e-6))
+           for g, i, e, k, t, us in MOE_POINTS if g == gfx]
+    if not pts:
+        raise KeyError(f"no tuned fused-MoE points for {gfx}")
+    m = np.array([p[0] for p in pts], float)
+    r = np.array([p[1] for p in pts], float)
+    A = np.vstack([np.ones_like(m), 1 / m]).T * r[:, None]
+    (a, b), *_ = np.linalg.lstsq(A, np.ones_like(r), rcond=None)
+    rate, h = 1 / a, b / a
+    rel = rate * m / (m + h) / r - 1
+    return {"rate": float(rate), "m_half": float(h),
+            "rms_residual": float(math.sqrt(float(np.mean(rel ** 2)))),
+            "max_residual": float(np.max(np.abs(rel))), "points": float(len(pts))}
+
+
+def rocm_moe_inputs(chip: str, fp8_peak: float) -> dict[str, Input]:
+    """``expert_gemm_efficiency`` and ``expert_gemm_m_half`` of an AMD ``chip`` whose dense
+    FP8 peak is ``fp8_peak`` FLOP/s (the tables are FP8 block-scale); ``{}`` for a chip of no
+    tuned arch."""
+    gfx = ARCH.get(chip)
+    if gfx is None or not fp8_peak > 0:
+        return {}
+    f = moe_fit(gfx)
+    e, h, r = min(f["rate"] / fp8_peak, 1.0), f["m_half"], f["rms_residual"]
+    shape = ("tensor-parallel expert slices (inter 256 and 512), an estimate for whole "
+             "experts" if gfx == "gfx950" else "33 whole experts (EP 8)")
+    basis = (f"fit of rate x M / (M + m_half) to {MOE_SOURCE} ({gfx}, {int(f['points'])} "
+             f"rows of 256+ tokens, {shape}): {f['rate'] / 1e12:,.0f} TFLOP/s of "
+             f"{fp8_peak / 1e12:,.0f}, m_half {h:.0f} rows, rms residual {r:.0%} (rocmfit)")
+    return {"expert_gemm_efficiency": Input("expert_gemm_efficiency", 0.8 * e, e,
+                                            min(1.25 * e, 1.0), "", "fitted",
+                                            basis + "; range x0.8 to x1.25"),
+            "expert_gemm_m_half": Input("expert_gemm_m_half", 0.5 * h, h, 2.0 * h, "",
+                                        "fitted", basis + "; range x0.5 to x2")}

@@ -3,11 +3,11 @@
 :func:`sim_inputs` gathers, for :func:`~trnkb.workload.simulation.simulate`, the system's
 rates at the compute format, the serving and simulator assumptions (:data:`SIM_ASSUMPTIONS`),
 the fitted constants of the chip's stack (GEMM efficiency and rows, ``gemmfit``; collective
-latency, ``collfit``; a MoE/MLA layer's kernel chain, ``kernelfit``; AMD decode GEMMs,
-``rocmfit``; Trainium weight streaming, ``gemmfit``), the attention peaks (the cache's format
-for decode; bf16 for an MLA prefill, which the stacks run as MHA on K/V up-projected from the
-latent in 16 bits: vLLM ``v1/attention/backends/mla/common.py``, SGLang's MHA path) and the
-cost inputs; the caller's ``assumptions`` override any input they name.
+latency, ``collfit``; a MoE/MLA layer's kernel chain, ``kernelfit``; AMD decode GEMMs and
+FP8 fused MoE, ``rocmfit``; Trainium weight streaming, ``gemmfit``), the attention peaks
+(the cache's format for decode; bf16 for an MLA prefill, which the stacks run as MHA on K/V
+up-projected from the latent in 16 bits: vLLM ``v1/attention/backends/mla/common.py``,
+SGLang's MHA path) and the cost inputs; the caller's ``assumptions`` override any input they name.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from trnkb.workload.gemmfit import (
 from trnkb.workload.kernelfit import kernel_inputs
 from trnkb.workload.models import Model
 from trnkb.workload.ranges import Input, assumption
-from trnkb.workload.rocmfit import rocm_decode_inputs
+from trnkb.workload.rocmfit import rocm_decode_inputs, rocm_moe_inputs
 from trnkb.workload.serving import SERVE_ASSUMPTIONS
 from trnkb.workload.system import System
 from trnkb.workload.training import TRAIN_ASSUMPTIONS
@@ -93,4 +93,7 @@ def sim_inputs(model: Model, system: System, cp: str, kvp: str, pricing: str,
         rocm = rocm_decode_inputs(system.chip, system.hbm_bandwidth.mid,
                                   inputs.get("kernel_overhead"))
         inputs |= {k: i for k, i in rocm.items() if k in inputs and k not in (assumptions or {})}
+        if model.moe and cp == "fp8":  # aiter's tuned FP8 fused MoE
+            moe = rocm_moe_inputs(system.chip, system.peak_input("fp8").mid)
+            inputs |= {k: i for k, i in moe.items() if k not in (assumptions or {})}
     return inputs, cost_keys
