@@ -49,6 +49,7 @@ from trnkb.workload.gemmfit import (
 )
 from trnkb.workload.kernelfit import kernel_inputs
 from trnkb.workload.models import WEIGHT_BYTES, Model
+from trnkb.workload.neuronx import prefill_inputs
 from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.result import WorkloadResult, check_positive
 from trnkb.workload.scheduler import SchedulerConfig, run_scheduler
@@ -129,7 +130,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
              max_tokens: int = 8192, chunked_prefill: bool = True,
              batching: str = "continuous", disagg: tuple[int, int, Layout] | None = None,
              assumptions: dict[str, Input] | None = None, seed: int = 0,
-             pricing: str = "tco", ranged: bool = True) -> WorkloadResult:
+             pricing: str = "tco", ranged: bool = True,
+             stack: str | None = None) -> WorkloadResult:
     """Serve ``model`` on ``replicas`` replicas of ``chips`` chips of ``system`` under a load
     (offline unless ``rate`` requests/s or ``concurrency`` clients; see the module docstring).
 
@@ -142,6 +144,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     TensorRT-LLM) or ``static`` (a compiled batch encoded together and decoded to its end
     before the next is admitted, as Transformers NeuronX runs without vLLM; see
     :mod:`~trnkb.workload.scheduler`).
+    ``stack``: the serving software where its prefill differs from a flash-attention kernel
+    (``"Transformers NeuronX (Neuron 2.18.0)"``: :mod:`~trnkb.workload.neuronx`).
     ``disagg=(x, y, prefill_layout)``: ``x`` prefill instances of ``prefill_layout`` and
     ``y`` decode instances of the replica layout (``replicas`` is then ignored).
 
@@ -174,7 +178,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     kernels = {} if "layer_overhead" in (assumptions or {}) else kernel_inputs(model)
     inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **SIM_ASSUMPTIONS, **gemm,
               **latency_inputs(system.vendor, system.chip), **kernels, **costs,
-              **(assumptions or {})}
+              **prefill_inputs(system.chip, stack), **(assumptions or {})}
     if kernels:
         inputs.pop("layer_overhead")  # a MoE/MLA layer's floor is its kernel chain's
     for k in ("compute_efficiency", "prefill_mfu"):
@@ -252,6 +256,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                 "requests": n, "max_seqs": setup.cfg.max_seqs, "max_tokens": max_tokens,
                 "chunked_prefill": chunked_prefill, "batching": batching, "seed": seed,
                 "pricing": pricing}
+    if stack is not None:
+        settings["stack"] = stack
     if disagg is not None:
         settings["disagg"] = f"{disagg[0]}P{disagg[1]}D prefill {disagg[2].label}"
     res = WorkloadResult.build("serve-sim", model, system, chips, precision, inputs, run,
