@@ -34,7 +34,11 @@ ledger run) the step cost follows these rules instead:
    3 if the compiler folds subtract and sum into ScalarE's activation), ScalarE (exp, one
    pass) and, when one core's scores (``heads x S^2 x 2 B``) exceed its SBUF, HBM traffic of
    ``neuronx_score_bytes`` per element (8 B: scores written once and read once, P written
-   once and read once; 24 B: every HLO op of rule 2 its own pass). :func:`prefill_attention_fn`.
+   once and read once, in 16 bits; 16 B: the same in fp32, as neuronx-cc's
+   ``--enable-mixed-precision-accumulation`` computes softmax ("accumulates operators such
+   as softmax and layernorm in FP32", ``compiler/about-neuronx-cc.rst``), the flag the
+   Llama 2 70B sample sets and the 0.10.0.x known issues advise for Llama 2 13B and 70B;
+   48 B: every HLO op of rule 2 its own fp32 pass). :func:`prefill_attention_fn`.
 
 Checked and not a change (docs/workload.md, "Transformers NeuronX prefill"): a static batch
 is context-encoded in one graph (``base.py`` ``_forward`` calls ``context`` with the whole
@@ -130,10 +134,13 @@ _PASSES = assumption("neuronx_softmax_passes", 3.0, 5.0, 5.0, "",
                      "VectorE passes over the S x S scores in Transformers NeuronX's HLO "
                      "attention (mask select, row max, subtract, row sum, divide: 5 as "
                      "written; 3 if the compiler folds subtract and sum into ScalarE's exp)")
-_BYTES = assumption("neuronx_score_bytes", 8.0, 16.0, 24.0, "B",
+_BYTES = assumption("neuronx_score_bytes", 8.0, 16.0, 48.0, "B",
                     "HBM bytes per score element once one core's scores outgrow its SBUF "
-                    "(8: scores and probabilities each written and read once; 24: every op "
-                    "of the HLO softmax its own 16-bit read and write)")
+                    "(8: scores and probabilities each written and read once in 16 bits; "
+                    "16: the same in fp32, as neuronx-cc's --enable-mixed-precision-"
+                    "accumulation keeps softmax intermediates, the flag the Llama 2 70B "
+                    "sample sets and the 2.18 release notes advise for Llama 2 13B/70B; "
+                    "48: every op of the HLO softmax its own fp32 read and write)")
 
 
 def prefill_inputs(chip: str, stack: str | None) -> dict[str, Input]:
