@@ -51,7 +51,10 @@ bucket, so neither padding nor the token-by-token fallback past the largest buck
 The prompt length is read from the step's composition: a static context-encoding step
 holds whole prompts, ``attn_pre = sum S_i (S_i + 1) / 2``, so ``sum S_i^2 = 2 attn_pre -
 n_pre`` exactly and the mean ``S = 2 attn_pre / n_pre - 1`` is exact for equal prompts (TNX
-pads a batch to one bucket, so with unequal prompts the cost is a lower bound).
+pads a batch to one bucket, so with unequal prompts the cost is a lower bound). The rules
+assume whole-prompt context steps (``batching="static"``, or continuous batching with
+``chunked_prefill=False``); a chunk after cached tokens is charged ``2 c p + c^2`` score
+elements where TNX's windowed context encoding computes ``c (p + c)``.
 """
 
 from __future__ import annotations
