@@ -38,7 +38,8 @@ SPLITS = ("fit", "holdout")
 VENDORS = ("NVIDIA", "AMD", "Google", "AWS")
 _REQUIRED = ("id", "family", "vendor", "system", "chips", "model", "metric", "value", "unit",
              "source", "locator", "date", "split")
-# MLPerf Training LLM submissions of v5.x train in fp8 (docs/workload-validation.md)
+# MLPerf Training LLM submissions of v5.x train in fp8, NVIDIA's v5.1 *_fp4.sh Blackwell
+# configurations excepted (docs/workload-validation.md, Rules)
 _TRAIN_PRECISION = "fp8"
 
 

@@ -280,7 +280,8 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
 
     ``eval_tokens``: tokens the run's evaluations forward in all (evaluations x samples per
     evaluation x sequence; 0 for none); their time (``eval_time``, see the module docstring)
-    is part of ``days``, the cost and the energy, not of the tokens/s.
+    is part of ``days``, the cost and the energy, not of the tokens/s; the ``eval_time`` and
+    ``eval_share`` metrics are reported when ``eval_tokens`` > 0 (the breakdown always has them).
 
     An explicit ``plan`` whose memory per chip exceeds the usable HBM at the central inputs
     is refused (``ValueError`` with the bytes it needs by part) unless ``allow_unfit``.
@@ -361,8 +362,10 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
         s["energy_mwh"] = s["facility_mw"] * hours
         return s
 
+    metrics = TRAIN_METRICS if eval_tokens else {  # no evaluations: no rows of zeros
+        k: u for k, u in TRAIN_METRICS.items() if not k.startswith("eval_")}
     result = WorkloadResult.build("train", model, system, chips, precision, inputs, run,
-                                  TRAIN_METRICS,
+                                  metrics,
                                   plan=chosen, settings={"tokens": tokens, "seq_len": seq_len,
                                                        "batch_tokens": batch_tokens,
                                                        "recipe": recipe,
