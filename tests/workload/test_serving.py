@@ -231,3 +231,31 @@ def test_closed_form_charges_each_collective_its_stack_latency(kb):
     # the default is the Neuron nccom-test fit (about 58 us at 2 ranks), not 2 us
     r = W.serve(m, s, 8, 1, 128, 128, "bf16", tp=8, curve=False)
     assert r.inputs["collective_latency"].kind == "fitted"
+
+
+def test_closed_form_moe_all_to_all_only_under_attention_dp(kb):
+    """DeepSeek-V3 (61 layers, 58 MoE): at tp=8 on 8 chips (dp 1) every rank holds every
+    token and the second all-reduce sums the experts, so 100 us more per collective adds
+    2 x 61 x 100 us = 12.2 ms (no all-to-all, as the simulator's stepcost); at tp=8 x dp=9
+    (72 chips) the 2 x 58 expert all-to-alls join: (122 + 116) x 100 us = 23.8 ms, by hand."""
+    m, s = W.model(kb, "deepseek-v3"), W.system(kb, "gb300-nvl72")
+    over = {"serve_overlap": user_value("serve_overlap", 0.0, ""),
+            "collective_latency_per_rank": user_value("collective_latency_per_rank", 0.0, "s")}
+
+    def tpot(chips: int, batch: int, lat: float) -> float:
+        a = over | {"collective_latency": user_value("collective_latency", lat, "s")}
+        return W.serve(m, s, chips, batch, 128, 128, "fp8", tp=8, curve=False,
+                       assumptions=a).breakdown["tpot"]
+
+    assert tpot(8, 1, 1e-4) - tpot(8, 1, 0.0) == pytest.approx(122 * 1e-4, rel=1e-9)
+    assert tpot(72, 9, 1e-4) - tpot(72, 9, 0.0) == pytest.approx(238 * 1e-4, rel=1e-9)
+    # the simulator charges the same collectives at dp 1: its comm has no all-to-all
+    from trnkb.workload.stepcost import Layout, StepModel, step_fn
+
+    r = W.serve(m, s, 8, 1, 128, 128, "fp8", tp=8, curve=False, assumptions=over)
+    v = {k: i.mid for k, i in r.inputs.items()} | {
+        "kernels_per_layer": 0.0, "kernel_overhead": 0.0, "gemm_efficiency": 1.0,
+        "gemm_m_half": 0.0, "moe_imbalance": 1.0, "attention_efficiency": 1.0,
+        "step_overhead": 0.0}
+    _, parts = step_fn(StepModel(m, s, Layout(8), 1.0, 1.0), v)(1.0, 192.0, 0.0, 0.0, True)
+    assert parts["comm"] == pytest.approx(r.breakdown["decode_comm"], rel=1e-9)

@@ -255,3 +255,27 @@ def test_rocm_gemm_efficiency_from_amd_maf_and_taf() -> None:
     assert b.mid == pytest.approx(708 / 1307.4 * 616 / 831.40)
     f = rocm_inputs("mi355x", "fp4")["gemm_efficiency"]
     assert f.mid == pytest.approx(1143 / 2610) and "no row for mi355x" in f.basis
+
+
+def test_mla_prefill_attention_runs_at_the_bf16_peak() -> None:
+    """DeepSeek-V3 in fp8 with an fp8 cache: the prefill of one 8,192-token prompt (causal,
+    8192 x 8193 / 2 attended positions) runs as MHA in bf16, 2 x 128 heads x (192 + 128) x
+    61 layers FLOPs per position over tp 8, at the MI300X's bf16 peak x attention_efficiency;
+    decode attention keeps the cache's (fp8) peak."""
+    import trnkb
+    from trnkb import workload as W
+    from trnkb.workload.stepcost import Layout, StepModel, step_time
+
+    kb = trnkb.load()
+    m, s = W.model(kb, "deepseek-v3"), W.system(kb, "mi300x-8")
+    r = W.simulate(m, s, 8, input_len=64, output_len=4, precision="fp8", tp=8,
+                   concurrency=1, requests=2, ranged=False)
+    v = {k: i.mid for k, i in r.inputs.items()}
+    bf16 = s.peak_input("bf16").mid
+    assert v["prefill_attention_peak_flops"] == bf16
+    assert v.get("attention_peak_flops", v["peak_flops"]) == s.peak_input("fp8").mid
+    pos = 8192 * 8193 / 2
+    by_hand = pos * 2 * 128 * (192 + 128) * 61 / 8 / (bf16 * v["attention_efficiency"])
+    sm = StepModel(m, s, Layout(8), 1.0, 1.0)
+    _, parts = step_time(sm, v, 0.0, 0.0, 0.0, pos, parts=True)
+    assert parts["attention"] == pytest.approx(by_hand, rel=1e-9)

@@ -74,6 +74,7 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
         load = f" --concurrency {kw['concurrency']}"
     if str(run.get("software") or "").startswith("Transformers NeuronX"):
         kw["batching"] = "static"  # its benchmark scripts run a compiled static batch
+        kw["stack"] = str(run.get("software"))  # its prefill rules: trnkb.workload.neuronx
     try:
         r = W.simulate(m, s, int(run.chips or 0), **kw)
     except ValueError as e:
@@ -83,7 +84,8 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
             f" --input-len {lengths[0]} --output-len {lengths[1]} --precision {kw['precision']}"
             + (f" --tp {kw['tp']}" if "tp" in kw else "")
             + (f" --dp {kw['dp']}" if "dp" in kw else "") + load
-            + (" --batching static" if "batching" in kw else ""))
+            + (" --batching static" if "batching" in kw else "")
+            + (f" --stack '{kw['stack']}'" if "stack" in kw else ""))
     return Prediction(mid, lo, hi, call, tuple(r.notes))
 
 

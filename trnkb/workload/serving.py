@@ -18,9 +18,12 @@ what fusion leaves) at the same bandwidth; prefill adds the same term. Weight by
 the local dense part plus the routed experts the batch touches
 (``E x (1 - (1 - k/E)^tokens)`` per layer under uniform routing); KV bytes
 are the cache of the local sequences at the mean context ``input + output/2``; plus the
-exposed part of 2 tensor-parallel all-reduces per layer and 2 expert all-to-alls per MoE
-layer. Prefill of ``prefill_batch`` requests: ``max(FLOPs / (peak x prefill_mfu), weights /
-HBM)`` plus its collectives. TTFT = prefill + one decode step; TPOT = the decode step.
+exposed part of 2 tensor-parallel all-reduces per layer and, under attention data
+parallelism (``dp > 1``), 2 expert all-to-alls per MoE layer (with ``dp = 1`` every rank
+holds every token and the layer's second all-reduce sums the experts' outputs, as vLLM's
+``FusedMoE`` and :mod:`~trnkb.workload.stepcost` do). Prefill of ``prefill_batch``
+requests: ``max(FLOPs / (peak x prefill_mfu), weights / HBM)`` plus its collectives.
+TTFT = prefill + one decode step; TPOT = the decode step.
 Throughput counts output tokens with prefill interleaved on the same chips:
 ``batch x output / (output x TPOT + prefill(batch))``.
 
@@ -158,7 +161,8 @@ def _step(model: Model, system: System, chips: int, tp: int, dp: int, batch: int
     act = tokens / dp * model.d_model * 2.0
     comm = (2 * model.layers * (net.time("all-reduce", act, tp, 1, **kw) + launch(tp))
             if tp > 1 else 0.0)
-    if model.moe and chips > 1:
+    if model.moe and dp > 1:  # with dp = 1 the TP all-reduce above sums the experts' outputs
+        # (vLLM's FusedMoE under TP or EP, as the simulator's stepcost): no all-to-all
         routed = tokens / chips * model.active_experts * model.d_model * 2.0
         comm += 2 * model.moe_layers * (net.time("all-to-all", routed, chips, 1, **kw)
                                         + launch(chips))

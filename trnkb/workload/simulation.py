@@ -39,46 +39,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from trnkb.workload.collfit import latency_inputs, stack_of
-from trnkb.workload.cost import cost_inputs
-from trnkb.workload.gemmfit import (
-    cuda_inputs,
-    hbm_efficiency_input,
-    m_half_input,
-    rocm_inputs,
-)
-from trnkb.workload.kernelfit import kernel_inputs
+from trnkb.workload.collfit import stack_of
 from trnkb.workload.models import WEIGHT_BYTES, Model
-from trnkb.workload.ranges import Input, assumption
+from trnkb.workload.ranges import Input
 from trnkb.workload.result import WorkloadResult, check_positive
 from trnkb.workload.scheduler import SchedulerConfig, run_scheduler
-from trnkb.workload.serving import SERVE_ASSUMPTIONS, default_kv_precision, layout
+from trnkb.workload.serving import default_kv_precision, layout
+from trnkb.workload.siminputs import sim_inputs
 from trnkb.workload.simread import Run, Setup, handoff_times, metrics
 from trnkb.workload.stepcost import Layout, StepModel, step_fn
 from trnkb.workload.system import System
-from trnkb.workload.training import TRAIN_ASSUMPTIONS
-
-SIM_ASSUMPTIONS = {
-    "gemm_efficiency": assumption("gemm_efficiency", 0.55, 0.75, 0.9, "",
-                                  "achieved fraction of peak FLOP/s of a large GEMM inside a "
-                                  "serving step (the reference engine's ideal kernel reaches "
-                                  "0.99, gemmfit; clocks under power limits, kernel tails and "
-                                  "epilogues take the rest)"),
-    "attention_efficiency": assumption("attention_efficiency", 0.35, 0.5, 0.75, "",
-                                       "fraction of peak FLOP/s of attention kernels; "
-                                       "FlashAttention-3 reports up to 75% of H100 BF16 peak "
-                                       "in the forward pass (Shah et al. 2024), decode "
-                                       "kernels less"),
-    "moe_imbalance": assumption("moe_imbalance", 1.0, 1.25, 1.6, "",
-                                "tokens on the busiest chip's experts over the mean under "
-                                "real routing (1 = uniform; expert-load balancers such as "
-                                "DeepSeek's EPLB replicate hot experts to bring it down)"),
-    "step_overhead": assumption("step_overhead", 2e-4, 1e-3, 3e-3, "s",
-                                "per-step host work not hidden under the device: scheduling, "
-                                "sampling, input preparation, graph launch"),
-    "layer_overhead": assumption("layer_overhead", 0.0, 2e-6, 1e-5, "s",
-                                 "per-layer kernel-launch gaps a captured graph does not hide"),
-}
 
 SIM_METRICS = {"tokens_per_s_per_chip": "1/s", "tokens_per_s_per_user": "1/s",
                "tokens_per_s_system": "1/s", "requests_per_s": "1/s",
@@ -87,7 +57,6 @@ SIM_METRICS = {"tokens_per_s_per_chip": "1/s", "tokens_per_s_per_user": "1/s",
                "e2e_p50": "s", "e2e_p90": "s", "e2e_p99": "s",
                "tokens_per_s_per_mw": "1/s/MW", "tokens_per_usd": "1/USD",
                "usd_per_million_tokens": "USD"}
-_COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "scaleout_latency")}
 _MAX_REQUESTS = 100_000
 # default tensor-parallel width on Trainium: one instance's 16 chips, as the Neuron docs'
 # samples shard (Transformers NeuronX tp_degree 32 on trn1.32xlarge; NxD Inference
@@ -129,7 +98,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
              max_tokens: int = 8192, chunked_prefill: bool = True,
              batching: str = "continuous", disagg: tuple[int, int, Layout] | None = None,
              assumptions: dict[str, Input] | None = None, seed: int = 0,
-             pricing: str = "tco", ranged: bool = True) -> WorkloadResult:
+             pricing: str = "tco", ranged: bool = True,
+             stack: str | None = None) -> WorkloadResult:
     """Serve ``model`` on ``replicas`` replicas of ``chips`` chips of ``system`` under a load
     (offline unless ``rate`` requests/s or ``concurrency`` clients; see the module docstring).
 
@@ -142,6 +112,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     TensorRT-LLM) or ``static`` (a compiled batch encoded together and decoded to its end
     before the next is admitted, as Transformers NeuronX runs without vLLM; see
     :mod:`~trnkb.workload.scheduler`).
+    ``stack``: the serving software where its prefill differs from a flash-attention kernel
+    (``"Transformers NeuronX (Neuron 2.18.0)"``: :mod:`~trnkb.workload.neuronx`).
     ``disagg=(x, y, prefill_layout)``: ``x`` prefill instances of ``prefill_layout`` and
     ``y`` decode instances of the replica layout (``replicas`` is then ignored).
 
@@ -164,28 +136,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     ins, outs = _lengths(input_len), _lengths(output_len)
     kvp = kv_precision or default_kv_precision(precision)
     cp = compute_precision or system.fallback_precision(precision)
-    costs = cost_inputs(system, pricing)
-    cost_keys = set(costs) | {"chip_power", "pue", "capex_per_chip"}
-    gemm: dict[str, Input] = {"gemm_m_half": m_half_input(system.chip)}
-    if stack_of(system.vendor, system.chip) == "nccl":
-        gemm = cuda_inputs()
-    elif system.vendor.lower() == "amd":
-        gemm |= rocm_inputs(system.chip, cp)
-    kernels = {} if "layer_overhead" in (assumptions or {}) else kernel_inputs(model)
-    inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **SIM_ASSUMPTIONS, **gemm,
-              **latency_inputs(system.vendor, system.chip), **kernels, **costs,
-              **(assumptions or {})}
-    if kernels:
-        inputs.pop("layer_overhead")  # a MoE/MLA layer's floor is its kernel chain's
-    for k in ("compute_efficiency", "prefill_mfu"):
-        inputs.pop(k, None)  # the formula's scalars; the simulator costs shapes
-    att = system.fallback_precision(kvp if kvp in ("bf16", "fp8") else "bf16")
-    if att != cp:  # QK^T and AV run at the cache's format (FlashAttention/FlashMLA), not fp4
-        inputs["attention_peak_flops"] = replace(system.peak_input(att),
-                                                 name="attention_peak_flops")
-    engine_hbm = hbm_efficiency_input(system.chip, system.hbm_bandwidth.mid)
-    if engine_hbm is not None and "hbm_efficiency" not in (assumptions or {}):
-        inputs["hbm_efficiency"] = engine_hbm
+    inputs, cost_keys = sim_inputs(model, system, cp, kvp, pricing, assumptions, stack)
     mid = {k: i.mid for k, i in inputs.items()}
     lay = _layout(model, system, chips, tp, dp, pp, replicas, WEIGHT_BYTES[precision],
                   WEIGHT_BYTES[kvp], mid, ins.mean + outs.mean)
@@ -252,6 +203,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                 "requests": n, "max_seqs": setup.cfg.max_seqs, "max_tokens": max_tokens,
                 "chunked_prefill": chunked_prefill, "batching": batching, "seed": seed,
                 "pricing": pricing}
+    if stack is not None:
+        settings["stack"] = stack
     if disagg is not None:
         settings["disagg"] = f"{disagg[0]}P{disagg[1]}D prefill {disagg[2].label}"
     res = WorkloadResult.build("serve-sim", model, system, chips, precision, inputs, run,

@@ -16,11 +16,16 @@ tokens attend to (a chunk of ``c`` tokens after ``p`` cached ones attends to
   the waste ramps down linearly to 0 at M = 0: GEMV kernels bound by the weight stream);
 * ``experts``: routed experts at their real rows, ``M = tokens x k / E`` per expert across the
   expert-parallel group, times ``moe_imbalance`` (busiest chip over mean, a named ranged
-  input) for the chip that sets the pace; the weights of the experts the batch touches;
+  input) for the chip that sets the pace; the weights of the experts the batch touches; at
+  ``expert_gemm_efficiency`` and ``expert_gemm_m_half`` where the stack's fused-MoE kernel
+  has its own fit (:mod:`~trnkb.workload.rocmfit`), else the dense GEMMs' values;
 * ``attention`` (at ``attention_peak_flops``, the peak of the KV-cache format, bf16 or fp8,
   not of 4-bit weights): decode ``max(FLOPs / (peak x attention_efficiency), KV bytes / (HBM x
   hbm_efficiency))`` with MLA's absorbed FLOPs (:meth:`Model.decode_attention_flops_per_position`);
-  prefill ``FLOPs / (peak x attention_efficiency)`` (flash attention, causal half);
+  prefill ``FLOPs / (peak x attention_efficiency)`` (flash attention, causal half; an MLA
+  model's prefill at ``prefill_attention_peak_flops``, the bf16 peak: the stacks run it as
+  MHA on K/V up-projected from the latent in 16 bits, whatever the cache's format; under
+  Transformers NeuronX the rules of :mod:`~trnkb.workload.neuronx`);
 * ``elementwise``: norms, residual adds and activation traffic (``elementwise_fraction``);
 * ``comm``: per layer 2 tensor-parallel all-reduces, per MoE layer under attention data
   parallelism (``dp > 1``) an expert dispatch and combine all-to-all (with ``dp = 1`` every
@@ -49,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from trnkb.workload.models import Model
+from trnkb.workload.neuronx import prefill_attention_fn
 from trnkb.workload.system import System
 
 
@@ -155,8 +161,10 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
     a_peak = v.get("attention_peak_flops", peak)  # attention runs at the cache's format
     attn_dec_c = m.decode_attention_flops_per_position() * heads_share / (a_peak * ae)
     kv_c = m.kv_bytes(1.0, sm.kv_bytes) * share / sm.kv_shard() / bw
+    p_peak = v.get("prefill_attention_peak_flops", a_peak)  # MLA prefill: MHA in bf16
     attn_pre_c = (2.0 * m.attention_heads * (m.head_dim + m.v_dim) * m.layers * heads_share
-                  / (a_peak * ae))
+                  / (p_peak * ae))
+    tnx_pre = prefill_attention_fn(sm, v)  # Transformers NeuronX's prefill rules, or None
     d = m.d_model
     f_dense = (m.ffn_size or 0) * (m.dense_layers if m.moe else m.layers)
     f_moe = (m.active_experts + m.shared_experts) * (m.expert_ffn_size or 0) * m.moe_layers
@@ -193,8 +201,9 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
     # GEMM time at M rows = FLOPs x (M + m_half) / (M x peak x gemm_efficiency): each GEMM
     # pays m_half rows of waste; a routed expert only when the batch touches it
     dense_c = dense_flops_tok / e_max
-    if m.moe:
-        exp_c = exp_flops_row / e_max
+    if m.moe:  # the experts' own GEMM fit where the stack has one (rocmfit), else the dense
+        exp_c = exp_flops_row / v.get("expert_gemm_efficiency", e_max)
+        e_half = v.get("expert_gemm_m_half", m_half)
         tok_to_local = dp * k_over_e * local_experts * imb  # rows on the busiest chip
     moe = m.moe
 
@@ -210,12 +219,14 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
         if moe:
             touched = local_experts * (1 - (1 - k_over_e) ** (tokens * dp))
             rows = tokens * dp * k_over_e  # mean rows of a routed expert
-            w_exp = m_half * (mn(rows / m_min, 1.0) if m_min > 0 else 1.0)
+            w_exp = e_half * (mn(rows / m_min, 1.0) if m_min > 0 else 1.0)
             t_exp = mx(exp_c / local_experts * (tokens * tok_to_local + touched * w_exp),
                        touched * exp_mem_each)
         else:
             t_exp = 0.0 * tokens
-        t_attn = mx(ctx_dec * attn_dec_c, ctx_dec * kv_c) + attn_pre * attn_pre_c
+        t_pre = attn_pre * attn_pre_c
+        t_attn = mx(ctx_dec * attn_dec_c, ctx_dec * kv_c) + (
+            t_pre if tnx_pre is None else tnx_pre(n_pre, attn_pre, t_pre))
         t_elem = tokens * elem_c
         comm = (comm_a + comm_b * tokens) * (tokens > 0)
         compute = t_dense + t_exp + t_attn + t_elem

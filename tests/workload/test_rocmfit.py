@@ -1,0 +1,119 @@
+"""rocmfit: aiter's tuned decode-GEMM times as a floor plus a streaming rate, per AMD arch."""
+
+import pytest
+
+from trnkb.workload.rocmfit import POINTS, fit, rocm_decode_inputs
+
+
+def _by_hand(gfx: str) -> tuple[float, float]:
+    """Least squares on relative time of t = a + x c (x = N K bytes), by the 2 x 2 normal
+    equations solved with Cramer's rule: returns (a seconds, 1 / c bytes per second)."""
+    rows = [(n * k, us * 1e-6) for g, n, k, us, _ in POINTS if g == gfx]
+    s11 = sum(1 / y**2 for _, y in rows)
+    s12 = sum(x / y**2 for x, y in rows)
+    s22 = sum(x * x / y**2 for x, y in rows)
+    b1 = sum(1 / y for _, y in rows)
+    b2 = sum(x / y for x, y in rows)
+    det = s11 * s22 - s12 * s12
+    a = (b1 * s22 - s12 * b2) / det
+    c = (s11 * b2 - s12 * b1) / det
+    return a, 1 / c
+
+
+@pytest.mark.parametrize("gfx", ["gfx942", "gfx950"])
+def test_fit_is_the_least_squares_line(gfx: str) -> None:
+    a, rate = _by_hand(gfx)
+    f = fit(gfx)
+    assert f["kernel_overhead"] == pytest.approx(a, rel=1e-6)
+    assert f["rate"] == pytest.approx(rate, rel=1e-6)
+    # a floor of a few microseconds and a rate below the HBM's (5.3 / 8 TB/s)
+    assert 2e-6 < a < 6e-6 and rate < {"gfx942": 5.3e12, "gfx950": 8e12}[gfx]
+
+
+def test_hbm_efficiency_is_the_rate_over_the_chips_bandwidth() -> None:
+    _, rate = _by_hand("gfx942")
+    ins = rocm_decode_inputs("mi300x", 5.3e12)
+    assert ins["hbm_efficiency"].mid == pytest.approx(rate / 5.3e12, rel=1e-6)
+    assert ins["hbm_efficiency"].kind == "fitted" and "kernel_overhead" not in ins
+    assert rocm_decode_inputs("h100", 3.35e12) == {}
+
+
+def test_the_simulator_takes_them_on_amd_only() -> None:
+    import trnkb
+    from trnkb import workload as W
+
+    kb = trnkb.load()
+    m = W.model(kb, "deepseek-v3")
+    kw = {"input_len": 64, "output_len": 4, "precision": "fp8", "tp": 8, "concurrency": 1,
+          "requests": 2, "ranged": False}
+    amd = W.simulate(m, W.system(kb, "mi355x-8"), 8, **kw)
+    assert amd.inputs["kernel_overhead"].mid == pytest.approx(_by_hand("gfx950")[0], rel=1e-6)
+    assert "rocmfit" in amd.inputs["hbm_efficiency"].basis
+    nv = W.simulate(m, W.system(kb, "hgx-h200-8"), 8, **kw)
+    assert "rocmfit" not in nv.inputs["hbm_efficiency"].basis
+
+
+@pytest.mark.parametrize("gfx", ["gfx942", "gfx950"])
+def test_moe_fit_is_the_least_squares_rate(gfx: str) -> None:
+    """1 / rate = a + b / M, least squares on relative error: minimise sum (r a + r b / M -
+    1)^2 over the rows (M = tokens x 9 / experts, r = FLOPs / time), solved by hand."""
+    from trnkb.workload.rocmfit import MOE_POINTS, moe_fit
+
+    rows = [(t * k / e, t * k * 6 * 7168 * i / (us * 1e-6))
+            for g, i, e, k, t, us in MOE_POINTS if g == gfx]
+    s11 = sum(r * r for _, r in rows)
+    s12 = sum(r * r / m for m, r in rows)
+    s22 = sum(r * r / m / m for m, r in rows)
+    b1 = sum(r for _, r in rows)
+    b2 = sum(r / m for m, r in rows)
+    det = s11 * s22 - s12 * s12
+    a = (b1 * s22 - s12 * b2) / det
+    b = (s11 * b2 - s12 * b1) / det
+    f = moe_fit(gfx)
+    assert f["rate"] == pytest.approx(1 / a, rel=1e-6)
+    assert f["m_half"] == pytest.approx(b / a, rel=1e-6)
+    assert f["rms_residual"] < 0.05  # the form holds on these rows
+
+
+def test_routed_experts_take_their_own_fit_by_hand() -> None:
+    """Mixtral on 4 chips (2 experts each), 256 tokens per group over dp 2: with
+    expert_gemm_efficiency 0.2 and expert_gemm_m_half 40 (dense GEMMs at 0.5 and 100), the
+    busiest chip's expert time is 2 x params x 32 layers x (384 rows + touched x 40) / (peak
+    x 0.2), or the touched experts' weight stream, whichever is longer."""
+    import trnkb
+    from trnkb import workload as W
+    from trnkb.workload.stepcost import Layout, StepModel, step_time
+
+    kb = trnkb.load()
+    m, s = W.model(kb, "mixtral-8x7b"), W.system(kb, "gb300-nvl72")
+    v = {**{k: i.mid for k, i in s.inputs("fp8").items()}, "hbm_efficiency": 0.8,
+         "gemm_efficiency": 0.5, "gemm_m_half": 100.0, "moe_imbalance": 1.5,
+         "attention_efficiency": 0.5, "elementwise_fraction": 0.0, "collective_efficiency": 1.0,
+         "scaleout_latency": 0.0, "collective_latency": 0.0, "collective_latency_per_rank": 0.0,
+         "serve_overlap": 0.0, "step_overhead": 0.0, "layer_overhead": 0.0,
+         "expert_gemm_efficiency": 0.2, "expert_gemm_m_half": 40.0}
+    sm = StepModel(m, s, Layout(2, 2, 1), 1.0, 1.0)
+    per_expert_params = 3 * 4096 * 14336
+    rows = 512 * 2 / 8 * 2 * 1.5
+    touched = 2 * (1 - (1 - 2 / 8) ** 512)
+    flops_t = 2 * per_expert_params * 32 / (v["peak_flops"] * 0.2) * (rows + touched * 40.0)
+    mem_t = touched * per_expert_params * 32 / (v["hbm_bandwidth"] * 0.8)
+    _, parts = step_time(sm, v, 256.0, 0.0, 0.0, 0.0, parts=True)
+    assert parts["experts"] == pytest.approx(max(flops_t, mem_t))
+    assert flops_t > mem_t  # the fit's efficiency is what this case tests
+
+
+def test_amd_fp8_moe_takes_the_fused_moe_fit() -> None:
+    import trnkb
+    from trnkb import workload as W
+    from trnkb.workload.rocmfit import moe_fit
+
+    kb = trnkb.load()
+    m, s = W.model(kb, "deepseek-v3"), W.system(kb, "mi355x-8")
+    r = W.simulate(m, s, 8, input_len=64, output_len=4, precision="fp8", tp=8,
+                   concurrency=1, requests=2, ranged=False)
+    e = r.inputs["expert_gemm_efficiency"].mid
+    assert e == pytest.approx(moe_fit("gfx950")["rate"] / s.peak_input("fp8").mid)
+    fp4 = W.simulate(m, s, 8, input_len=64, output_len=4, precision="fp4", tp=8,
+                     concurrency=1, requests=2, ranged=False)
+    assert "expert_gemm_efficiency" not in fp4.inputs  # the tables are FP8 block-scale
