@@ -28,13 +28,13 @@ def kb():
 # Tests that share one expensive per-process result run on one pytest-xdist worker
 # (`make test` passes --dist loadgroup), so the result is computed once per run instead of
 # once per worker: the measured ledger's evaluation (about a minute of CPU, cached per
-# knowledge base by trnkb.audit.ledger) and the site build (tests/sitebuild.py; a second
-# worker would wait on its lock). Other tests are spread over the workers as before.
+# knowledge base by trnkb.audit.ledger) and the wheel's site build (tests/sitebuild.py; a
+# second worker would wait on its lock). Other tests are spread over the workers as before.
 _GROUPS = {
     "ledger": ("workload/test_ledger.py", "workload/test_energy_validation.py",
                "workload/test_validation_doc.py", "workload/test_calibration.py"),
     "site": ("test_site.py", "test_site_browser.py", "test_site_headtohead.py",
-             "test_site_hostile.py"),
+             "test_site_hostile.py", "test_wheel.py"),
 }
 
 

@@ -1,77 +1,22 @@
 """The wheel works outside the checkout: built, installed into a clean virtualenv, run elsewhere.
 
-The new virtualenv gets only the wheel; its third-party dependencies are borrowed from the
-test environment's site-packages through a path file (installing them again would take
-minutes), whose own path files (the editable install of this checkout) are not processed.
+The virtualenv (tests/sitebuild.py, :func:`installed_wheel`) holds only the wheel; its
+third-party dependencies are borrowed from the test environment. The shared site build of
+the site tests is made by this wheel's ``python -m trnkb.site`` with its packaged docs and
+notebooks, so the site is built once per run, not once more here.
 """
 
 import json
-import os
-import site
-import subprocess
-import sys
-import venv
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def sh(*args, cwd, timeout=300):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # nothing from the checkout
-    proc = subprocess.run(
-        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env
-    )
-    assert proc.returncode == 0, f"{args}: {proc.stdout[-2000:]} {proc.stderr[-2000:]}"
-    return proc.stdout
+from sitebuild import ROOT, built_by, built_site, installed_wheel, sh
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("wheel")
-    sh(
-        sys.executable,
-        "-m",
-        "pip",
-        "wheel",
-        "--no-deps",
-        "--no-build-isolation",
-        "-q",
-        "-w",
-        tmp / "dist",
-        ROOT,
-        cwd=tmp,
-    )
-    wheel = next((tmp / "dist").glob("trnkb-*.whl"))
-    env = tmp / "venv"
-    venv.EnvBuilder(with_pip=False).create(env)
-    purelib = Path(
-        sh(
-            env / "bin" / "python",
-            "-c",
-            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
-            cwd=tmp,
-        ).strip()
-    )
-    deps = [p for p in site.getsitepackages() if Path(p).is_dir()]
-    (purelib / "_trnkb_test_deps.pth").write_text("\n".join(deps) + "\n")
-    sh(
-        sys.executable,
-        "-m",
-        "pip",
-        "--python",
-        env / "bin" / "python",
-        "install",
-        "--no-deps",
-        "--no-index",
-        "-q",
-        wheel,
-        cwd=tmp,
-    )
-    work = tmp / "elsewhere"
-    work.mkdir()
-    return env / "bin", work
+    work = tmp_path_factory.mktemp("elsewhere")
+    return installed_wheel(), work
 
 
 def test_the_installed_package_is_the_wheel_not_the_checkout(installed):
@@ -120,10 +65,16 @@ def test_version_matches_the_checkout(installed):
 
 def test_site_builds_from_the_wheel_with_its_packaged_notebooks(installed):
     bin_, work = installed
-    sh(bin_ / "python", "-m", "trnkb.site", work / "site", cwd=work, timeout=600)
-    index = (work / "site" / "index.html").read_text()
+    site = built_site()  # `python -m trnkb.site OUT --specs ...` of the wheel, run elsewhere
+    by = built_by()
+    if by is None:
+        pytest.skip("TRNKB_TEST_SITE reuses a site not built here")
+    where = sh(by, "-c", "import trnkb, trnkb.site as s; print(trnkb.__file__); "
+               "print(s.DOCS); print(s.NOTEBOOKS)", cwd=work).split()
+    assert all(str(ROOT) not in p and "site-packages" in p for p in where), where
+    index = (site / "index.html").read_text()
     assert "Trainium3" in index
-    assert (work / "site" / "notebooks" / "01-trainium3-at-a-glance.html").is_file()
+    assert (site / "notebooks" / "01-trainium3-at-a-glance.html").is_file()
 
 
 def test_notebooks_execute_from_the_wheel(installed, tmp_path):
