@@ -117,3 +117,30 @@ def test_amd_fp8_moe_takes_the_fused_moe_fit() -> None:
     fp4 = W.simulate(m, s, 8, input_len=64, output_len=4, precision="fp4", tp=8,
                      concurrency=1, requests=2, ranged=False)
     assert "expert_gemm_efficiency" not in fp4.inputs  # the tables are FP8 block-scale
+
+
+def test_untuned_gfx942_layer_extra_by_hand() -> None:
+    """The v0.5.9 MI30x image builds aiter v0.1.11.post1 (no gfx942 DeepSeek-V3 rows): per
+    step 61 x (123 - 15.7) + 61 x (30 - 11.4) + 61 x (34 - 11.1) + 3 x (122 - 23.5) + 3 x (39 -
+    10.9) = 9,456.6 us over 61 layers = 155.03 us per layer; the step model adds it per layer."""
+    from trnkb.workload.rocmfit import untuned_gfx942, untuned_layer_extra
+
+    assert untuned_gfx942("sglang (lmsysorg/sglang:v0.5.9-rocm700-mi30x)")
+    assert not untuned_gfx942("sglang (lmsysorg/sglang:v0.5.9-rocm700-mi35x)")  # gfx950
+    assert not untuned_gfx942("sglang (lmsysorg/sglang:v0.5.12-rocm700-mi30x)")  # not known
+    extra = untuned_layer_extra()
+    assert extra.mid == pytest.approx(9456.6e-6 / 61, rel=1e-6)
+
+    import trnkb
+    from trnkb import workload as W
+    from trnkb.workload.stepcost import Layout, StepModel, step_time
+
+    kb = trnkb.load()
+    m, s = W.model(kb, "deepseek-v3"), W.system(kb, "mi300x-8")
+    r = W.simulate(m, s, 8, input_len=64, output_len=4, precision="fp8", tp=8,
+                   concurrency=1, requests=2, ranged=False)
+    v = {k: i.mid for k, i in r.inputs.items()}
+    sm = StepModel(m, s, Layout(8), 1.0, 1.0)
+    base = step_time(sm, v, 4.0, 4000.0, 0.0, 0.0)
+    assert step_time(sm, v | {"layer_extra": extra.mid}, 4.0, 4000.0, 0.0, 0.0) - base \
+        == pytest.approx(61 * extra.mid, rel=1e-9)

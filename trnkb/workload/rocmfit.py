@@ -182,3 +182,50 @@ def rocm_moe_inputs(chip: str, fp8_peak: float) -> dict[str, Input]:
                                             basis + "; range x0.8 to x1.25"),
             "expert_gemm_m_half": Input("expert_gemm_m_half", 0.5 * h, h, 2.0 * h, "",
                                         "fitted", basis + "; range x0.5 to x2")}
+
+
+# Untuned FP8 block-scale GEMMs on gfx942. aiter dispatches a shape with no row for its
+# (gfx, cu_num) to a default kernel; its tuned DeepSeek-V3 table has gfx942/304 rows from tag
+# v0.1.13-rc2 on (none in v0.1.12.post2 and before, checked tag by tag at the ROCm/aiter
+# mirror), and SGLang's rocm.Dockerfile at v0.5.9 builds aiter v0.1.11.post1
+# (AITER_COMMIT_DEFAULT). The default kernels' times: InferenceX issue 863 (2026-03-05),
+# DeepSeek-R1 FP8 decode trace on 8 x MI325X, TP 8, conc 64, image
+# lmsysorg/sglang:v0.5.9-rocm700-mi30x; the tuned times: POINTS' table at M = 64.
+# (op, calls per step, untuned avg us, tuned us at M = 64 for the same (N, K))
+UNTUNED_TRACE = (
+    ("q_a_proj 1536 x 7168", 61, 123.0, 15.7),
+    ("kv_a_proj 576 x 7168", 61, 30.0, 11.4),
+    ("o_proj 7168 x 2048", 61, 34.0, 11.1),
+    ("dense FFN gate_up 4608 x 7168", 3, 122.0, 23.5),
+    ("dense FFN down 7168 x 2304", 3, 39.0, 10.9),
+)
+UNTUNED_SOURCE = ("SemiAnalysisAI/InferenceX issue 863 (MI325X DeepSeek-R1 FP8 TP8 decode "
+                  "kernel table, sglang v0.5.9-rocm700-mi30x) against " + SOURCE.split(",")[0])
+# SGLang ROCm images -> the aiter they build (sglang docker/rocm.Dockerfile at that tag)
+SGLANG_AITER = {"v0.5.9": "v0.1.11.post1"}
+_TUNED_FROM = (0, 1, 13)  # aiter v0.1.13(-rc2): the first tag with gfx942 DeepSeek-V3 rows
+
+
+def _version(tag: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in tag.lstrip("v").split(".post")[0].split("-")[0].split("."))
+
+
+def untuned_gfx942(software: str) -> bool:
+    """Whether a run's ``software`` (e.g. ``sglang (lmsysorg/sglang:v0.5.9-rocm700-mi30x)``)
+    builds an aiter without gfx942 tuned DeepSeek-V3 FP8 GEMMs (:data:`SGLANG_AITER`)."""
+    for tag, aiter in SGLANG_AITER.items():
+        if f"sglang:{tag}-" in software and "mi30x" in software:
+            return _version(aiter) < _TUNED_FROM
+    return False
+
+
+def untuned_layer_extra(layers: int = 61) -> Input:
+    """``layer_extra``: seconds per layer the default kernels add over the tuned ones
+    (:data:`UNTUNED_TRACE`, summed per step over the trace's ``layers``); the trace's M = 64
+    times stand for every decode batch (a default kernel is latency-bound), range x0.5-x1.2."""
+    extra = sum(n * (t - tuned) for _, n, t, tuned in UNTUNED_TRACE) * 1e-6 / layers
+    return Input("layer_extra", 0.5 * extra, extra, 1.2 * extra, "s", "fitted",
+                 f"untuned aiter FP8 block-scale GEMMs on gfx942: {UNTUNED_SOURCE}; "
+                 + ", ".join(f"{op} {t:g} vs {tu:g} us x {n}" for op, n, t, tu in UNTUNED_TRACE)
+                 + f" = {extra * layers * 1e3:.2f} ms per step, {extra * 1e6:.0f} us per layer "
+                 "(rocmfit)")
