@@ -156,19 +156,40 @@ def inference_v51(mirror: Path) -> list[dict[str, Any]]:
 
 
 def _mllog(text: str) -> dict[str, Any]:
+    """The configuration one MLPerf Training log states: run_start/run_stop times (ms), status,
+    global batch, sequence, the samples consumed at run_stop, the samples of one evaluation
+    (``eval_samples``) and the evaluations performed (``evals``: the distinct ``samples_count``
+    of the ``eval_stop`` events, each rank's duplicate counted once; ``eval_accuracy`` events
+    when a log has no ``eval_stop``). Eval durations are not read: they are the answer."""
     out: dict[str, Any] = {}
+    stops: set[Any] = set()
+    accuracies: set[Any] = set()
     for line in text.splitlines():
         if ":::MLLOG" not in line:
             continue
         e = json.loads(line.split(":::MLLOG", 1)[1])
         k = e["key"]
         if k in ("run_start", "run_stop", "global_batch_size", "max_sequence_length",
-                 "submission_platform", "submission_org"):
+                 "submission_platform", "submission_org", "eval_samples"):
             out.setdefault(k, e["value"] if k not in ("run_start", "run_stop") else e["time_ms"])
-            if k == "run_stop":
+            if k == "run_stop" and "status" not in out:
                 out["status"] = e["metadata"].get("status")
                 out["samples"] = e["metadata"].get("samples_count")
+        elif k in ("eval_stop", "eval_accuracy") and "run_stop" not in out:
+            (stops if k == "eval_stop" else accuracies).add(
+                (e.get("metadata") or {}).get("samples_count", e["time_ms"]))
+    out["evals"] = len(stops or accuracies)
     return out
+
+
+def _eval_work(logs: list[dict[str, Any]]) -> dict[str, Any]:
+    """``evals`` (mean evaluations per run over ``logs``, 2 decimals) and ``eval_samples``
+    (samples per evaluation, as logged) when every log states them, else nothing."""
+    sizes = {g.get("eval_samples") for g in logs}
+    if not logs or None in sizes or len(sizes) != 1:
+        return {}
+    return {"evals": round(statistics.mean(g["evals"] for g in logs), 2),
+            "eval_samples": int(sizes.pop())}
 
 
 def training(version: str, mirror: Path) -> list[dict[str, Any]]:
@@ -211,14 +232,16 @@ def training(version: str, mirror: Path) -> list[dict[str, Any]]:
             "chips": chips, "model": _MODELS[bench], "model_name": bench,
             "precision": None, "benchmark": f"mlperf-train-{bench}",
             "seq_len": seq, "global_batch": int(ok[0]["global_batch_size"]),
-            "tokens": round(samples * seq),
+            "tokens": round(samples * seq), **_eval_work(ok),
             "software": sysjson.get("framework", ""),
             "metric": "time_to_train", "value": round(statistics.mean(kept), 3), "unit": "min",
             "runs": len(ok),
             "source": f"mlperf-training-v{version.replace('.', '-')}-results",
             "locator": f"{org}/results/{sysdir}/{bench}/result_*.txt (run_start to run_stop; "
                        f"mean of {len(kept)} of {len(ok)} successful runs"
-                       f"{', fastest and slowest dropped' if len(kept) < len(ok) else ''})",
+                       f"{', fastest and slowest dropped' if len(kept) < len(ok) else ''}; "
+                       f"samples at run_stop, eval_stop events and eval_samples: mean of the "
+                       f"{len(ok)})",
             "url": f"https://github.com/mlcommons/training_results_v{version}/tree/{commit}/"
                    f"{org}/results/{sysdir}/{bench}",
             "date": "2025-06-04" if version == "5.0" else "2025-11-12",
@@ -424,9 +447,9 @@ def measured_claims(path: Path) -> list[dict[str, Any]]:
 
 _ORDER = ("id", "family", "vendor", "system", "hardware", "chips", "model", "model_name",
           "method", "precision", "scenario", "benchmark", "batch", "input_len", "output_len",
-          "seq_len", "global_batch", "tokens", "plan", "tp", "dp", "software", "metric", "value",
-          "unit", "published", "runs", "not_expressible", "from_claim", "note", "source", "locator",
-          "url", "date", "split")
+          "seq_len", "global_batch", "tokens", "evals", "eval_samples", "plan", "tp", "dp",
+          "software", "metric", "value", "unit", "published", "runs", "not_expressible",
+          "from_claim", "note", "source", "locator", "url", "date", "split")
 
 
 def _scalar(v: Any) -> str:

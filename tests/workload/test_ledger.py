@@ -98,20 +98,24 @@ def test_predictions_are_ordered_and_errors_follow_from_the_numbers(rows):
 
 def test_a_time_to_train_run_is_train_days_in_minutes(kb, rows):
     """One MLPerf Training run recomputed by hand from its ledger row: the tokens it consumed,
-    its global batch and sequence, fp8, the plan search's plan; days x 1440 = minutes."""
+    its global batch and sequence, its evaluations (mean count x samples each x sequence),
+    fp8, the plan search's plan; days x 1440 = minutes."""
     row = next(r for r in rows if r["run"].family == "time-to-train" and r["prediction"]
                and r["run"].get("method") != "lora")
     run = row["run"]
     seq, gb = run.get("seq_len"), run.get("global_batch")
+    assert run.get("evals") > 0 and run.get("eval_samples") > 0
     days = train(fromkb.model(kb, run.model), fromkb.system(kb, run.system), run.chips, None,
-                 float(run.get("tokens")), "fp8", seq_len=seq, batch_tokens=gb * seq)["days"]
+                 float(run.get("tokens")), "fp8", seq_len=seq, batch_tokens=gb * seq,
+                 eval_tokens=run.get("evals") * run.get("eval_samples") * seq)["days"]
     assert row["prediction"].mid == pytest.approx(days.mid * 24 * 60)
     assert Q_(1, "day").to("min").magnitude == 1440
 
 
 def test_an_mlperf_lora_run_trains_rank_16_adapters_on_qkv_and_o(kb, rows):
     """MLPerf Training's Llama 2 70B LoRA reference: --lora_r 16, qkv_proj and o_proj
-    (specs/benchmarks.yaml); recomputed with the workload layer's LoRA directly."""
+    (specs/benchmarks.yaml), evaluations of the 173 validation samples its logs state;
+    recomputed with the workload layer's LoRA directly."""
     from trnkb.workload.lora import LoRA
 
     row = next(r for r in rows if r["run"].get("method") == "lora" and r["prediction"]
@@ -120,7 +124,8 @@ def test_an_mlperf_lora_run_trains_rank_16_adapters_on_qkv_and_o(kb, rows):
     seq, gb = run.get("seq_len"), run.get("global_batch")
     days = train(fromkb.model(kb, "llama-2-70b"), fromkb.system(kb, run.system), run.chips,
                  None, float(run.get("tokens")), "fp8", seq_len=seq, batch_tokens=gb * seq,
-                 recipe="bf16-lora", lora=LoRA(16, ("qkv", "o")))["days"]
+                 recipe="bf16-lora", lora=LoRA(16, ("qkv", "o")),
+                 eval_tokens=run.get("evals") * 173 * seq)["days"]
     assert row["prediction"].mid == pytest.approx(days.mid * 24 * 60)
 
 

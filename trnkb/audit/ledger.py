@@ -38,7 +38,8 @@ SPLITS = ("fit", "holdout")
 VENDORS = ("NVIDIA", "AMD", "Google", "AWS")
 _REQUIRED = ("id", "family", "vendor", "system", "chips", "model", "metric", "value", "unit",
              "source", "locator", "date", "split")
-# MLPerf Training LLM submissions of v5.x train in fp8 (docs/workload-validation.md)
+# MLPerf Training LLM submissions of v5.x train in fp8, NVIDIA's v5.1 *_fp4.sh Blackwell
+# configurations excepted (docs/workload-validation.md, Rules)
 _TRAIN_PRECISION = "fp8"
 
 
@@ -170,6 +171,9 @@ def _train(kb: KnowledgeBase, run: Run) -> Prediction | str:
         kw["batch_tokens"] = gb * seq
     if run.get("plan"):  # a published plan ran, so it fitted: predict it even where trnkb's
         kw["allow_unfit"] = True  # memory model would refuse it (NeMo's 70B SFT on 16 H100)
+    if run.metric == "time_to_train" and run.get("evals") and run.get("eval_samples"):
+        # the evaluations the logs state (mean count x samples each), inside run_start..run_stop
+        kw["eval_tokens"] = float(run.get("evals")) * int(run.get("eval_samples")) * seq
     try:
         r = train(m, s, int(run.chips or 0), run.get("plan") or None, tokens, precision, **kw)
     except ValueError as e:
@@ -183,7 +187,8 @@ def _train(kb: KnowledgeBase, run: Run) -> Prediction | str:
             + (f" --batch-tokens {gb * seq}" if gb else "")
             + (f" --plan {run.get('plan')}" if run.get("plan") else "")
             + (f" --lora {kw['lora'].rank}" if "lora" in kw else "")
-            + (f" --tokens {tokens:.6g}" if run.metric == "time_to_train" else ""))
+            + (f" --tokens {tokens:.6g}" if run.metric == "time_to_train" else "")
+            + (f" --eval-tokens {kw['eval_tokens']:.6g}" if "eval_tokens" in kw else ""))
     notes = tuple(r.notes) + (() if run.get("precision") else
                               (f"precision not stated by the run; {precision} assumed",))
     return Prediction(mid, lo, hi, call, notes)
@@ -214,7 +219,8 @@ def predict(kb: KnowledgeBase, run: Run) -> Prediction | str:
 
 def _config_key(run: Run) -> tuple[Any, ...]:
     keep = ("scenario", "benchmark", "precision", "batch", "input_len", "output_len", "seq_len",
-            "global_batch", "tokens", "plan", "method", "tp", "dp", "not_expressible")
+            "global_batch", "tokens", "evals", "eval_samples", "plan", "method", "tp", "dp",
+            "not_expressible")
     return (run.family, run.system, run.chips, run.model, run.metric, run.unit,
             *(str(run.get(k)) for k in keep))
 

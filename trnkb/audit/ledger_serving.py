@@ -77,6 +77,7 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
         load = f" --concurrency {kw['concurrency']}"
     if str(run.get("software") or "").startswith("Transformers NeuronX"):
         kw["batching"] = "static"  # its benchmark scripts run a compiled static batch
+        kw["stack"] = str(run.get("software"))  # its prefill rules: trnkb.workload.neuronx
     untuned = _untuned(run, s.chip, m.id)
     if untuned:
         kw["assumptions"] = untuned
@@ -89,7 +90,8 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
             f" --input-len {lengths[0]} --output-len {lengths[1]} --precision {kw['precision']}"
             + (f" --tp {kw['tp']}" if "tp" in kw else "")
             + (f" --dp {kw['dp']}" if "dp" in kw else "") + load
-            + (" --batching static" if "batching" in kw else ""))
+            + (" --batching static" if "batching" in kw else "")
+            + (f" --stack '{kw['stack']}'" if "stack" in kw else ""))
     notes = tuple(r.notes) + (("aiter of this image has no gfx942 tuned DeepSeek-V3 FP8 "
                                "GEMMs: layer_extra from rocmfit.untuned_layer_extra",)
                               if untuned else ())

@@ -52,7 +52,7 @@ def _simulated(m: Model, s: System, specs: Path | None, *, chips: str, input_len
                disagg: str | None, prefill_tp: str | None, concurrency: str | None,
                rate: str | None, slo: str | None, curve: bool, bench: str | None,
                requests: str | None, max_seqs: str | None, set_: list[str] | None,
-               pricing: str, batching: str = "continuous") -> Any:
+               pricing: str, batching: str = "continuous", stack: str | None = None) -> Any:
     """The simulator's answer for ``serve`` (a result, or the curve as a dict)."""
     from trnkb import workload as W
     from trnkb.workload.benchmarks import benchmark
@@ -83,7 +83,8 @@ def _simulated(m: Model, s: System, specs: Path | None, *, chips: str, input_len
         "pp": A.whole(pp, "--pp") or 1, "replicas": A.whole(replicas, "--replicas") or 1,
         "disagg": A.disagg(disagg, A.whole(prefill_tp, "--prefill-tp"), tp_v),
         "requests": A.whole(requests, "--requests"), "max_seqs": A.whole(max_seqs, "--max-seqs"),
-        "assumptions": A.overrides(set_), "pricing": pricing, "batching": batching}
+        "assumptions": A.overrides(set_), "pricing": pricing, "batching": batching,
+        "stack": stack}
     n = A.count(chips, "--chips")
     target = slo if slo is not None else (b.slo if b is not None and b.slo and conc is None
                                           and rate_v is None else None)
@@ -141,6 +142,10 @@ def register(app: typer.Typer) -> None:
                       "--benchmark", help="Training benchmark id from specs/benchmarks.yaml "
                                           "(sets --seq-len and --lora), e.g. "
                                           "mlperf-train-llama2-70b-lora.")] = None,
+                  eval_tokens: Annotated[str | None, typer.Option(
+                      "--eval-tokens", help="Tokens the run's evaluations forward in all "
+                                            "(evaluations x samples x sequence), timed inside "
+                                            "the days, e.g. 7.1e6; default none.")] = None,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
                   specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """Time, cost and energy to train MODEL on CHIPS chips of SYSTEM for TOKENS tokens."""
@@ -160,7 +165,9 @@ def register(app: typer.Typer) -> None:
                           seq_len=A.count(seq_len, "--seq-len"),
                           batch_tokens=A.number(batch_tokens, "--batch-tokens"),
                           recipe="bf16-lora" if lora_obj and recipe == "bf16-adam" else recipe,
-                          assumptions=extra, pricing=pricing, lora=lora_obj)
+                          assumptions=extra, pricing=pricing, lora=lora_obj,
+                          eval_tokens=(A.number(eval_tokens, "--eval-tokens")
+                                       if eval_tokens is not None else 0.0))
             if precision is None and prec != "bf16":
                 res.notes.append(
                     f"{s.chip} has no bf16 peak in the knowledge base; trained at {prec}")
@@ -225,6 +232,10 @@ def register(app: typer.Typer) -> None:
                       "--batching", help="continuous (vLLM, SGLang, TensorRT-LLM) or static "
                                          "(Transformers NeuronX's compiled batch). "
                                          "Simulator.")] = None,
+                  stack: Annotated[str | None, typer.Option(
+                      "--stack", help="Serving software whose prefill rules apply, e.g. "
+                                      "'Transformers NeuronX (Neuron 2.18.0)' (no flash "
+                                      "attention before 2.19). Simulator.")] = None,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
                   specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """TTFT, TPOT, tokens/s per chip, per MW and per dollar serving MODEL on one replica.
@@ -235,7 +246,7 @@ def register(app: typer.Typer) -> None:
         """
         from trnkb import workload as W
         sim = any(x is not None for x in (dp, pp, replicas, disagg, concurrency, rate, slo, bench,
-                                          requests, max_seqs, batching)) or curve
+                                          requests, max_seqs, batching, stack)) or curve
         try:
             precision = A.precision(precision)
             A.serve_args(prefill_tp, disagg, slo)
@@ -256,7 +267,8 @@ def register(app: typer.Typer) -> None:
                                  concurrency=concurrency, rate=rate, slo=slo, curve=curve,
                                  bench=bench, requests=requests, max_seqs=max_seqs,
                                  set_=set_, pricing=pricing,
-                                 batching="continuous" if batching is None else batching)
+                                 batching="continuous" if batching is None else batching,
+                                 stack=stack)
         except (KeyError, ValueError) as e:
             A.fail(e)
         if sim:

@@ -10,7 +10,8 @@ base weights and trains, for each targeted weight matrix ``W`` (``d_in x d_out``
   the adapters' both gradients (``4 P``); attention twice its forward.
 
 So ``4 N + 6 P + 3 x attention`` per token, against ``6 N + 3 x attention`` for full
-training. Targets by name: ``qkv`` (``d -> (h + 2 k) hd``: the fused query/key/value
+training; an evaluation runs the forward alone, base and adapters: ``2 N + 2 P +
+attention``. Targets by name: ``qkv`` (``d -> (h + 2 k) hd``: the fused query/key/value
 projection), ``o`` (``h v -> d``), ``gate``, ``up`` (``d -> f``), ``down`` (``f -> d``).
 MLPerf Training's Llama 2 70B LoRA reference trains ``r = 16`` on ``qkv_proj, o_proj``
 (specs/benchmarks.yaml, ``mlperf-train-llama2-70b-lora``).
@@ -63,3 +64,11 @@ def lora_flops_per_token(model: Model, lora: LoRA, seq_len: float,
     """``4 N + 6 P + 3 x attention`` (see the module docstring)."""
     attn = 3 * model.attention_flops_per_token(seq_len) if include_attention else 0.0
     return 4.0 * model.active_params(False) + 6.0 * adapter_params(model, lora) + attn
+
+
+def lora_forward_flops_per_token(model: Model, lora: LoRA, seq_len: float,
+                                 include_attention: bool = True) -> float:
+    """``2 N + 2 P + attention``: one forward (an evaluation) of the frozen base and the
+    adapters."""
+    attn = model.attention_flops_per_token(seq_len) if include_attention else 0.0
+    return 2.0 * model.active_params(False) + 2.0 * adapter_params(model, lora) + attn

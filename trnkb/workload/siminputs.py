@@ -24,6 +24,7 @@ from trnkb.workload.gemmfit import (
 )
 from trnkb.workload.kernelfit import kernel_inputs
 from trnkb.workload.models import Model
+from trnkb.workload.neuronx import prefill_inputs
 from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.rocmfit import rocm_decode_inputs, rocm_moe_inputs
 from trnkb.workload.serving import SERVE_ASSUMPTIONS
@@ -59,11 +60,13 @@ _COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "scaleout_la
 
 def sim_inputs(model: Model, system: System, cp: str, kvp: str, pricing: str,
                assumptions: dict[str, Input] | None,
+               stack: str | None = None,
                tp: int | None = None) -> tuple[dict[str, Input], set[str]]:
     """``(inputs, cost_keys)`` of ``model`` on ``system`` computing at ``cp`` with a ``kvp``
-    cache (see the module docstring), ``tp`` the caller's tensor-parallel width if given (the
-    expert slice a fused-MoE fit is picked for); ``cost_keys`` name the inputs that price,
-    not time."""
+    cache (see the module docstring), under the serving ``stack`` when one is named (its
+    prefill rules, :mod:`~trnkb.workload.neuronx`), ``tp`` the caller's tensor-parallel width
+    if given (the expert slice a fused-MoE fit is picked for); ``cost_keys`` name the inputs
+    that price, not time."""
     costs = cost_inputs(system, pricing)
     cost_keys = set(costs) | {"chip_power", "pue", "capex_per_chip"}
     gemm: dict[str, Input] = {"gemm_m_half": m_half_input(system.chip)}
@@ -74,7 +77,7 @@ def sim_inputs(model: Model, system: System, cp: str, kvp: str, pricing: str,
     kernels = {} if "layer_overhead" in (assumptions or {}) else kernel_inputs(model)
     inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **SIM_ASSUMPTIONS, **gemm,
               **latency_inputs(system.vendor, system.chip), **kernels, **costs,
-              **(assumptions or {})}
+              **prefill_inputs(system.chip, stack), **(assumptions or {})}
     if kernels:
         inputs.pop("layer_overhead")  # a MoE/MLA layer's floor is its kernel chain's
     for k in ("compute_efficiency", "prefill_mfu"):

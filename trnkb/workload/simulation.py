@@ -98,7 +98,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
              max_tokens: int = 8192, chunked_prefill: bool = True,
              batching: str = "continuous", disagg: tuple[int, int, Layout] | None = None,
              assumptions: dict[str, Input] | None = None, seed: int = 0,
-             pricing: str = "tco", ranged: bool = True) -> WorkloadResult:
+             pricing: str = "tco", ranged: bool = True,
+             stack: str | None = None) -> WorkloadResult:
     """Serve ``model`` on ``replicas`` replicas of ``chips`` chips of ``system`` under a load
     (offline unless ``rate`` requests/s or ``concurrency`` clients; see the module docstring).
 
@@ -111,6 +112,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     TensorRT-LLM) or ``static`` (a compiled batch encoded together and decoded to its end
     before the next is admitted, as Transformers NeuronX runs without vLLM; see
     :mod:`~trnkb.workload.scheduler`).
+    ``stack``: the serving software where its prefill differs from a flash-attention kernel
+    (``"Transformers NeuronX (Neuron 2.18.0)"``: :mod:`~trnkb.workload.neuronx`).
     ``disagg=(x, y, prefill_layout)``: ``x`` prefill instances of ``prefill_layout`` and
     ``y`` decode instances of the replica layout (``replicas`` is then ignored).
 
@@ -133,7 +136,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     ins, outs = _lengths(input_len), _lengths(output_len)
     kvp = kv_precision or default_kv_precision(precision)
     cp = compute_precision or system.fallback_precision(precision)
-    inputs, cost_keys = sim_inputs(model, system, cp, kvp, pricing, assumptions, tp)
+    inputs, cost_keys = sim_inputs(model, system, cp, kvp, pricing, assumptions, stack, tp)
     mid = {k: i.mid for k, i in inputs.items()}
     lay = _layout(model, system, chips, tp, dp, pp, replicas, WEIGHT_BYTES[precision],
                   WEIGHT_BYTES[kvp], mid, ins.mean + outs.mean)
@@ -200,6 +203,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                 "requests": n, "max_seqs": setup.cfg.max_seqs, "max_tokens": max_tokens,
                 "chunked_prefill": chunked_prefill, "batching": batching, "seed": seed,
                 "pricing": pricing}
+    if stack is not None:
+        settings["stack"] = stack
     if disagg is not None:
         settings["disagg"] = f"{disagg[0]}P{disagg[1]}D prefill {disagg[2].label}"
     res = WorkloadResult.build("serve-sim", model, system, chips, precision, inputs, run,

@@ -24,7 +24,8 @@ tokens attend to (a chunk of ``c`` tokens after ``p`` cached ones attends to
   hbm_efficiency))`` with MLA's absorbed FLOPs (:meth:`Model.decode_attention_flops_per_position`);
   prefill ``FLOPs / (peak x attention_efficiency)`` (flash attention, causal half; an MLA
   model's prefill at ``prefill_attention_peak_flops``, the bf16 peak: the stacks run it as
-  MHA on K/V up-projected from the latent in 16 bits, whatever the cache's format);
+  MHA on K/V up-projected from the latent in 16 bits, whatever the cache's format; under
+  Transformers NeuronX the rules of :mod:`~trnkb.workload.neuronx`);
 * ``elementwise``: norms, residual adds and activation traffic (``elementwise_fraction``);
 * ``comm``: per layer 2 tensor-parallel all-reduces, per MoE layer under attention data
   parallelism (``dp > 1``) an expert dispatch and combine all-to-all (with ``dp = 1`` every
@@ -55,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from trnkb.workload.models import Model
+from trnkb.workload.neuronx import prefill_attention_fn
 from trnkb.workload.system import System
 
 
@@ -164,6 +166,7 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
     p_peak = v.get("prefill_attention_peak_flops", a_peak)  # MLA prefill: MHA in bf16
     attn_pre_c = (2.0 * m.attention_heads * (m.head_dim + m.v_dim) * m.layers * heads_share
                   / (p_peak * ae))
+    tnx_pre = prefill_attention_fn(sm, v)  # Transformers NeuronX's prefill rules, or None
     d = m.d_model
     f_dense = (m.ffn_size or 0) * (m.dense_layers if m.moe else m.layers)
     f_moe = (m.active_experts + m.shared_experts) * (m.expert_ffn_size or 0) * m.moe_layers
@@ -223,7 +226,9 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
                        touched * exp_mem_each)
         else:
             t_exp = 0.0 * tokens
-        t_attn = mx(ctx_dec * attn_dec_c, ctx_dec * kv_c) + attn_pre * attn_pre_c
+        t_pre = attn_pre * attn_pre_c
+        t_attn = mx(ctx_dec * attn_dec_c, ctx_dec * kv_c) + (
+            t_pre if tnx_pre is None else tnx_pre(n_pre, attn_pre, t_pre))
         t_elem = tokens * elem_c
         comm = (comm_a + comm_b * tokens) * (tokens > 0)
         compute = t_dense + t_exp + t_attn + t_elem

@@ -32,6 +32,14 @@ Step time (seconds) is composed, per chip, of named parts:
 HBM traffic per step: the local weights read three times per microbatch (forward, two
 backward matmuls), weights, gradients and optimizer state read and written once, saved
 activations written and read once.
+
+Time to train (``days``) is the steps of the token budget plus the run's evaluations
+(``eval_time``, seconds): ``eval_tokens`` (evaluations x samples per evaluation x sequence,
+as a benchmark states them; MLPerf Training's time-to-train, run_start to run_stop, includes
+every evaluation) x forward FLOPs per token (``2 N + attention``; with LoRA the frozen base
+still runs forward, ``2 N + 2 P + attention``) / (chips x peak x ``mfu``): the compute
+phases' efficiency and precision of the training step, with no backward, no gradient
+reduction, no pipeline bubble and no HBM floor. ``eval_share`` is its share of the total.
 """
 
 from __future__ import annotations
@@ -215,7 +223,29 @@ TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": 
                  "tokens_per_s": "1/s", "tokens_per_s_per_chip": "1/s",
                  "tokens_per_s_per_mw": "1/s/MW",
                  "tokens_per_usd": "1/USD", "usd_per_chip_hour": "USD/h", "cost_usd": "USD",
-                 "energy_mwh": "MWh", "facility_mw": "MW"}
+                 "energy_mwh": "MWh", "facility_mw": "MW", "eval_time": "s", "eval_share": ""}
+
+
+def _eval_seconds(eval_tokens: float, forward_flops_per_token: float, chips: int,
+                 peak_flops: float, mfu: float) -> float:
+    """Seconds of forward-only evaluation: ``eval_tokens`` (tokens) x
+    ``forward_flops_per_token`` (FLOP/token) / (``chips`` x ``peak_flops`` (FLOP/s per chip)
+    x ``mfu``)."""
+    return eval_tokens * forward_flops_per_token / (chips * peak_flops * mfu)
+
+
+def _forward_flops(model: Model, seq_len: int, include_attention: bool,
+                   flops_per_token: float | None, lora: LoRA | None) -> float:
+    """Forward FLOPs per token of an evaluation: the model's (LoRA: base and adapters), or a
+    third of an explicit ``flops_per_token`` (forward of ``6 N + 3 x attention``)."""
+    if lora is not None:
+        from trnkb.workload.lora import lora_forward_flops_per_token
+
+        return lora_forward_flops_per_token(model, lora, seq_len, include_attention)
+    if flops_per_token is not None:
+        return flops_per_token / 3
+    return (model.forward_flops_per_token(seq_len) if include_attention
+            else 2.0 * model.active_params(False))
 
 
 def _refuse_unfit(model: Model, system: System, plan: Plan, inputs: dict[str, Input],
@@ -244,8 +274,14 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
           batch_tokens: float = 4 * 2**20, recipe: str = "bf16-adam",
           assumptions: dict[str, Input] | None = None, include_attention: bool = True,
           flops_per_token: float | None = None, pricing: str = "tco",
-          allow_unfit: bool = False, lora: LoRA | None = None) -> WorkloadResult:
+          allow_unfit: bool = False, lora: LoRA | None = None,
+          eval_tokens: float = 0.0) -> WorkloadResult:
     """Train ``model`` on ``chips`` chips of ``system`` for ``tokens`` tokens.
+
+    ``eval_tokens``: tokens the run's evaluations forward in all (evaluations x samples per
+    evaluation x sequence; 0 for none); their time (``eval_time``, see the module docstring)
+    is part of ``days``, the cost and the energy, not of the tokens/s; the ``eval_time`` and
+    ``eval_share`` metrics are reported when ``eval_tokens`` > 0 (the breakdown always has them).
 
     An explicit ``plan`` whose memory per chip exceeds the usable HBM at the central inputs
     is refused (``ValueError`` with the bytes it needs by part) unless ``allow_unfit``.
@@ -263,6 +299,8 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
     from trnkb.workload.search import plans as search_plans
 
     check_positive(chips=chips, tokens=tokens, seq_len=seq_len, batch_tokens=batch_tokens)
+    if not eval_tokens >= 0:
+        raise ValueError(f"eval_tokens must be >= 0, not {eval_tokens!r}")
     trainable: float | None = None
     if lora is not None:
         from trnkb.workload.lora import adapter_params, lora_flops_per_token
@@ -301,12 +339,17 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
         _refuse_unfit(model, system, chosen, inputs, seq_len, batch_tokens, recipe,
                       trainable)
 
+    f_fwd = _forward_flops(model, seq_len, include_attention, flops_per_token, lora)
+
     def run(v: dict[str, float]) -> dict[str, float]:
         s = step_breakdown(model, system, chosen, v, seq_len=seq_len, batch_tokens=batch_tokens,
                            recipe=recipe, weight_bytes=weight_bytes,
                            include_attention=include_attention,
                            budget=tokens, flops_per_token=flops_per_token,
                            trainable=trainable)
+        s["eval_time"] = _eval_seconds(eval_tokens, f_fwd, chips, v["peak_flops"], v["mfu"])
+        s["days"] += s["eval_time"] / 86400
+        s["eval_share"] = s["eval_time"] / (s["days"] * 86400)
         hours = s["days"] * 24
         s["min_chips"] = min_chips(model, recipe, seq_len, v["hbm_capacity"] * v["usable_hbm"])
         s["tokens_per_s"] = batch_tokens / s["step_time"]
@@ -319,12 +362,15 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
         s["energy_mwh"] = s["facility_mw"] * hours
         return s
 
+    metrics = TRAIN_METRICS if eval_tokens else {  # no evaluations: no rows of zeros
+        k: u for k, u in TRAIN_METRICS.items() if not k.startswith("eval_")}
     result = WorkloadResult.build("train", model, system, chips, precision, inputs, run,
-                                  TRAIN_METRICS,
+                                  metrics,
                                   plan=chosen, settings={"tokens": tokens, "seq_len": seq_len,
                                                        "batch_tokens": batch_tokens,
                                                        "recipe": recipe,
                                                        "include_attention": include_attention,
                                                        "pricing": pricing,
-                                                       "lora": lora.label if lora else None})
+                                                       "lora": lora.label if lora else None,
+                                                       "eval_tokens": eval_tokens})
     return result
