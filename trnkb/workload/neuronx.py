@@ -72,8 +72,6 @@ from trnkb.workload.ranges import Input, assumption
 if TYPE_CHECKING:
     from trnkb.workload.stepcost import StepModel
 
-__all__ = ["flash_min_tokens", "heads_per_core", "neuronx_version", "padded_heads",
-           "prefill_attention_fn", "prefill_inputs"]
 
 _SCORE_BYTES = 2.0  # scores in the query's dtype (amp f16/bf16): attention.score's dot_general
 _TRANSPOSE_FLOPS = 2.0 * 128  # P through the 128-row PE array to put keys on partitions

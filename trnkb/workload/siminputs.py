@@ -31,8 +31,6 @@ from trnkb.workload.serving import SERVE_ASSUMPTIONS
 from trnkb.workload.system import System
 from trnkb.workload.training import TRAIN_ASSUMPTIONS
 
-__all__ = ["SIM_ASSUMPTIONS", "sim_inputs"]
-
 SIM_ASSUMPTIONS = {
     "gemm_efficiency": assumption("gemm_efficiency", 0.55, 0.75, 0.9, "",
                                   "achieved fraction of peak FLOP/s of a large GEMM inside a "
