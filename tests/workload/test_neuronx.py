@@ -226,6 +226,8 @@ def test_simulator_runs_the_stack_at_tp_16_with_64_heads(kb):
     # any other stack keeps the largest power of two dividing the 40 heads, and refuses 16
     assert W.simulate(m, s, 16, **kw).settings["layout"] == "tp=8,dp=2"
     with pytest.raises(ValueError, match="must divide"):
+        W.simulate(m, s, 16, tp=16, **kw)
+    with pytest.raises(ValueError, match="no prefill rules"):  # a stack without rules is refused
         W.simulate(m, s, 16, tp=16, stack="vLLM 0.6.3", **kw)
     # Llama 3.1 8B's 32 heads divide the 32 cores: no padding under the stack
     m8 = fromkb.model(kb, "llama-3-1-8b")

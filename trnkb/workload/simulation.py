@@ -125,6 +125,10 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     check_positive(chips=chips, pp=pp, replicas=replicas, max_tokens=max_tokens)
     if batching not in ("continuous", "static"):
         raise ValueError(f"batching {batching!r} is not one of continuous, static")
+    if stack is not None and neuronx_version(stack) is None:
+        raise ValueError(f"stack {stack!r} has no prefill rules here: the one stack with rules is "
+                         "Transformers NeuronX with its Neuron release, e.g. "
+                         "'Transformers NeuronX (Neuron 2.18.0)'; other stacks need no --stack")
     if rate is not None and concurrency is not None:
         raise ValueError("give a rate or a concurrency, not both")
     if rate is not None:
