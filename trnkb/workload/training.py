@@ -45,7 +45,8 @@ reduction, no pipeline bubble and no HBM floor. ``eval_share`` is its share of t
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from trnkb.workload.models import Model
 from trnkb.workload.plan import (
@@ -129,7 +130,8 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
              else model.training_flops_per_token(seq_len, include_attention))
     flops_step = f_tok * batch_tokens
     peak = v["peak_flops"]
-    compute = flops_step / (chips * peak * v["mfu"])
+    attn = min(3 * model.attention_flops_per_token(seq_len) if include_attention else 0.0, f_tok)
+    compute = _compute_seconds(flops_step, attn * batch_tokens, chips, v)
     if plan.recompute == "full":
         if trainable is None:
             compute *= 4 / 3
@@ -208,10 +210,27 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     return out
 
 
+def _compute_seconds(flops: float, attention_flops: float, chips: int,
+                     v: dict[str, float]) -> float:
+    """Seconds of ``flops`` (FLOP) of which ``attention_flops`` run at
+    ``v["attention_peak_flops"]`` (FLOP/s per chip; the GEMM peak ``v["peak_flops"]`` when
+    absent) and the rest at ``v["peak_flops"]``, on ``chips`` chips at ``v["mfu"]``."""
+    peak = v["peak_flops"]
+    attn_peak = v.get("attention_peak_flops", peak)
+    return ((flops - attention_flops) / peak + attention_flops / attn_peak) / (chips * v["mfu"])
+
+
 def central_values(system: System, precision: str,
-                   overrides: dict[str, Input] | None = None) -> dict[str, Input]:
-    """Every input of a training run: the system's, the assumptions, then the caller's overrides."""
+                   overrides: dict[str, Input] | None = None,
+                   attention_precision: str | None = None) -> dict[str, Input]:
+    """Every input of a training run: the system's, the assumptions, then the caller's overrides.
+
+    ``attention_precision`` (when it differs from ``precision``) adds ``attention_peak_flops``,
+    the system's peak at that precision, at which the attention FLOPs run."""
     inputs = {**system.inputs(precision), **TRAIN_ASSUMPTIONS}
+    if attention_precision and attention_precision != precision:
+        inputs["attention_peak_flops"] = replace(system.peak_input(attention_precision),
+                                                 name="attention_peak_flops")
     inputs.update(overrides or {})
     return inputs
 
@@ -226,12 +245,13 @@ TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": 
                  "energy_mwh": "MWh", "facility_mw": "MW", "eval_time": "s", "eval_share": ""}
 
 
-def _eval_seconds(eval_tokens: float, forward_flops_per_token: float, chips: int,
-                 peak_flops: float, mfu: float) -> float:
+def _eval_seconds(eval_tokens: float, forward_flops_per_token: float,
+                  attention_flops_per_token: float, chips: int, v: dict[str, float]) -> float:
     """Seconds of forward-only evaluation: ``eval_tokens`` (tokens) x
-    ``forward_flops_per_token`` (FLOP/token) / (``chips`` x ``peak_flops`` (FLOP/s per chip)
-    x ``mfu``)."""
-    return eval_tokens * forward_flops_per_token / (chips * peak_flops * mfu)
+    ``forward_flops_per_token`` (FLOP/token, of which ``attention_flops_per_token`` at the
+    attention peak) / (``chips`` x peak (FLOP/s per chip) x ``mfu``)."""
+    return _compute_seconds(eval_tokens * forward_flops_per_token,
+                            eval_tokens * attention_flops_per_token, chips, v)
 
 
 def _forward_flops(model: Model, seq_len: int, include_attention: bool,
@@ -246,6 +266,22 @@ def _forward_flops(model: Model, seq_len: int, include_attention: bool,
         return flops_per_token / 3
     return (model.forward_flops_per_token(seq_len) if include_attention
             else 2.0 * model.active_params(False))
+
+
+def benchmark_eval_tokens(extra: dict[str, Any], tokens: float, seq_len: int) -> float:
+    """Tokens a benchmark's evaluations forward within a budget of ``tokens`` (tokens):
+    ``floor(tokens / seq_len / eval_every) x eval_samples x seq_len``, from a training
+    benchmark row's ``eval_every`` and ``eval_samples`` (sequences; ``Benchmark.extra``);
+    0 when the row has no evaluation schedule. ``eval_every`` is ``value`` or, declared as
+    ``derive: product``, the product of its ``factors`` (e.g. steps x batch x devices).
+    MLPerf Training evaluates every ``eval_every`` training sequences and stops at the
+    evaluation that reaches the target, so a budget that ends at convergence ends on one."""
+    every, samples = extra.get("eval_every"), extra.get("eval_samples")
+    if not every or not samples:
+        return 0.0
+    interval = (math.prod(float(x) for x in every["factors"].values())
+                if every.get("derive") == "product" else float(every["value"]))
+    return math.floor(tokens / seq_len / interval) * float(samples["value"]) * seq_len
 
 
 def _refuse_unfit(model: Model, system: System, plan: Plan, inputs: dict[str, Input],
@@ -275,8 +311,13 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
           assumptions: dict[str, Input] | None = None, include_attention: bool = True,
           flops_per_token: float | None = None, pricing: str = "tco",
           allow_unfit: bool = False, lora: LoRA | None = None,
-          eval_tokens: float = 0.0) -> WorkloadResult:
+          eval_tokens: float = 0.0,
+          attention_precision: str | None = None) -> WorkloadResult:
     """Train ``model`` on ``chips`` chips of ``system`` for ``tokens`` tokens.
+
+    ``precision`` sets the peak of the GEMMs; ``attention_precision`` (default: the same) the
+    peak of the attention FLOPs (``3 x attention`` per token; forward only in evaluations),
+    e.g. NVIDIA's NVFP4 recipes: ``precision="fp4", attention_precision="fp8"``.
 
     ``eval_tokens``: tokens the run's evaluations forward in all (evaluations x samples per
     evaluation x sequence; 0 for none); their time (``eval_time``, see the module docstring)
@@ -316,7 +357,8 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
     if recipe not in MEMORY_RECIPES:
         raise ValueError(f"unknown memory recipe {recipe!r}; choose from "
                          f"{', '.join(MEMORY_RECIPES)}")
-    inputs = {**central_values(system, precision), **cost_inputs(system, pricing)}
+    inputs = {**central_values(system, precision, attention_precision=attention_precision),
+              **cost_inputs(system, pricing)}
     assumptions = check_assumptions(assumptions, inputs)
     inputs.update(assumptions)
     weight_bytes = MEMORY_RECIPES[recipe][0] if recipe != "fp8-adam" else 1.0
@@ -340,6 +382,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
                       trainable)
 
     f_fwd = _forward_flops(model, seq_len, include_attention, flops_per_token, lora)
+    a_fwd = min(model.attention_flops_per_token(seq_len) if include_attention else 0.0, f_fwd)
 
     def run(v: dict[str, float]) -> dict[str, float]:
         s = step_breakdown(model, system, chosen, v, seq_len=seq_len, batch_tokens=batch_tokens,
@@ -347,7 +390,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
                            include_attention=include_attention,
                            budget=tokens, flops_per_token=flops_per_token,
                            trainable=trainable)
-        s["eval_time"] = _eval_seconds(eval_tokens, f_fwd, chips, v["peak_flops"], v["mfu"])
+        s["eval_time"] = _eval_seconds(eval_tokens, f_fwd, a_fwd, chips, v)
         s["days"] += s["eval_time"] / 86400
         s["eval_share"] = s["eval_time"] / (s["days"] * 86400)
         hours = s["days"] * 24
@@ -372,5 +415,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
                                                        "include_attention": include_attention,
                                                        "pricing": pricing,
                                                        "lora": lora.label if lora else None,
-                                                       "eval_tokens": eval_tokens})
+                                                       "eval_tokens": eval_tokens,
+                                                       "attention_precision":
+                                                           attention_precision or precision})
     return result
