@@ -97,7 +97,7 @@ def test_benchmark_eval_schedules_are_sourced_and_set_the_eval_tokens():
     """MLPerf references: 405B evaluates 5,760 sequences every 46,080, 8B 1,024 every 12,288,
     LoRA 173 samples every 384 (48 steps x batch 1 x 8 devices)."""
     from trnkb.workload.benchmarks import benchmark
-    from trnkb.workload.training import benchmark_eval_tokens
+    from trnkb.workload.evals import benchmark_eval_tokens
 
     big = benchmark("mlperf-train-llama31-405b")
     assert (big.extra["eval_every"]["value"], big.extra["eval_samples"]["value"]) == (46080, 5760)

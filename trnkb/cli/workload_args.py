@@ -130,7 +130,7 @@ def lora(text: str | None, bench: str | None, specs: Path | None,
 def bench_eval_tokens(bench: str | None, specs: Path | None, tokens: str, seq_len: str) -> float:
     """Tokens a training ``--benchmark``'s evaluation schedule forwards within ``--tokens``."""
     from trnkb.workload.benchmarks import benchmark
-    from trnkb.workload.training import benchmark_eval_tokens
+    from trnkb.workload.evals import benchmark_eval_tokens
 
     if bench is None:
         return 0.0

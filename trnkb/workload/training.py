@@ -46,8 +46,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from trnkb.workload.evals import forward_flops_per_token
 from trnkb.workload.models import Model
 from trnkb.workload.plan import (
     MEMORY_RECIPES,
@@ -254,36 +255,6 @@ def _eval_seconds(eval_tokens: float, forward_flops_per_token: float,
                             eval_tokens * attention_flops_per_token, chips, v)
 
 
-def _forward_flops(model: Model, seq_len: int, include_attention: bool,
-                   flops_per_token: float | None, lora: LoRA | None) -> float:
-    """Forward FLOPs per token of an evaluation: the model's (LoRA: base and adapters), or a
-    third of an explicit ``flops_per_token`` (forward of ``6 N + 3 x attention``)."""
-    if lora is not None:
-        from trnkb.workload.lora import lora_forward_flops_per_token
-
-        return lora_forward_flops_per_token(model, lora, seq_len, include_attention)
-    if flops_per_token is not None:
-        return flops_per_token / 3
-    return (model.forward_flops_per_token(seq_len) if include_attention
-            else 2.0 * model.active_params(False))
-
-
-def benchmark_eval_tokens(extra: dict[str, Any], tokens: float, seq_len: int) -> float:
-    """Tokens a benchmark's evaluations forward within a budget of ``tokens`` (tokens):
-    ``floor(tokens / seq_len / eval_every) x eval_samples x seq_len``, from a training
-    benchmark row's ``eval_every`` and ``eval_samples`` (sequences; ``Benchmark.extra``);
-    0 when the row has no evaluation schedule. ``eval_every`` is ``value`` or, declared as
-    ``derive: product``, the product of its ``factors`` (e.g. steps x batch x devices).
-    MLPerf Training evaluates every ``eval_every`` training sequences and stops at the
-    evaluation that reaches the target, so a budget that ends at convergence ends on one."""
-    every, samples = extra.get("eval_every"), extra.get("eval_samples")
-    if not every or not samples:
-        return 0.0
-    interval = (math.prod(float(x) for x in every["factors"].values())
-                if every.get("derive") == "product" else float(every["value"]))
-    return math.floor(tokens / seq_len / interval) * float(samples["value"]) * seq_len
-
-
 def _refuse_unfit(model: Model, system: System, plan: Plan, inputs: dict[str, Input],
                   seq_len: int, batch_tokens: float, recipe: str,
                   trainable: float | None) -> None:
@@ -381,7 +352,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
         _refuse_unfit(model, system, chosen, inputs, seq_len, batch_tokens, recipe,
                       trainable)
 
-    f_fwd = _forward_flops(model, seq_len, include_attention, flops_per_token, lora)
+    f_fwd = forward_flops_per_token(model, seq_len, include_attention, flops_per_token, lora)
     a_fwd = min(model.attention_flops_per_token(seq_len) if include_attention else 0.0, f_fwd)
 
     def run(v: dict[str, float]) -> dict[str, float]:
