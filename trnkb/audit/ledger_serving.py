@@ -8,6 +8,9 @@ Rules, by the run's ``scenario``:
   where stated); TPOT and TTFT are the p50s (the tables' own statistic);
   Transformers NeuronX runs (the Neuron tables) use static batching (``batching="static"``:
   its sample scripts encode and decode one compiled batch; continuous batching needs vLLM);
+  DeepSeek-R1 runs on gfx942 (MI300X, MI325X) whose SGLang image builds an aiter without
+  gfx942 tuned DeepSeek-V3 FP8 GEMMs (v0.5.9: aiter v0.1.11.post1) add the default kernels'
+  time per layer (``layer_extra``, :func:`trnkb.workload.rocmfit.untuned_layer_extra`);
 - ``offline`` (a maximum-throughput figure at stated lengths: trtllm-bench, vLLM
   ``benchmark_throughput``): the simulator's offline drain on the run's chips as one replica;
 - MLPerf ``offline``, ``server``, ``interactive``: need the benchmark's mean input length,
@@ -75,6 +78,9 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
     if str(run.get("software") or "").startswith("Transformers NeuronX"):
         kw["batching"] = "static"  # its benchmark scripts run a compiled static batch
         kw["stack"] = str(run.get("software"))  # its prefill rules: trnkb.workload.neuronx
+    untuned = _untuned(run, s.chip, m.id)
+    if untuned:
+        kw["assumptions"] = untuned
     try:
         r = W.simulate(m, s, int(run.chips or 0), **kw)
     except ValueError as e:
@@ -86,7 +92,21 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
             + (f" --dp {kw['dp']}" if "dp" in kw else "") + load
             + (" --batching static" if "batching" in kw else "")
             + (f" --stack '{kw['stack']}'" if "stack" in kw else ""))
-    return Prediction(mid, lo, hi, call, tuple(r.notes))
+    notes = tuple(r.notes) + (("aiter of this image has no gfx942 tuned DeepSeek-V3 FP8 "
+                               "GEMMs: layer_extra from rocmfit.untuned_layer_extra",)
+                              if untuned else ())
+    return Prediction(mid, lo, hi, call, notes)
+
+
+def _untuned(run: Run, chip: str, model_id: str) -> dict[str, Any]:
+    """``{"layer_extra": Input}`` for a DeepSeek-V3/R1 run on gfx942 whose SGLang image
+    builds an aiter without gfx942 tuned DeepSeek-V3 FP8 GEMMs (rocmfit), else ``{}``."""
+    from trnkb.workload.rocmfit import ARCH, untuned_gfx942, untuned_layer_extra
+
+    if (model_id != "deepseek-v3" or ARCH.get(chip) != "gfx942"
+            or not untuned_gfx942(str(run.get("software") or ""))):
+        return {}
+    return {"layer_extra": untuned_layer_extra()}
 
 
 def predict_serving(kb: KnowledgeBase, run: Run) -> Prediction | str:

@@ -22,21 +22,23 @@ little.
 0.57), range x(1 -+ rms residual); ``kernel_overhead`` central the fitted floor, range the
 NVIDIA points' ends (:mod:`~trnkb.workload.kernelfit`).
 
-Fused MoE, the same way: aiter's tuned fused-MoE table for DeepSeek-V3
-(``aiter/configs/model_configs/a8w8_blockscale_tuned_fmoe_ds_v3.csv``, same commit; FP8
-block-scale, the shared expert fused as the 257th or 33rd, top-k 9) records the time of a
-whole MoE layer at a token count. :data:`MOE_POINTS` keeps its compute-bound rows (256
-tokens and more): on gfx950 the tensor-parallel slices SGLang and ATOM run at EP 1 (inter
-256 at TP 8, rows up to 1,024 tokens: above that the table repeats the 1,024 row; inter 512
-at TP 4), on gfx942 the only DeepSeek-V3 rows, 33 whole experts (EP 8). :func:`moe_fit`
-fits the step model's form ``rate(M) = R x M / (M + m_half)`` (``M = tokens x topk /
-experts`` rows per expert; least squares on ``1 / rate = a + b / M``, relative): gfx950
-R = 902 TFLOP/s, m_half 70 rows (9 points, rms residual 4%); gfx942 981 TFLOP/s, 88 rows (7
-points, rms 1%). :func:`rocm_moe_inputs` gives ``expert_gemm_efficiency`` = R / the chip's
-FP8 peak (MI355X 0.18, MI300X 0.38) and ``expert_gemm_m_half``, which the step model
-charges the routed experts with instead of the dense GEMMs' values; the gfx950 figure is
-for TP-sliced experts (narrow N), an estimate for whole experts. Nothing here is fitted to
-an end-to-end run.
+Fused MoE, the same way: aiter's tuned fused-MoE tables for DeepSeek-V3 (FP8 block-scale:
+``aiter/configs/model_configs/a8w8_blockscale_tuned_fmoe_ds_v3.csv``; MXFP4:
+``dsv3_fp4_tuned_fmoe.csv``; same commit; the shared expert fused as the 257th or 33rd,
+top-k 9) record the time of a whole MoE layer at a token count. :data:`MOE_POINTS` keeps
+their compute-bound rows (256 tokens and more): on gfx950 the tensor-parallel slices SGLang
+and ATOM run at EP 1 (inter 256 per rank at TP 8, inter 512 at TP 4; the FP8 TP 8 rows stop
+at 1,024 tokens: above that the table repeats the 1,024 row), on gfx942 the only DeepSeek-V3
+rows, 33 whole experts (EP 8, FP8). :func:`moe_fit` fits the step model's form ``rate(M) =
+R x M / (M + m_half)`` (``M = tokens x topk / experts`` rows per expert; least squares on
+``1 / rate = a + b / M``, relative) per arch, format and, where the table has it, the
+layout's inter_dim per rank: gfx950 FP8 695 TFLOP/s and 50 rows at inter 256 (3 rows, rms
+4%), 913 and 72 at inter 512 (6, rms 3%); gfx950 FP4 1,221 and 54 at inter 256, 1,759 and 69
+at inter 512 (8 each, rms 3%); gfx942 FP8 981 and 88 (7 rows, rms 1%). The narrower slice is
+the slower one. :func:`rocm_moe_inputs` gives ``expert_gemm_efficiency`` = R / the chip's
+dense peak in that format (MI355X FP8 0.14 at TP 8, FP4 0.12 at TP 8; MI300X FP8 0.38) and
+``expert_gemm_m_half``, which the step model charges the routed experts with instead of the
+dense GEMMs' values. Nothing here is fitted to an end-to-end run.
 """
 
 from __future__ import annotations
@@ -51,18 +53,35 @@ from trnkb.workload.ranges import Input
 MOE_SOURCE = ("ROCm/aiter aiter/configs/model_configs/a8w8_blockscale_tuned_fmoe_ds_v3.csv at "
               "e4048607 (2026-08-22), tuned FP8 block-scale fused-MoE times, DeepSeek-V3")
 
-# (gfx, inter_dim per rank, experts per rank incl. the fused shared one, topk, tokens, us)
+# (gfx, format, inter_dim per rank, experts per rank incl. the fused shared one, topk,
+# tokens, us); fp8 from MOE_SOURCE, fp4 (MXFP4, per-1x32 scales) from MOE_SOURCE_FP4
 MOE_POINTS = (
-    ("gfx942", 2048, 33, 9, 256, 470.75), ("gfx942", 2048, 33, 9, 512, 671.55),
-    ("gfx942", 2048, 33, 9, 1024, 1091.04), ("gfx942", 2048, 33, 9, 2048, 1857.19),
-    ("gfx942", 2048, 33, 9, 4096, 3549.10), ("gfx942", 2048, 33, 9, 8192, 6928.71),
-    ("gfx942", 2048, 33, 9, 16384, 13796.90),
-    ("gfx950", 256, 257, 9, 256, 249.58), ("gfx950", 256, 257, 9, 512, 260.97),
-    ("gfx950", 256, 257, 9, 1024, 359.48),
-    ("gfx950", 512, 257, 9, 256, 515.70), ("gfx950", 512, 257, 9, 512, 540.50),
-    ("gfx950", 512, 257, 9, 1024, 673.68), ("gfx950", 512, 257, 9, 2048, 873.59),
-    ("gfx950", 512, 257, 9, 4096, 1294.01), ("gfx950", 512, 257, 9, 8192, 2305.85),
+    ("gfx942", "fp8", 2048, 33, 9, 256, 470.75), ("gfx942", "fp8", 2048, 33, 9, 512, 671.55),
+    ("gfx942", "fp8", 2048, 33, 9, 1024, 1091.04),
+    ("gfx942", "fp8", 2048, 33, 9, 2048, 1857.19),
+    ("gfx942", "fp8", 2048, 33, 9, 4096, 3549.10),
+    ("gfx942", "fp8", 2048, 33, 9, 8192, 6928.71),
+    ("gfx942", "fp8", 2048, 33, 9, 16384, 13796.90),
+    ("gfx950", "fp8", 256, 257, 9, 256, 249.58), ("gfx950", "fp8", 256, 257, 9, 512, 260.97),
+    ("gfx950", "fp8", 256, 257, 9, 1024, 359.48),
+    ("gfx950", "fp8", 512, 257, 9, 256, 515.70), ("gfx950", "fp8", 512, 257, 9, 512, 540.50),
+    ("gfx950", "fp8", 512, 257, 9, 1024, 673.68), ("gfx950", "fp8", 512, 257, 9, 2048, 873.59),
+    ("gfx950", "fp8", 512, 257, 9, 4096, 1294.01),
+    ("gfx950", "fp8", 512, 257, 9, 8192, 2305.85),
+    ("gfx950", "fp4", 256, 257, 9, 256, 145.67), ("gfx950", "fp4", 256, 257, 9, 512, 161.51),
+    ("gfx950", "fp4", 256, 257, 9, 1024, 213.79), ("gfx950", "fp4", 256, 257, 9, 2048, 298.51),
+    ("gfx950", "fp4", 256, 257, 9, 4096, 475.91), ("gfx950", "fp4", 256, 257, 9, 8192, 789.08),
+    ("gfx950", "fp4", 256, 257, 9, 16384, 1452.87),
+    ("gfx950", "fp4", 256, 257, 9, 32768, 2687.43),
+    ("gfx950", "fp4", 512, 257, 9, 256, 264.07), ("gfx950", "fp4", 512, 257, 9, 512, 276.38),
+    ("gfx950", "fp4", 512, 257, 9, 1024, 317.86), ("gfx950", "fp4", 512, 257, 9, 2048, 463.02),
+    ("gfx950", "fp4", 512, 257, 9, 4096, 708.86),
+    ("gfx950", "fp4", 512, 257, 9, 8192, 1170.29),
+    ("gfx950", "fp4", 512, 257, 9, 16384, 2091.95),
+    ("gfx950", "fp4", 512, 257, 9, 32768, 3785.10),
 )
+MOE_SOURCE_FP4 = ("ROCm/aiter aiter/configs/model_configs/dsv3_fp4_tuned_fmoe.csv at e4048607 "
+                  "(2026-08-22), tuned MXFP4 fused-MoE times, DeepSeek-V3")
 _D_MODEL = 7168  # DeepSeek-V3 hidden size, the tables' model_dim
 
 SOURCE = ("ROCm/aiter aiter/configs/model_configs/a8w8_blockscale_tuned_gemm_ds_v3.csv at "
@@ -144,14 +163,16 @@ def rocm_decode_inputs(chip: str, hbm_bandwidth: float,
 
 
 @functools.cache
-def moe_fit(gfx: str) -> dict[str, float]:
+def moe_fit(gfx: str, fmt: str = "fp8", inter: int | None = None) -> dict[str, float]:
     """``{"rate": FLOP/s, "m_half": rows, "rms_residual", "max_residual", "points"}`` of
-    ``rate(M) = rate x M / (M + m_half)`` over :data:`MOE_POINTS` of ``gfx`` (FLOPs of a
-    row: ``2 x 3 x d_model x inter``; residuals model / measured - 1)."""
+    ``rate(M) = rate x M / (M + m_half)`` over :data:`MOE_POINTS` of ``gfx`` in ``fmt``
+    (``inter``: only the rows of that inter_dim per rank; FLOPs of a row ``2 x 3 x d_model x
+    inter``; residuals model / measured - 1)."""
     pts = [(t * k / e, t * k * 6.0 * _D_MODEL * i / (us * 1e-6))
-           for g, i, e, k, t, us in MOE_POINTS if g == gfx]
+           for g, f, i, e, k, t, us in MOE_POINTS
+           if g == gfx and f == fmt and (inter is None or i == inter)]
     if not pts:
-        raise KeyError(f"no tuned fused-MoE points for {gfx}")
+        raise KeyError(f"no tuned fused-MoE points for {gfx} {fmt} inter {inter}")
     m = np.array([p[0] for p in pts], float)
     r = np.array([p[1] for p in pts], float)
     A = np.vstack([np.ones_like(m), 1 / m]).T * r[:, None]
@@ -163,22 +184,75 @@ def moe_fit(gfx: str) -> dict[str, float]:
             "max_residual": float(np.max(np.abs(rel))), "points": float(len(pts))}
 
 
-def rocm_moe_inputs(chip: str, fp8_peak: float) -> dict[str, Input]:
-    """``expert_gemm_efficiency`` and ``expert_gemm_m_half`` of an AMD ``chip`` whose dense
-    FP8 peak is ``fp8_peak`` FLOP/s (the tables are FP8 block-scale); ``{}`` for a chip of no
-    tuned arch."""
+def rocm_moe_inputs(chip: str, fmt: str, peak: float,
+                    inter: int | None = None) -> dict[str, Input]:
+    """``expert_gemm_efficiency`` and ``expert_gemm_m_half`` of an AMD ``chip`` computing
+    the experts in ``fmt`` (fp8 or fp4) at a dense ``peak`` FLOP/s; ``inter`` the experts'
+    inter_dim per rank (the fit of those rows where the table has them, else of all the
+    arch's rows in that format); ``{}`` for a chip or format with no tuned rows."""
     gfx = ARCH.get(chip)
-    if gfx is None or not fp8_peak > 0:
+    if gfx is None or not peak > 0 or not any(g == gfx and f == fmt
+                                              for g, f, *_ in MOE_POINTS):
         return {}
-    f = moe_fit(gfx)
-    e, h, r = min(f["rate"] / fp8_peak, 1.0), f["m_half"], f["rms_residual"]
-    shape = ("tensor-parallel expert slices (inter 256 and 512), an estimate for whole "
-             "experts" if gfx == "gfx950" else "33 whole experts (EP 8)")
-    basis = (f"fit of rate x M / (M + m_half) to {MOE_SOURCE} ({gfx}, {int(f['points'])} "
-             f"rows of 256+ tokens, {shape}): {f['rate'] / 1e12:,.0f} TFLOP/s of "
-             f"{fp8_peak / 1e12:,.0f}, m_half {h:.0f} rows, rms residual {r:.0%} (rocmfit)")
+    rows = {i for g, f, i, *_ in MOE_POINTS if g == gfx and f == fmt}
+    pick = inter if inter in rows else None
+    f = moe_fit(gfx, fmt, pick)
+    e, h, r = min(f["rate"] / peak, 1.0), f["m_half"], f["rms_residual"]
+    shape = (f"inter {pick} per rank" if pick is not None else
+             "inter " + " and ".join(str(i) for i in sorted(rows)) + " per rank")
+    src = MOE_SOURCE_FP4 if fmt == "fp4" else MOE_SOURCE
+    basis = (f"fit of rate x M / (M + m_half) to {src} ({gfx}, {shape}, {int(f['points'])} "
+             f"rows of 256+ tokens): {f['rate'] / 1e12:,.0f} TFLOP/s of "
+             f"{peak / 1e12:,.0f}, m_half {h:.0f} rows, rms residual {r:.0%} (rocmfit)")
     return {"expert_gemm_efficiency": Input("expert_gemm_efficiency", 0.8 * e, e,
                                             min(1.25 * e, 1.0), "", "fitted",
                                             basis + "; range x0.8 to x1.25"),
             "expert_gemm_m_half": Input("expert_gemm_m_half", 0.5 * h, h, 2.0 * h, "",
                                         "fitted", basis + "; range x0.5 to x2")}
+
+
+# Untuned FP8 block-scale GEMMs on gfx942. aiter dispatches a shape with no row for its
+# (gfx, cu_num) to a default kernel; its tuned DeepSeek-V3 table has gfx942/304 rows from tag
+# v0.1.13-rc2 on (none in v0.1.12.post2 and before, checked tag by tag at the ROCm/aiter
+# mirror), and SGLang's rocm.Dockerfile at v0.5.9 builds aiter v0.1.11.post1
+# (AITER_COMMIT_DEFAULT). The default kernels' times: InferenceX issue 863 (2026-03-05),
+# DeepSeek-R1 FP8 decode trace on 8 x MI325X, TP 8, conc 64, image
+# lmsysorg/sglang:v0.5.9-rocm700-mi30x; the tuned times: POINTS' table at M = 64.
+# (op, calls per step, untuned avg us, tuned us at M = 64 for the same (N, K))
+UNTUNED_TRACE = (
+    ("q_a_proj 1536 x 7168", 61, 123.0, 15.7),
+    ("kv_a_proj 576 x 7168", 61, 30.0, 11.4),
+    ("o_proj 7168 x 2048", 61, 34.0, 11.1),
+    ("dense FFN gate_up 4608 x 7168", 3, 122.0, 23.5),
+    ("dense FFN down 7168 x 2304", 3, 39.0, 10.9),
+)
+UNTUNED_SOURCE = ("SemiAnalysisAI/InferenceX issue 863 (MI325X DeepSeek-R1 FP8 TP8 decode "
+                  "kernel table, sglang v0.5.9-rocm700-mi30x) against " + SOURCE.split(",")[0])
+# SGLang ROCm images -> the aiter they build (sglang docker/rocm.Dockerfile at that tag)
+SGLANG_AITER = {"v0.5.9": "v0.1.11.post1"}
+_TUNED_FROM = (0, 1, 13)  # aiter v0.1.13(-rc2): the first tag with gfx942 DeepSeek-V3 rows
+
+
+def _version(tag: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in tag.lstrip("v").split(".post")[0].split("-")[0].split("."))
+
+
+def untuned_gfx942(software: str) -> bool:
+    """Whether a run's ``software`` (e.g. ``sglang (lmsysorg/sglang:v0.5.9-rocm700-mi30x)``)
+    builds an aiter without gfx942 tuned DeepSeek-V3 FP8 GEMMs (:data:`SGLANG_AITER`)."""
+    for tag, aiter in SGLANG_AITER.items():
+        if f"sglang:{tag}-" in software and "mi30x" in software:
+            return _version(aiter) < _TUNED_FROM
+    return False
+
+
+def untuned_layer_extra(layers: int = 61) -> Input:
+    """``layer_extra``: seconds per layer the default kernels add over the tuned ones
+    (:data:`UNTUNED_TRACE`, summed per step over the trace's ``layers``); the trace's M = 64
+    times stand for every decode batch (a default kernel is latency-bound), range x0.5-x1.2."""
+    extra = sum(n * (t - tuned) for _, n, t, tuned in UNTUNED_TRACE) * 1e-6 / layers
+    return Input("layer_extra", 0.5 * extra, extra, 1.2 * extra, "s", "fitted",
+                 f"untuned aiter FP8 block-scale GEMMs on gfx942: {UNTUNED_SOURCE}; "
+                 + ", ".join(f"{op} {t:g} vs {tu:g} us x {n}" for op, n, t, tu in UNTUNED_TRACE)
+                 + f" = {extra * layers * 1e3:.2f} ms per step, {extra * 1e6:.0f} us per layer "
+                 "(rocmfit)")

@@ -60,11 +60,13 @@ _COMM = {k: TRAIN_ASSUMPTIONS[k] for k in ("collective_efficiency", "scaleout_la
 
 def sim_inputs(model: Model, system: System, cp: str, kvp: str, pricing: str,
                assumptions: dict[str, Input] | None,
-               stack: str | None = None) -> tuple[dict[str, Input], set[str]]:
+               stack: str | None = None,
+               tp: int | None = None) -> tuple[dict[str, Input], set[str]]:
     """``(inputs, cost_keys)`` of ``model`` on ``system`` computing at ``cp`` with a ``kvp``
     cache (see the module docstring), under the serving ``stack`` when one is named (its
-    prefill rules, :mod:`~trnkb.workload.neuronx`); ``cost_keys`` name the inputs that price,
-    not time."""
+    prefill rules, :mod:`~trnkb.workload.neuronx`), ``tp`` the caller's tensor-parallel width
+    if given (the expert slice a fused-MoE fit is picked for); ``cost_keys`` name the inputs
+    that price, not time."""
     costs = cost_inputs(system, pricing)
     cost_keys = set(costs) | {"chip_power", "pue", "capex_per_chip"}
     gemm: dict[str, Input] = {"gemm_m_half": m_half_input(system.chip)}
@@ -97,7 +99,8 @@ def sim_inputs(model: Model, system: System, cp: str, kvp: str, pricing: str,
         rocm = rocm_decode_inputs(system.chip, system.hbm_bandwidth.mid,
                                   inputs.get("kernel_overhead"))
         inputs |= {k: i for k, i in rocm.items() if k in inputs and k not in (assumptions or {})}
-        if model.moe and cp == "fp8":  # aiter's tuned FP8 fused MoE
-            moe = rocm_moe_inputs(system.chip, system.peak_input("fp8").mid)
+        if model.moe and cp in ("fp8", "fp4"):  # aiter's tuned fused MoE
+            inter = (model.expert_ffn_size or 0) // tp if tp else None
+            moe = rocm_moe_inputs(system.chip, cp, system.peak_input(cp).mid, inter)
             inputs |= {k: i for k, i in moe.items() if k not in (assumptions or {})}
     return inputs, cost_keys

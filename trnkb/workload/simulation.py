@@ -136,7 +136,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     ins, outs = _lengths(input_len), _lengths(output_len)
     kvp = kv_precision or default_kv_precision(precision)
     cp = compute_precision or system.fallback_precision(precision)
-    inputs, cost_keys = sim_inputs(model, system, cp, kvp, pricing, assumptions, stack)
+    inputs, cost_keys = sim_inputs(model, system, cp, kvp, pricing, assumptions, stack, tp)
     mid = {k: i.mid for k, i in inputs.items()}
     lay = _layout(model, system, chips, tp, dp, pp, replicas, WEIGHT_BYTES[precision],
                   WEIGHT_BYTES[kvp], mid, ins.mean + outs.mean)

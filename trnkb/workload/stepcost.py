@@ -39,7 +39,9 @@ tokens attend to (a chunk of ``c`` tokens after ``p`` cached ones attends to
 * ``fixed``: ``step_overhead`` per step (scheduler, sampling, the launches a graph does not
   hide) and per layer ``layer_overhead``, or for a MoE or MLA model (where the values hold
   ``kernel_overhead``) ``kernels_per_layer x kernel_overhead``, the floor of the chain of
-  small kernels a decode layer runs (:mod:`~trnkb.workload.kernelfit`).
+  small kernels a decode layer runs (:mod:`~trnkb.workload.kernelfit`); plus ``layer_extra``
+  per layer where a stack build runs default kernels a tuned one does not (0 unless given:
+  :func:`~trnkb.workload.rocmfit.untuned_layer_extra`).
 
 Every rate is a float in SI units (FLOP/s, B/s, s); arrays work too (numpy), so a recorded
 schedule can be re-timed for every input end at once.
@@ -196,7 +198,7 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
     overlap = v["serve_overlap"]
     per_layer = (v["kernels_per_layer"] * v["kernel_overhead"] if "kernel_overhead" in v
                  else v["layer_overhead"])
-    fixed = v["step_overhead"] / pp + per_layer * L
+    fixed = v["step_overhead"] / pp + (per_layer + v.get("layer_extra", 0.0)) * L
 
     # GEMM time at M rows = FLOPs x (M + m_half) / (M x peak x gemm_efficiency): each GEMM
     # pays m_half rows of waste; a routed expert only when the batch touches it
