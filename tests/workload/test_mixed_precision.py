@@ -131,3 +131,31 @@ def test_cli_benchmark_sets_eval_tokens_and_attention_precision():
     assert d["settings"]["eval_tokens"] == 1e6 and d["settings"]["attention_precision"] == "bf16"
     r = CliRunner().invoke(app, [*args, "--attention-precision", "fp9"])
     assert r.exit_code == 1 and "--attention-precision" in r.output
+
+
+def test_gradient_buckets_follow_megatron_core_default():
+    """Megatron-core's default bucket: max(40e6, 1e6 x dp) parameters, one collective each."""
+    from trnkb.workload.training import _buckets
+
+    assert _buckets(68_714_504_192 / 8, 8) == 215  # 8.59e9 / 40e6 = 214.8
+    assert _buckets(4e9, 64) == 63  # 4e9 / 64e6 = 62.5
+    assert _buckets(1e6, 8) == 1
+
+
+def test_each_gradient_bucket_pays_the_collective_latency_again(pair):
+    """Data-parallel time is linear in the per-step latency with slope = buckets x the steps
+    of one collective: doubling step_latency (scale-up only: dp=8 inside one NVL72) adds
+    216 x latency_steps x 2 us: the 70B's parameters with the input embedding (N + 32000 x
+    8192 = 68,976,648,192) over tp=8 are 8.62e9 per chip, 215.6 buckets of 40e6 -> 216."""
+    from trnkb.workload.collectives import latency_steps
+
+    m, s = pair
+
+    def dp(lat: float) -> float:
+        kw = {**_KW, "assumptions": {"mfu": user_value("mfu", 0.5, ""),
+                                     "step_latency": user_value("step_latency", lat, "s")}}
+        return W.train(m, s, 64, "tp=8", 1e10, "fp8", **kw).breakdown["dp_comm"]
+
+    slope = (dp(4e-6) - dp(2e-6)) / 2e-6
+    assert (_N + 32000 * 8192) / 8 / 40e6 == pytest.approx(215.55, abs=0.01)
+    assert slope == pytest.approx(216 * latency_steps("all-reduce", 8), rel=1e-6)

@@ -97,6 +97,14 @@ TRAIN_ASSUMPTIONS = {
 COMM_PARTS = ("dp", "tp", "ep", "cp", "pp")
 
 
+def _buckets(params: float, dp: int) -> int:
+    """Gradient buckets of ``params`` local parameters over ``dp`` data-parallel ranks:
+    Megatron-core's default bucket of ``max(40e6, 1e6 x dp)`` parameters (its
+    ``DistributedDataParallelConfig.bucket_size``: "larger DP sizes need larger buckets to
+    ensure collectives do not become latency-bound"); each bucket is one collective."""
+    return max(1, math.ceil(params / max(40e6, 1e6 * dp)))
+
+
 def _exposed(t: float, overlap: float, window: float) -> float:
     hidden = min(t * overlap, window)
     return t - hidden
@@ -163,14 +171,19 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     red = "reduce-scatter" if plan.zero >= 1 else "all-reduce"
     if trainable is not None:  # only the adapters' gradients and weights move
         dense_local, expert_local, weight_bytes = trainable / (plan.tp * plan.pp), 0.0, 2.0
-    t_dp = net.time(red, dense_local * grad_bytes, data, plan.tp, **kw)
+    edata = max(data // plan.ep, 1)
+
+    def bucketed(kind: str, params: float, per: float, g: int, stride: int) -> float:
+        n = _buckets(params, g)
+        return n * net.time(kind, params * per / n, g, stride, **kw)
+
+    t_dp = bucketed(red, dense_local, grad_bytes, data, plan.tp)
     if (plan.ep > 1 or model.moe) and expert_local > 0:
-        t_dp += net.time(red, expert_local * grad_bytes, max(data // plan.ep, 1),
-                         plan.tp * plan.ep, **kw)
+        t_dp += bucketed(red, expert_local, grad_bytes, edata, plan.tp * plan.ep)
     gathers = 2 * max(n_micro, 1) if plan.zero >= 3 else (1 if plan.zero >= 1 else 0)
-    t_dp += gathers * (net.time("all-gather", dense_local * weight_bytes, data, plan.tp, **kw)
-                       + net.time("all-gather", expert_local * weight_bytes,
-                                  max(data // plan.ep, 1), plan.tp * plan.ep, **kw))
+    t_dp += gathers * (bucketed("all-gather", dense_local, weight_bytes, data, plan.tp)
+                       + bucketed("all-gather", expert_local, weight_bytes, edata,
+                                  plan.tp * plan.ep))
     tokens_mb = plan.microbatch * seq_len / plan.cp
     layers = stage_layers(model, plan)
     act = tokens_mb * model.d_model * 2.0
