@@ -18,6 +18,7 @@ from trnkb.workload.neuronx import (
     flash_min_tokens,
     heads_per_core,
     neuronx_version,
+    padded_heads,
     prefill_attention_fn,
     prefill_inputs,
 )
@@ -135,11 +136,97 @@ def test_simulator_charges_the_rules_on_prefill_only(kb):
     import trnkb.workload as W
     from trnkb.workload import fromkb
 
-    m, s = fromkb.model(kb, "llama-2-13b"), fromkb.system(kb, "trn1-32xlarge")
+    # Llama 2 7B: 32 heads on 16 chips' 32 cores, no padding (the padding rule changes decode
+    # too: test_padded_heads_charge_kv_and_attention)
+    m, s = fromkb.model(kb, "llama-2-7b"), fromkb.system(kb, "trn1-32xlarge")
     kw = dict(input_len=4096, output_len=16, concurrency=1, batching="static", ranged=False)
     base = W.simulate(m, s, 16, **kw)
     tnx = W.simulate(m, s, 16, stack=TNX_218, **kw)
+    assert base.settings["layout"] == tnx.settings["layout"] == "tp=16"
     assert tnx.settings["stack"] == TNX_218
     assert tnx["tpot_p50"].mid == pytest.approx(base["tpot_p50"].mid)
     # the flash charge (causal half at attention_efficiency) replaced by the full square
     assert tnx["ttft_p50"].mid > 1.3 * base["ttft_p50"].mid
+
+
+def test_heads_and_kv_heads_padded_to_the_cores():
+    # decoder.py to_neuron / init_caches: round_up_to_divisor(n, tp_degree), only when the
+    # cores do not divide the heads
+    assert padded_heads(40, 40, 32) == (64, 64)  # Llama 2 13B on trn1.32xlarge's 32 cores
+    assert padded_heads(40, 40, 16) == (48, 48)
+    assert padded_heads(40, 8, 32) == (64, 32)
+    assert padded_heads(32, 8, 32) == (32, 8)  # divides: unchanged
+    assert padded_heads(64, 8, 32) == (64, 8)
+
+
+def test_layout_accepts_a_non_dividing_tp_only_under_the_stack(kb):
+    from trnkb.workload import fromkb
+    from trnkb.workload.serving import layout
+
+    m = fromkb.model(kb, "llama-2-13b")
+    assert m.attention_heads == 40
+    assert layout(m, 16, 16, TNX_218) == (16, 1)
+    for stack in (None, "vLLM 0.6.3", "Transformers NeuronX"):  # no version: not the rules
+        with pytest.raises(ValueError, match="must divide"):
+            layout(m, 16, 16, stack)
+    with pytest.raises(ValueError, match="must divide"):
+        layout(m, 16, 3, TNX_218)  # the chips still must divide
+
+
+def _step_inputs(kb, **over):
+    from trnkb.workload import fromkb
+    from trnkb.workload.siminputs import sim_inputs
+
+    m, s = fromkb.model(kb, "llama-2-13b"), fromkb.system(kb, "trn1-32xlarge")
+    ins, _ = sim_inputs(m, s, "bf16", "bf16", "tco", None, TNX_218, 16)
+    v = {k: i.mid for k, i in ins.items()} | over
+    return m, s, v
+
+
+def test_padded_heads_charge_kv_and_attention(kb):
+    from trnkb.workload.stepcost import StepModel, step_fn
+
+    m, s, v = _step_inputs(kb)
+    # Llama 2 13B: 40 layers, MHA, 40 heads of 128; trn1: 2 NeuronCores per chip
+    assert (m.layers, m.kv_heads, m.head_dim, m.v_dim) == (40, 40, 128, 128)
+    assert v["neuronx_cores_per_chip"] == 2
+    padded = StepModel(m, s, Layout(16, 1, heads=64, kv_heads=64), 2.0, 2.0)
+    plain = StepModel(m, s, Layout(8, 2), 2.0, 2.0)
+    # K and V x 40 layers x 64 padded heads x 128 x 2 B over 16 chips = 81,920 B per token,
+    # where the 40 real heads over 8 chips hold 2 x 40 x 40 x 128 x 2 / 8 = 102,400 B
+    assert padded.kv_bytes_per_token_chip() == pytest.approx(2 * 40 * 64 * 128 * 2 / 16)
+    assert padded.kv_bytes_per_token_chip() == pytest.approx(81_920)
+    assert plain.kv_bytes_per_token_chip() == pytest.approx(102_400)
+    ctx = 4096.0
+    # memory-bound decode attention (compute made free): the padded cache streamed
+    vm = v | {"attention_efficiency": 1e9}
+    _, parts = step_fn(padded, vm)(1.0, ctx, 0.0, 0.0, parts=True)
+    bw = vm["hbm_bandwidth"] * vm["hbm_efficiency"]
+    assert parts["attention"] == pytest.approx(ctx * 81_920 / bw)
+    # compute-bound (bandwidth made free): QK^T and PV, 2 x 64 x (128 + 128) FLOPs per
+    # position and layer, 40 layers, over 16 chips = 81,920 FLOPs per position per chip
+    vc = v | {"hbm_efficiency": 1e9}
+    _, parts = step_fn(padded, vc)(1.0, ctx, 0.0, 0.0, parts=True)
+    peak = vc.get("attention_peak_flops", vc["peak_flops"]) * vc["attention_efficiency"]
+    assert parts["attention"] == pytest.approx(ctx * 2 * 64 * 256 * 40 / 16 / peak)
+    _, unpadded = step_fn(StepModel(m, s, Layout(16, 1), 2.0, 2.0), vc)(
+        1.0, ctx, 0.0, 0.0, parts=True)
+    assert parts["attention"] / unpadded["attention"] == pytest.approx(64 / 40)
+
+
+def test_simulator_runs_the_stack_at_tp_16_with_64_heads(kb):
+    import trnkb.workload as W
+    from trnkb.workload import fromkb
+
+    m, s = fromkb.model(kb, "llama-2-13b"), fromkb.system(kb, "trn1-32xlarge")
+    kw = dict(input_len=1024, output_len=16, concurrency=1, batching="static", ranged=False)
+    tnx = W.simulate(m, s, 16, stack=TNX_218, **kw)
+    assert tnx.settings["layout"] == "tp=16,heads=64"
+    assert tnx.settings["tp"] == 16 and tnx.settings["attention_dp"] == 1
+    # any other stack keeps the largest power of two dividing the 40 heads, and refuses 16
+    assert W.simulate(m, s, 16, **kw).settings["layout"] == "tp=8,dp=2"
+    with pytest.raises(ValueError, match="must divide"):
+        W.simulate(m, s, 16, tp=16, stack="vLLM 0.6.3", **kw)
+    # Llama 3.1 8B's 32 heads divide the 32 cores: no padding under the stack
+    m8 = fromkb.model(kb, "llama-3-1-8b")
+    assert W.simulate(m8, s, 16, stack=TNX_218, **kw).settings["layout"] == "tp=16"

@@ -72,8 +72,8 @@ from trnkb.workload.ranges import Input, assumption
 if TYPE_CHECKING:
     from trnkb.workload.stepcost import StepModel
 
-__all__ = ["flash_min_tokens", "heads_per_core", "neuronx_version", "prefill_attention_fn",
-           "prefill_inputs"]
+__all__ = ["flash_min_tokens", "heads_per_core", "neuronx_version", "padded_heads",
+           "prefill_attention_fn", "prefill_inputs"]
 
 _SCORE_BYTES = 2.0  # scores in the query's dtype (amp f16/bf16): attention.score's dot_general
 _TRANSPOSE_FLOPS = 2.0 * 128  # P through the 128-row PE array to put keys on partitions
@@ -101,6 +101,19 @@ def heads_per_core(heads: int, cores: int) -> int:
     """Query heads one NeuronCore computes when ``heads`` are padded to a multiple of
     ``cores`` (rule 3)."""
     return -(-heads // cores)
+
+
+def padded_heads(heads: int, kv_heads: int, cores: int) -> tuple[int, int]:
+    """(query heads, KV heads) Transformers NeuronX holds over ``cores`` tensor-parallel
+    NeuronCores when ``cores`` does not divide ``heads`` (rule 3): both rounded up to a
+    multiple of ``cores`` (``decoder.py``, source ``tnx-source-0623de2``: ``to_neuron`` pads
+    the query weights, and K/V too when ``n_head == n_kv_head``, to ``round_up_to_divisor(
+    n_heads, tp_degree)``; ``init_caches`` sizes the KV cache at ``round_up_to_divisor(
+    n_kv_head, tp_degree)`` heads). ``(heads, kv_heads)`` unchanged when ``cores`` divides
+    ``heads``. Llama 2 13B (40 heads, MHA) on 32 cores: (64, 64)."""
+    if heads % cores == 0:
+        return heads, kv_heads
+    return -(-heads // cores) * cores, -(-kv_heads // cores) * cores
 
 
 @functools.cache

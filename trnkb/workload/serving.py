@@ -42,6 +42,7 @@ from typing import Any
 from trnkb.workload.collfit import latency_inputs
 from trnkb.workload.cost import cost_inputs, facility_watts, usd_per_chip_hour
 from trnkb.workload.models import WEIGHT_BYTES, Model
+from trnkb.workload.neuronx import neuronx_version
 from trnkb.workload.ranges import Input, assumption, check_assumptions
 from trnkb.workload.result import WorkloadResult, check_positive
 from trnkb.workload.system import System
@@ -82,13 +83,19 @@ def default_kv_precision(precision: str) -> str:
     return precision if WEIGHT_BYTES[precision] >= 1.0 else "fp8"
 
 
-def layout(model: Model, chips: int, tp: int | None = None) -> tuple[int, int]:
-    """(tensor-parallel degree of attention, attention data-parallel degree)."""
+def layout(model: Model, chips: int, tp: int | None = None,
+           stack: str | None = None) -> tuple[int, int]:
+    """(tensor-parallel degree of attention, attention data-parallel degree).
+
+    ``tp`` must divide the chips and the heads; under Transformers NeuronX (``stack``, as
+    :func:`~trnkb.workload.neuronx.neuronx_version` reads it) only the chips: it pads the
+    heads to a multiple of its NeuronCores (:func:`~trnkb.workload.neuronx.padded_heads`)."""
     if tp is None:
         tp = 1
         while chips % (tp * 2) == 0 and model.attention_heads % (tp * 2) == 0:
             tp *= 2
-    if chips % tp or model.attention_heads % tp:
+    pads = neuronx_version(stack) is not None
+    if chips % tp or (model.attention_heads % tp and not pads):
         raise ValueError(f"tp={tp} must divide the {chips} chips and the {model.attention_heads} "
                          f"heads")
     return tp, chips // tp

@@ -41,13 +41,14 @@ from numpy.typing import NDArray
 
 from trnkb.workload.collfit import stack_of
 from trnkb.workload.models import WEIGHT_BYTES, Model
+from trnkb.workload.neuronx import neuronx_version
 from trnkb.workload.ranges import Input
 from trnkb.workload.result import WorkloadResult, check_positive
 from trnkb.workload.scheduler import SchedulerConfig, run_scheduler
 from trnkb.workload.serving import default_kv_precision, layout
 from trnkb.workload.siminputs import sim_inputs
 from trnkb.workload.simread import Run, Setup, handoff_times, metrics
-from trnkb.workload.stepcost import Layout, StepModel, step_fn
+from trnkb.workload.stepcost import Layout, StepModel, padded_layout, step_fn
 from trnkb.workload.system import System
 
 SIM_METRICS = {"tokens_per_s_per_chip": "1/s", "tokens_per_s_per_user": "1/s",
@@ -139,7 +140,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     inputs, cost_keys = sim_inputs(model, system, cp, kvp, pricing, assumptions, stack, tp)
     mid = {k: i.mid for k, i in inputs.items()}
     lay = _layout(model, system, chips, tp, dp, pp, replicas, WEIGHT_BYTES[precision],
-                  WEIGHT_BYTES[kvp], mid, ins.mean + outs.mean)
+                  WEIGHT_BYTES[kvp], mid, ins.mean + outs.mean, stack)
     setup = _setup(model, system, lay, WEIGHT_BYTES[precision], WEIGHT_BYTES[kvp], mid, ins,
                    outs, max_seqs, max_tokens, chunked_prefill, disagg, precision)
     if batching == "static":
@@ -233,13 +234,21 @@ def _len_dict(x: Lengths) -> dict[str, Any]:
 
 def _layout(model: Model, system: System, chips: int, tp: int | None, dp: int | None, pp: int,
             replicas: int, wb: float, kvb: float, mid: dict[str, float],
-            seq_tokens: float) -> Layout:
+            seq_tokens: float, stack: str | None = None) -> Layout:
     """The caller's layout, or the default: tensor parallel within 8 chips (the width GPU
     serving stacks run attention at: larger groups pay a collective latency per layer that
     grows with the ranks; an MLA model starts at 1), within 16 on Trainium (the Neuron
     samples shard a model over one instance: ``tp_degree`` 32 NeuronCores on trn1.32xlarge,
     64 logical cores on trn2.48xlarge, 16 chips each; :data:`_NEURON_TP`) and the rest
-    attention data parallel, tp doubled until the weights and one sequence's cache fit."""
+    attention data parallel, tp doubled until the weights and one sequence's cache fit.
+    Under Transformers NeuronX (``stack``) tp need not divide the heads: it pads them to a
+    multiple of its NeuronCores (tp x ``neuronx_cores_per_chip``), and the layout carries the
+    padded counts (:func:`~trnkb.workload.neuronx.padded_heads`)."""
+    pads = neuronx_version(stack) is not None
+    cores = int(mid.get("neuronx_cores_per_chip", 1.0)) if pads else 0
+
+    def heads_ok(t: int) -> bool:
+        return pads or model.attention_heads % t == 0
     if chips % pp:
         raise ValueError(f"pp={pp} must divide the {chips} chips")
     if model.layers % pp:
@@ -254,20 +263,20 @@ def _layout(model: Model, system: System, chips: int, tp: int | None, dp: int | 
         # an MLA latent is not split by head (tensor parallelism replicates it): attention
         # data parallel from tp = 1 (DEP), as SGLang and TensorRT-LLM serve DeepSeek
         while (model.attention != "mla" and stage % (t * 2) == 0
-               and model.attention_heads % (t * 2) == 0
+               and heads_ok(t * 2)
                and t < (_NEURON_TP if stack_of(system.vendor, system.chip) == "neuron" else 8)):
             t *= 2
         while True:
-            cand = Layout(t, stage // t, pp, replicas)
+            cand = padded_layout(model, Layout(t, stage // t, pp, replicas), cores)
             sm = StepModel(model, system, cand, wb, kvb)
             room = sm.kv_capacity_tokens(mid["hbm_capacity"], mid["workspace_fraction"])
-            if room >= seq_tokens or stage % (t * 2) or model.attention_heads % (t * 2):
+            if room >= seq_tokens or stage % (t * 2) or not heads_ok(t * 2):
                 return cand
             t *= 2
-    t, d = layout(model, stage, tp)
+    t, d = layout(model, stage, tp, stack)
     if dp is not None and d != dp:
         raise ValueError(f"tp={t} x dp={dp} x pp={pp} is not {chips} chips")
-    return Layout(t, d, pp, replicas)
+    return padded_layout(model, Layout(t, d, pp, replicas), cores)
 
 
 def _setup(model: Model, system: System, lay: Layout, wb: float, kvb: float,

@@ -50,13 +50,13 @@ schedule can be re-timed for every input end at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from trnkb.workload.models import Model
-from trnkb.workload.neuronx import prefill_attention_fn
+from trnkb.workload.neuronx import padded_heads, prefill_attention_fn
 from trnkb.workload.system import System
 
 
@@ -67,13 +67,18 @@ class Layout:
     ``tp`` chips share each attention group's heads (tensor parallel), ``dp`` attention groups
     (attention data parallel; ``dp > 1`` with a MoE model is DEP: experts spread over all
     ``tp x dp`` chips of a stage), ``pp`` pipeline stages, ``replicas`` copies of all that.
-    Chips per replica ``tp x dp x pp``.
+    Chips per replica ``tp x dp x pp``. ``heads``/``kv_heads``: the query and KV heads an
+    attention group holds when its stack pads them to a multiple of its tensor-parallel
+    ranks (Transformers NeuronX: :func:`~trnkb.workload.neuronx.padded_heads`); 0, the
+    model's own.
     """
 
     tp: int = 1
     dp: int = 1
     pp: int = 1
     replicas: int = 1
+    heads: int = 0
+    kv_heads: int = 0
 
     @property
     def stage_chips(self) -> int:
@@ -92,7 +97,19 @@ class Layout:
             parts.append(f"pp={self.pp}")
         if self.replicas > 1:
             parts.append(f"replicas={self.replicas}")
+        if self.heads:
+            parts.append(f"heads={self.heads}")
         return ",".join(parts)
+
+
+def padded_layout(model: Model, lay: Layout, cores_per_chip: int) -> Layout:
+    """``lay`` with the heads Transformers NeuronX pads to its ``tp x cores_per_chip``
+    NeuronCores (:func:`~trnkb.workload.neuronx.padded_heads`); ``lay`` itself when
+    ``cores_per_chip`` is 0 (another stack), the model is MLA or the cores divide the heads."""
+    if not cores_per_chip or model.attention == "mla":
+        return lay
+    heads, kv = padded_heads(model.attention_heads, model.kv_heads, lay.tp * cores_per_chip)
+    return replace(lay, heads=heads, kv_heads=kv) if heads != model.attention_heads else lay
 
 
 @dataclass(frozen=True)
@@ -119,12 +136,23 @@ class StepModel:
     def kv_shard(self) -> int:
         """Ranks of an attention group that split one sequence's cache (GQA: by KV head; an
         MLA latent is not split by head, so every tensor-parallel rank holds all of it)."""
+        if self.layout.kv_heads:  # padded to a multiple of the ranks: every rank its share
+            return self.layout.tp
         return 1 if self.model.attention == "mla" else min(self.layout.tp, self.model.kv_heads)
+
+    def head_factor(self) -> float:
+        """Query heads held over the model's (padded heads: :class:`Layout`; else 1)."""
+        return self.layout.heads / self.model.attention_heads if self.layout.heads else 1.0
+
+    def kv_head_factor(self) -> float:
+        """KV heads held over the model's (padded heads: :class:`Layout`; else 1)."""
+        return self.layout.kv_heads / self.model.kv_heads if self.layout.kv_heads else 1.0
 
     def kv_bytes_per_token_chip(self) -> float:
         """KV-cache bytes one token of context costs on one chip of its attention group."""
         m = self.model
-        return m.kv_bytes(1.0, self.kv_bytes) / self.kv_shard() / self.layout.pp
+        return (m.kv_bytes(1.0, self.kv_bytes) * self.kv_head_factor() / self.kv_shard()
+                / self.layout.pp)
 
     def kv_capacity_tokens(self, hbm: float, workspace_fraction: float) -> float:
         """Tokens of context one attention group holds (0 when the weights do not fit)."""
@@ -158,11 +186,11 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
         exp_flops_row = 2.0 * local_experts * expert_params * moe_L / peak
         exp_mem_each = expert_params * wb * moe_L / bw
     share = L / m.layers
-    heads_share = share / tp
+    heads_share = share / tp * sm.head_factor()  # padded heads compute like real ones
     ae = v["attention_efficiency"]
     a_peak = v.get("attention_peak_flops", peak)  # attention runs at the cache's format
     attn_dec_c = m.decode_attention_flops_per_position() * heads_share / (a_peak * ae)
-    kv_c = m.kv_bytes(1.0, sm.kv_bytes) * share / sm.kv_shard() / bw
+    kv_c = sm.kv_bytes_per_token_chip() / bw  # per stage: share = 1 / pp
     p_peak = v.get("prefill_attention_peak_flops", a_peak)  # MLA prefill: MHA in bf16
     attn_pre_c = (2.0 * m.attention_heads * (m.head_dim + m.v_dim) * m.layers * heads_share
                   / (p_peak * ae))
