@@ -192,9 +192,83 @@ def _eval_work(logs: list[dict[str, Any]]) -> dict[str, Any]:
             "eval_samples": int(sizes.pop())}
 
 
+_TRUE = ("true", "1", "yes")
+
+
+def _exports(repo: str, commit: str, path: str, mirror: Path, files: set[str],
+             seen: frozenset[str] = frozenset()) -> dict[str, str]:
+    """The ``export NAME=VALUE`` settings of a launch script, in order, following its
+    ``source $(dirname ${BASH_SOURCE[0]})/<file>`` lines (same directory)."""
+    out: dict[str, str] = {}
+    if path in seen or path not in files:
+        return out
+    folder = path.rsplit("/", 1)[0]
+    for line in _git(repo, commit, path, mirror).splitlines():
+        src = re.match(r"\s*(?:source|\.)\s+\$\(dirname \$\{BASH_SOURCE\[0\]\}\)/(\S+)", line)
+        if src:
+            out.update(_exports(repo, commit, f"{folder}/{src.group(1)}", mirror, files,
+                                seen | {path}))
+            continue
+        m = re.match(r"\s*export\s+(\w+)=[\"']?([^\"'\s#]*)", line)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def _stated_precision(repo: str, commit: str, org: str, sysdir: str, bench: str,
+                      files: set[str], mirror: Path) -> dict[str, Any]:
+    """The precision a submission states for one system: its README
+    ``<org>/benchmarks/<bench>/implementations/<sysdir>/README-<sysdir>.md`` names the launch
+    script (``Launch configuration ... are in the `benchmarks/.../config_*.sh` script``),
+    whose exports (sourced files included) set the GEMM precision (``FP4=True`` -> fp4, else
+    ``FP8=True`` -> fp8, ``FP8=False`` -> bf16) and the attention's (``FP8_DPA`` true -> fp8,
+    false -> bf16, unset -> the default its ``conf/*.yaml`` gives ``${oc.env:FP8_DPA,...}``;
+    Transformer Engine runs dot-product attention in fp8 only with ``fp8_dpa``);
+    ``HEALING_ITER`` (fp4 runs: the step after which the GEMMs switch to fp8, NVIDIA's
+    FP4 -> FP8 healing) as ``fp4_steps``. Nothing when no README names a script or
+    the script states neither FP4 nor FP8."""
+    readme = f"{org}/benchmarks/{bench}/implementations/{sysdir}/README-{sysdir}.md"
+    if readme not in files:
+        return {}
+    m = re.search(r"`(benchmarks/[^`]+\.sh)`", _git(repo, commit, readme, mirror))
+    if not m:
+        return {}
+    script = f"{org}/{m.group(1)}"
+    env = _exports(repo, commit, script, mirror, files)
+    on = {k: env[k].lower() in _TRUE for k in ("FP4", "FP8", "FP8_DPA") if k in env}
+    if on.get("FP4"):
+        gemm = "fp4"
+    elif "FP8" in on:
+        gemm = "fp8" if on["FP8"] else "bf16"
+    else:
+        return {}
+    out: dict[str, Any] = {"precision": gemm,
+                           "precision_locator": f"{readme} names {script}: "
+                           + ", ".join(f"{k}={env[k]}" for k in
+                                       ("FP4", "FP8", "FP4_RECIPE", "FP8_DPA", "HEALING_ITER")
+                                       if k in env)}
+    dpa = on.get("FP8_DPA")
+    if dpa is None:  # unset: the implementation's Hydra default, ${oc.env:FP8_DPA,<default>}
+        folder = script.rsplit("/", 1)[0]
+        for f in sorted(x for x in files if x.startswith(f"{folder}/conf/")
+                        and x.endswith(".yaml")):
+            d = re.search(r"oc\.env:FP8_DPA,\s*([^}\s]+)\}", _git(repo, commit, f, mirror))
+            if d:
+                dpa = d.group(1).lower() in _TRUE
+                out["precision_locator"] += f"; FP8_DPA unset, {f} default {d.group(1)}"
+                break
+    if dpa is not None:
+        out["attention_precision"] = "fp8" if dpa else "bf16"
+    heal = env.get("HEALING_ITER", "0")
+    if gemm == "fp4" and heal.isdigit() and int(heal):
+        out["fp4_steps"] = int(heal)
+    return out
+
+
 def training(version: str, mirror: Path) -> list[dict[str, Any]]:
     repo, commit = TRAIN[version]
     files = _ls(repo, commit, mirror)
+    present = set(files)
     groups: dict[tuple[str, str, str], list[str]] = {}
     for f in files:
         m = re.match(r"([^/]+)/results/([^/]+)/(llama31_405b|llama31_8b|llama2_70b_lora)/"
@@ -231,6 +305,7 @@ def training(version: str, mirror: Path) -> list[dict[str, Any]]:
             "hardware": f"{sysjson['system_name']} ({sysjson['accelerator_model_name']})",
             "chips": chips, "model": _MODELS[bench], "model_name": bench,
             "precision": None, "benchmark": f"mlperf-train-{bench}",
+            **_stated_precision(repo, commit, org, sysdir, bench, present, mirror),
             "seq_len": seq, "global_batch": int(ok[0]["global_batch_size"]),
             "tokens": round(samples * seq), **_eval_work(ok),
             "software": sysjson.get("framework", ""),
@@ -446,7 +521,8 @@ def measured_claims(path: Path) -> list[dict[str, Any]]:
 
 
 _ORDER = ("id", "family", "vendor", "system", "hardware", "chips", "model", "model_name",
-          "method", "precision", "scenario", "benchmark", "batch", "input_len", "output_len",
+          "method", "precision", "attention_precision", "fp4_steps", "precision_locator",
+          "scenario", "benchmark", "batch", "input_len", "output_len",
           "seq_len", "global_batch", "tokens", "evals", "eval_samples", "plan", "tp", "dp",
           "software", "metric", "value", "unit", "published", "runs", "not_expressible",
           "from_claim", "note", "source", "locator", "url", "date", "split")

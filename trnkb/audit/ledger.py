@@ -38,9 +38,12 @@ SPLITS = ("fit", "holdout")
 VENDORS = ("NVIDIA", "AMD", "Google", "AWS")
 _REQUIRED = ("id", "family", "vendor", "system", "chips", "model", "metric", "value", "unit",
              "source", "locator", "date", "split")
-# MLPerf Training LLM submissions of v5.x train in fp8, NVIDIA's v5.1 *_fp4.sh Blackwell
-# configurations excepted (docs/workload-validation.md, Rules)
+# MLPerf Training LLM submissions of v5.x train in fp8 where the run does not state its
+# precision (the importer reads it from the launch script a submission's README names:
+# precision, attention_precision, fp4_steps; docs/workload-validation.md, Rules)
 _TRAIN_PRECISION = "fp8"
+# NVIDIA's FP4 -> FP8 healing: after fp4_steps the GEMMs run in fp8 (HEALING_PRECISION FP8_DS)
+_HEALED = "fp8"
 
 
 @dataclass(frozen=True)
@@ -174,16 +177,36 @@ def _train(kb: KnowledgeBase, run: Run) -> Prediction | str:
     if run.metric == "time_to_train" and run.get("evals") and run.get("eval_samples"):
         # the evaluations the logs state (mean count x samples each), inside run_start..run_stop
         kw["eval_tokens"] = float(run.get("evals")) * int(run.get("eval_samples")) * seq
+    if run.get("attention_precision"):
+        kw["attention_precision"] = run.get("attention_precision")
+    healed = 0.0  # days of the steps after fp4_steps, at the healed precision
     try:
-        r = train(m, s, int(run.chips or 0), run.get("plan") or None, tokens, precision, **kw)
+        heal = int(run.get("fp4_steps") or 0) * gb * seq if gb else 0
+        if run.metric == "time_to_train" and 0 < heal < tokens:
+            evals = kw.pop("eval_tokens", None)
+            r = train(m, s, int(run.chips or 0), run.get("plan") or None, heal, precision,
+                      **kw)
+            if evals:
+                kw["eval_tokens"] = evals  # evaluations counted once, in the healed part
+            rest = train(m, s, int(run.chips or 0), run.get("plan") or None, tokens - heal,
+                         _HEALED, **kw)
+            healed = rest["days"].mid
+        else:
+            r = train(m, s, int(run.chips or 0), run.get("plan") or None, tokens, precision,
+                      **kw)
     except ValueError as e:
         return f"no prediction: {e}"
     if run.metric == "time_to_train":
         mid, lo, hi = _in(r["days"], run.unit)
+        if healed:
+            mid, lo, hi = (x + _in(rest["days"], run.unit)[i] for i, x in
+                           enumerate((mid, lo, hi)))
     else:
         mid, lo, hi = _in(r["tokens_per_s"], run.unit, 1 / int(run.chips or 1))
     call = (f"trnkb workload train {run.model} --system {run.system} --chips {run.chips} "
             f"--precision {precision} --seq-len {seq}"
+            + (f" --attention-precision {kw['attention_precision']}"
+               if "attention_precision" in kw else "")
             + (f" --batch-tokens {gb * seq}" if gb else "")
             + (f" --plan {run.get('plan')}" if run.get("plan") else "")
             + (f" --lora {kw['lora'].rank}" if "lora" in kw else "")
@@ -191,6 +214,10 @@ def _train(kb: KnowledgeBase, run: Run) -> Prediction | str:
             + (f" --eval-tokens {kw['eval_tokens']:.6g}" if "eval_tokens" in kw else ""))
     notes = tuple(r.notes) + (() if run.get("precision") else
                               (f"precision not stated by the run; {precision} assumed",))
+    if healed:
+        notes += (f"{precision} for the first {run.get('fp4_steps')} steps (this call), "
+                  f"{_HEALED} for the remaining {(tokens - heal) / (gb * seq):.0f} "
+                  f"(FP4 -> FP8 healing)",)
     return Prediction(mid, lo, hi, call, notes)
 
 
@@ -218,9 +245,9 @@ def predict(kb: KnowledgeBase, run: Run) -> Prediction | str:
 
 
 def _config_key(run: Run) -> tuple[Any, ...]:
-    keep = ("scenario", "benchmark", "precision", "batch", "input_len", "output_len", "seq_len",
-            "global_batch", "tokens", "evals", "eval_samples", "plan", "method", "tp", "dp",
-            "not_expressible")
+    keep = ("scenario", "benchmark", "precision", "attention_precision", "fp4_steps", "batch",
+            "input_len", "output_len", "seq_len", "global_batch", "tokens", "evals",
+            "eval_samples", "plan", "method", "tp", "dp", "not_expressible")
     return (run.family, run.system, run.chips, run.model, run.metric, run.unit,
             *(str(run.get(k)) for k in keep))
 

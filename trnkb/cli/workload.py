@@ -145,7 +145,13 @@ def register(app: typer.Typer) -> None:
                   eval_tokens: Annotated[str | None, typer.Option(
                       "--eval-tokens", help="Tokens the run's evaluations forward in all "
                                             "(evaluations x samples x sequence), timed inside "
-                                            "the days, e.g. 7.1e6; default none.")] = None,
+                                            "the days, e.g. 7.1e6; default: the --benchmark's "
+                                            "evaluation schedule over --tokens, else none.")
+                  ] = None,
+                  attention_precision: Annotated[str | None, typer.Option(
+                      "--attention-precision", help="Precision of the attention FLOPs when "
+                                                    "it differs from --precision (the GEMMs'), "
+                                                    "e.g. fp8 with --precision fp4.")] = None,
                   switch_gen: GenOpt = None, set_: SetOpt = None, pricing: PricingOpt = "tco",
                   specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """Time, cost and energy to train MODEL on CHIPS chips of SYSTEM for TOKENS tokens."""
@@ -167,7 +173,10 @@ def register(app: typer.Typer) -> None:
                           recipe="bf16-lora" if lora_obj and recipe == "bf16-adam" else recipe,
                           assumptions=extra, pricing=pricing, lora=lora_obj,
                           eval_tokens=(A.number(eval_tokens, "--eval-tokens")
-                                       if eval_tokens is not None else 0.0))
+                                       if eval_tokens is not None else
+                                       A.bench_eval_tokens(bench, specs, tokens, seq_len)),
+                          attention_precision=A.precision(attention_precision,
+                                                              "--attention-precision"))
             if precision is None and prec != "bf16":
                 res.notes.append(
                     f"{s.chip} has no bf16 peak in the knowledge base; trained at {prec}")

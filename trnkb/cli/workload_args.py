@@ -47,7 +47,7 @@ def whole(text: str | None, what: str) -> int | None:
     return positive_int(int(t), what, LIMITS.get(what))
 
 
-def precision(text: str | None) -> str | None:
+def precision(text: str | None, what: str = "--precision") -> str | None:
     """None (the default) or a precision the workload layer knows."""
     from trnkb.workload.models import WEIGHT_BYTES
     from trnkb.workload.system import PRECISION_FIELDS
@@ -56,7 +56,7 @@ def precision(text: str | None) -> str | None:
     if text is None:
         return None
     if text not in known:
-        raise ValueError(f"--precision must be one of {', '.join(known)}, not {text[:40]!r}")
+        raise ValueError(f"{what} must be one of {', '.join(known)}, not {text[:40]!r}")
     return text
 
 
@@ -125,6 +125,17 @@ def lora(text: str | None, bench: str | None, specs: Path | None,
     r = whole(rank, "--lora")
     names = tuple(t.strip() for t in targets.split(",") if t.strip()) or ("qkv", "o")
     return LoRA(int(r or 0), names), seq_len
+
+
+def bench_eval_tokens(bench: str | None, specs: Path | None, tokens: str, seq_len: str) -> float:
+    """Tokens a training ``--benchmark``'s evaluation schedule forwards within ``--tokens``."""
+    from trnkb.workload.benchmarks import benchmark
+    from trnkb.workload.evals import benchmark_eval_tokens
+
+    if bench is None:
+        return 0.0
+    return benchmark_eval_tokens(benchmark(bench, specs).extra, number(tokens, "--tokens"),
+                                 whole(seq_len, "--seq-len") or 1)
 
 
 def disagg(text: str | None, prefill_tp: int | None, tp: int | None) -> Any:

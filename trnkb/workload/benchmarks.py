@@ -138,7 +138,7 @@ def _row(row: Any, where: str, ids: set[str]) -> Benchmark:
         return float(x)
 
     ins, outs, slo_row = sourced("input"), sourced("output"), sourced("slo")
-    for key in ("samples", "seq_len", "lora", "target"):
+    for key in ("samples", "seq_len", "lora", "target", "eval_every", "eval_samples"):
         sourced(key)
     slo: dict[str, float] = {}
     if slo_row is not None:
@@ -146,8 +146,8 @@ def _row(row: Any, where: str, ids: set[str]) -> Benchmark:
             val = number(slo_row, "slo", name)
             if val is not None:
                 slo[name] = val
-    extra = {k: row[k] for k in ("samples", "seq_len", "lora", "target", "model_note")
-             if k in row}
+    extra = {k: row[k] for k in ("samples", "seq_len", "lora", "target", "model_note",
+                                 "eval_every", "eval_samples") if k in row}
     return Benchmark(row["id"], row["title"], row["kind"], row["scenario"], row.get("model"),
                      number(ins, "input", "mean"), number(outs, "output", "mean"), slo, sources,
                      str(row.get("missing", "")), extra)

@@ -45,8 +45,10 @@ reduction, no pipeline bubble and no HBM floor. ``eval_share`` is its share of t
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from trnkb.workload.evals import forward_flops_per_token
 from trnkb.workload.models import Model
 from trnkb.workload.plan import (
     MEMORY_RECIPES,
@@ -95,6 +97,14 @@ TRAIN_ASSUMPTIONS = {
 COMM_PARTS = ("dp", "tp", "ep", "cp", "pp")
 
 
+def _buckets(params: float, dp: int) -> int:
+    """Gradient buckets of ``params`` local parameters over ``dp`` data-parallel ranks:
+    Megatron-core's default bucket of ``max(40e6, 1e6 x dp)`` parameters (its
+    ``DistributedDataParallelConfig.bucket_size``: "larger DP sizes need larger buckets to
+    ensure collectives do not become latency-bound"); each bucket is one collective."""
+    return max(1, math.ceil(params / max(40e6, 1e6 * dp)))
+
+
 def _exposed(t: float, overlap: float, window: float) -> float:
     hidden = min(t * overlap, window)
     return t - hidden
@@ -129,7 +139,8 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
              else model.training_flops_per_token(seq_len, include_attention))
     flops_step = f_tok * batch_tokens
     peak = v["peak_flops"]
-    compute = flops_step / (chips * peak * v["mfu"])
+    attn = min(3 * model.attention_flops_per_token(seq_len) if include_attention else 0.0, f_tok)
+    compute = _compute_seconds(flops_step, attn * batch_tokens, chips, v)
     if plan.recompute == "full":
         if trainable is None:
             compute *= 4 / 3
@@ -160,14 +171,19 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     red = "reduce-scatter" if plan.zero >= 1 else "all-reduce"
     if trainable is not None:  # only the adapters' gradients and weights move
         dense_local, expert_local, weight_bytes = trainable / (plan.tp * plan.pp), 0.0, 2.0
-    t_dp = net.time(red, dense_local * grad_bytes, data, plan.tp, **kw)
+    edata = max(data // plan.ep, 1)
+
+    def bucketed(kind: str, params: float, per: float, g: int, stride: int) -> float:
+        n = _buckets(params, g)
+        return n * net.time(kind, params * per / n, g, stride, **kw)
+
+    t_dp = bucketed(red, dense_local, grad_bytes, data, plan.tp)
     if (plan.ep > 1 or model.moe) and expert_local > 0:
-        t_dp += net.time(red, expert_local * grad_bytes, max(data // plan.ep, 1),
-                         plan.tp * plan.ep, **kw)
+        t_dp += bucketed(red, expert_local, grad_bytes, edata, plan.tp * plan.ep)
     gathers = 2 * max(n_micro, 1) if plan.zero >= 3 else (1 if plan.zero >= 1 else 0)
-    t_dp += gathers * (net.time("all-gather", dense_local * weight_bytes, data, plan.tp, **kw)
-                       + net.time("all-gather", expert_local * weight_bytes,
-                                  max(data // plan.ep, 1), plan.tp * plan.ep, **kw))
+    t_dp += gathers * (bucketed("all-gather", dense_local, weight_bytes, data, plan.tp)
+                       + bucketed("all-gather", expert_local, weight_bytes, edata,
+                                  plan.tp * plan.ep))
     tokens_mb = plan.microbatch * seq_len / plan.cp
     layers = stage_layers(model, plan)
     act = tokens_mb * model.d_model * 2.0
@@ -208,10 +224,27 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     return out
 
 
+def _compute_seconds(flops: float, attention_flops: float, chips: int,
+                     v: dict[str, float]) -> float:
+    """Seconds of ``flops`` (FLOP) of which ``attention_flops`` run at
+    ``v["attention_peak_flops"]`` (FLOP/s per chip; the GEMM peak ``v["peak_flops"]`` when
+    absent) and the rest at ``v["peak_flops"]``, on ``chips`` chips at ``v["mfu"]``."""
+    peak = v["peak_flops"]
+    attn_peak = v.get("attention_peak_flops", peak)
+    return ((flops - attention_flops) / peak + attention_flops / attn_peak) / (chips * v["mfu"])
+
+
 def central_values(system: System, precision: str,
-                   overrides: dict[str, Input] | None = None) -> dict[str, Input]:
-    """Every input of a training run: the system's, the assumptions, then the caller's overrides."""
+                   overrides: dict[str, Input] | None = None,
+                   attention_precision: str | None = None) -> dict[str, Input]:
+    """Every input of a training run: the system's, the assumptions, then the caller's overrides.
+
+    ``attention_precision`` (when it differs from ``precision``) adds ``attention_peak_flops``,
+    the system's peak at that precision, at which the attention FLOPs run."""
     inputs = {**system.inputs(precision), **TRAIN_ASSUMPTIONS}
+    if attention_precision and attention_precision != precision:
+        inputs["attention_peak_flops"] = replace(system.peak_input(attention_precision),
+                                                 name="attention_peak_flops")
     inputs.update(overrides or {})
     return inputs
 
@@ -226,26 +259,13 @@ TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": 
                  "energy_mwh": "MWh", "facility_mw": "MW", "eval_time": "s", "eval_share": ""}
 
 
-def _eval_seconds(eval_tokens: float, forward_flops_per_token: float, chips: int,
-                 peak_flops: float, mfu: float) -> float:
+def _eval_seconds(eval_tokens: float, forward_flops_per_token: float,
+                  attention_flops_per_token: float, chips: int, v: dict[str, float]) -> float:
     """Seconds of forward-only evaluation: ``eval_tokens`` (tokens) x
-    ``forward_flops_per_token`` (FLOP/token) / (``chips`` x ``peak_flops`` (FLOP/s per chip)
-    x ``mfu``)."""
-    return eval_tokens * forward_flops_per_token / (chips * peak_flops * mfu)
-
-
-def _forward_flops(model: Model, seq_len: int, include_attention: bool,
-                   flops_per_token: float | None, lora: LoRA | None) -> float:
-    """Forward FLOPs per token of an evaluation: the model's (LoRA: base and adapters), or a
-    third of an explicit ``flops_per_token`` (forward of ``6 N + 3 x attention``)."""
-    if lora is not None:
-        from trnkb.workload.lora import lora_forward_flops_per_token
-
-        return lora_forward_flops_per_token(model, lora, seq_len, include_attention)
-    if flops_per_token is not None:
-        return flops_per_token / 3
-    return (model.forward_flops_per_token(seq_len) if include_attention
-            else 2.0 * model.active_params(False))
+    ``forward_flops_per_token`` (FLOP/token, of which ``attention_flops_per_token`` at the
+    attention peak) / (``chips`` x peak (FLOP/s per chip) x ``mfu``)."""
+    return _compute_seconds(eval_tokens * forward_flops_per_token,
+                            eval_tokens * attention_flops_per_token, chips, v)
 
 
 def _refuse_unfit(model: Model, system: System, plan: Plan, inputs: dict[str, Input],
@@ -275,8 +295,13 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
           assumptions: dict[str, Input] | None = None, include_attention: bool = True,
           flops_per_token: float | None = None, pricing: str = "tco",
           allow_unfit: bool = False, lora: LoRA | None = None,
-          eval_tokens: float = 0.0) -> WorkloadResult:
+          eval_tokens: float = 0.0,
+          attention_precision: str | None = None) -> WorkloadResult:
     """Train ``model`` on ``chips`` chips of ``system`` for ``tokens`` tokens.
+
+    ``precision`` sets the peak of the GEMMs; ``attention_precision`` (default: the same) the
+    peak of the attention FLOPs (``3 x attention`` per token; forward only in evaluations),
+    e.g. NVIDIA's NVFP4 recipes: ``precision="fp4", attention_precision="fp8"``.
 
     ``eval_tokens``: tokens the run's evaluations forward in all (evaluations x samples per
     evaluation x sequence; 0 for none); their time (``eval_time``, see the module docstring)
@@ -316,7 +341,8 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
     if recipe not in MEMORY_RECIPES:
         raise ValueError(f"unknown memory recipe {recipe!r}; choose from "
                          f"{', '.join(MEMORY_RECIPES)}")
-    inputs = {**central_values(system, precision), **cost_inputs(system, pricing)}
+    inputs = {**central_values(system, precision, attention_precision=attention_precision),
+              **cost_inputs(system, pricing)}
     assumptions = check_assumptions(assumptions, inputs)
     inputs.update(assumptions)
     weight_bytes = MEMORY_RECIPES[recipe][0] if recipe != "fp8-adam" else 1.0
@@ -339,7 +365,8 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
         _refuse_unfit(model, system, chosen, inputs, seq_len, batch_tokens, recipe,
                       trainable)
 
-    f_fwd = _forward_flops(model, seq_len, include_attention, flops_per_token, lora)
+    f_fwd = forward_flops_per_token(model, seq_len, include_attention, flops_per_token, lora)
+    a_fwd = min(model.attention_flops_per_token(seq_len) if include_attention else 0.0, f_fwd)
 
     def run(v: dict[str, float]) -> dict[str, float]:
         s = step_breakdown(model, system, chosen, v, seq_len=seq_len, batch_tokens=batch_tokens,
@@ -347,7 +374,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
                            include_attention=include_attention,
                            budget=tokens, flops_per_token=flops_per_token,
                            trainable=trainable)
-        s["eval_time"] = _eval_seconds(eval_tokens, f_fwd, chips, v["peak_flops"], v["mfu"])
+        s["eval_time"] = _eval_seconds(eval_tokens, f_fwd, a_fwd, chips, v)
         s["days"] += s["eval_time"] / 86400
         s["eval_share"] = s["eval_time"] / (s["days"] * 86400)
         hours = s["days"] * 24
@@ -372,5 +399,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
                                                        "include_attention": include_attention,
                                                        "pricing": pricing,
                                                        "lora": lora.label if lora else None,
-                                                       "eval_tokens": eval_tokens})
+                                                       "eval_tokens": eval_tokens,
+                                                       "attention_precision":
+                                                           attention_precision or precision})
     return result
