@@ -35,6 +35,31 @@ def test_fit_by_hand() -> None:
     assert i.kind == "fitted" and "20646" in i.basis and "19566" in i.basis
 
 
+def test_amd_fit_by_hand() -> None:
+    """aiter's gfx950 tables: MXFP4 per-1x32 against FP8 block-scale, same shapes, M >= 4096."""
+    import statistics
+
+    from trnkb.workload.fp4fit import AMD_POINTS, amd_fit, factor_input
+
+    # two rows as the CSVs at ROCm/aiter e4048607 record them (tflops column)
+    assert (16384, 7168, 16384, 5468.86, 2286.68) in AMD_POINTS
+    assert (4096, 4608, 7168, 2063.05, 1562.38) in AMD_POINTS
+    assert 5468.86 / 10000 / (2286.68 / 5000) == pytest.approx(1.1958, abs=1e-4)
+    assert 2063.05 / 10000 / (1562.38 / 5000) == pytest.approx(0.6602, abs=1e-4)
+    assert len(AMD_POINTS) == 61 and all(m >= 4096 for m, *_ in AMD_POINTS)
+    ratios = [f4 / 2 / f8 for *_, f4, f8 in AMD_POINTS]
+    f = amd_fit()
+    assert f["central"] == pytest.approx(statistics.median(ratios))
+    q = statistics.quantiles(ratios, n=4, method="inclusive")
+    assert (f["low"], f["high"]) == pytest.approx((q[0], q[2]))
+    assert f["low"] < 1 < f["central"]  # aiter's MXFP4 is not behind its FP8, unlike CUTLASS
+    i = factor_input("AMD")
+    assert (i.lo, i.mid, i.hi) == pytest.approx((q[0], statistics.median(ratios), q[2]))
+    # a vendor with no operator data: NVIDIA's low end and central, AMD's central the high
+    o = factor_input("AWS")
+    assert (o.lo, o.mid, o.hi) == pytest.approx((0.67566, _F, f["central"]), rel=1e-4)
+
+
 _KW = dict(seq_len=8192, batch_tokens=1024 * 8192, allow_unfit=True, include_attention=False)
 
 
@@ -94,9 +119,11 @@ def test_sim_inputs_add_the_factor_only_at_a_4bit_format(kb) -> None:
     from trnkb.workload.siminputs import sim_inputs
 
     m = W.model(kb, "llama-2-70b")
-    for sys_id in ("hgx-b200-8", "mi355x-8"):
+    from trnkb.workload.fp4fit import amd_fit
+
+    for sys_id, want in (("hgx-b200-8", _F), ("mi355x-8", amd_fit()["central"])):
         s = W.system(kb, sys_id)
         ins4, _ = sim_inputs(m, s, "fp4", "fp8", "owner", None)
-        assert ins4["fp4_gemm_efficiency"].mid == pytest.approx(_F, rel=1e-5)
+        assert ins4["fp4_gemm_efficiency"].mid == pytest.approx(want, rel=1e-5)
         ins8, _ = sim_inputs(m, s, "fp8", "fp8", "owner", None)
         assert "fp4_gemm_efficiency" not in ins8

@@ -74,7 +74,7 @@ def sim_inputs(model: Model, system: System, cp: str, kvp: str, pricing: str,
         gemm = cuda_inputs()
     elif system.vendor.lower() == "amd":
         gemm |= rocm_inputs(system.chip, cp)
-    gemm |= format_inputs(cp)  # every GEMM fit above was read at 8 or 16 bits (fp4fit)
+    gemm |= format_inputs(cp, system.vendor)  # the fits above: 8- or 16-bit GEMMs (fp4fit)
     kernels = {} if "layer_overhead" in (assumptions or {}) else kernel_inputs(model)
     inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **SIM_ASSUMPTIONS, **gemm,
               **latency_inputs(system.vendor, system.chip), **kernels, **costs,

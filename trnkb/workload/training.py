@@ -5,8 +5,8 @@ Step time (seconds) is composed, per chip, of named parts:
 * ``compute``: model FLOPs of the step / (chips x peak x ``mfu``), times 4/3 with full
   recomputation (one more forward); at least the step's HBM traffic / HBM bandwidth. At a
   4-bit precision (fp4, mxfp4) the GEMM FLOPs run at peak x ``mfu`` x ``fp4_gemm_efficiency``
-  (0.68-0.73-0.80, fitted to B200 CUTLASS NVFP4 and FP8 GEMM benchmarks: an FP4 GEMM reaches
-  a lower fraction of its 2x peak than FP8 does, :mod:`~trnkb.workload.fp4fit`).
+  (per vendor, fitted to FP4 and FP8 GEMM benchmarks of its kernels: NVIDIA 0.68-0.73-0.80,
+  CUTLASS on B200; AMD 0.79-1.11-1.31, aiter on MI355X; :mod:`~trnkb.workload.fp4fit`).
   ``mfu`` is the model-FLOPs utilisation of the compute phases (an assumption, default
   0.45, range 0.20-0.65, the low end covering the 20-30% of first PyTorch MoE runs the basis
   names: the Llama 3 paper measured 38-43% end to end on 16K H100, the
@@ -247,7 +247,8 @@ def central_values(system: System, precision: str,
     ``attention_precision`` (when it differs from ``precision``) adds ``attention_peak_flops``,
     the system's peak at that precision, at which the attention FLOPs run. A 4-bit
     ``precision`` adds ``fp4_gemm_efficiency`` (:mod:`~trnkb.workload.fp4fit`)."""
-    inputs = {**system.inputs(precision), **TRAIN_ASSUMPTIONS, **format_inputs(precision)}
+    inputs = {**system.inputs(precision), **TRAIN_ASSUMPTIONS,
+              **format_inputs(precision, system.vendor)}
     if attention_precision and attention_precision != precision:
         inputs["attention_peak_flops"] = replace(system.peak_input(attention_precision),
                                                  name="attention_peak_flops")
