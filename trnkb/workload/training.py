@@ -13,6 +13,8 @@ Step time (seconds) is composed, per chip, of named parts:
   scaling book uses 40%, MaxText reaches 52-65% on TPU v5p, first MoE runs on Trainium3
   20-30%); bubbles and exposed communication come on top, so the achieved MFU the result
   reports is lower.
+* ``optimizer``: the optimizer step, memory-bound and serial (:mod:`~trnkb.workload.stepextras`):
+  its bytes are taken out of the HBM floor above and charged apart.
 * ``bubble``: ``(pp - 1) / (n_micro x vpp)`` of the compute (1F1B schedule, interleaved over
   ``vpp`` virtual stages per chip: Narayanan et al. 2021, section 2.2.2, and the Llama 3
   paper, section 3.3.2, give ``(pp - 1) / (vpp x n_micro)``).
@@ -63,7 +65,9 @@ from trnkb.workload.plan import (
     stage_layers,
 )
 from trnkb.workload.ranges import Input, assumption, check_assumptions
+from trnkb.workload.stepextras import optimizer_bytes
 from trnkb.workload.system import System
+from trnkb.workload.trainfit import refuse_unfit
 
 if TYPE_CHECKING:
     from trnkb.workload.lora import LoRA
@@ -72,10 +76,9 @@ if TYPE_CHECKING:
 TRAIN_ASSUMPTIONS = {
     "mfu": assumption("mfu", 0.2, 0.45, 0.65, "", "model-FLOPs utilisation of the compute phases; "
                       "llama-3-herd-paper measured 38-43% BF16 end to end on 8-16K H100, "
-                      "scaling-book "
-                      "uses 40%, MaxText recipes reach 52-65% on TPU v5p and first PyTorch runs of "
-                      "MoE "
-                      "models on Trainium3 20-30% (specs/claims/measured.yaml)"),
+                      "scaling-book uses 40%, MaxText recipes reach 52-65% on TPU v5p and first "
+                      "PyTorch runs of MoE models on Trainium3 20-30% "
+                      "(specs/claims/measured.yaml)"),
     "collective_efficiency": assumption("collective_efficiency", 0.6, 0.75, 0.9, "",
                                         "achieved fraction of link bandwidth in collectives"),
     "dp_overlap": assumption("dp_overlap", 0.5, 0.8, 1.0, "",
@@ -87,11 +90,9 @@ TRAIN_ASSUMPTIONS = {
     "cp_overlap": assumption("cp_overlap", 0.5, 0.8, 1.0, "", "ring-attention KV exchange hidden"),
     "pp_overlap": assumption("pp_overlap", 0.0, 0.2, 0.5, "", "pipeline sends hidden"),
     "usable_hbm": assumption("usable_hbm", 0.85, 0.9, 0.95, "",
-                             "HBM usable after runtime reserve and "
-                             "fragmentation"),
-    "step_latency": assumption("step_latency", 1e-6, 2e-6, 5e-6, "s",
-                               "software and link latency per "
-                               "collective step (launch, synchronisation)"),
+                             "HBM usable after runtime reserve and fragmentation"),
+    "step_latency": assumption("step_latency", 1e-6, 2e-6, 5e-6, "s", "software and link latency "
+                               "per collective step (launch, synchronisation)"),
     "hop_latency": assumption("hop_latency", 2e-7, 5e-7, 1e-6, "s",
                               "latency per switch or forwarding chip"),
     "scaleout_latency": assumption("scaleout_latency", 5e-6, 1e-5, 2e-5, "s",
@@ -127,7 +128,7 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     (16 bytes each, split over ``tp x pp``: ``memory_adapters``); full recomputation adds one
     forward of the base to a step whose backward skips the weight gradients.
 
-    Returns seconds for ``compute``, ``bubble``, ``<part>_comm`` (raw) and
+    Returns seconds for ``compute``, ``bubble``, ``optimizer``, ``<part>_comm`` (raw) and
     ``<part>_exposed``, ``step_time``; bytes ``memory`` and its parts; ``fits`` (1.0/0.0);
     ``hbm_traffic`` and ``pp_bytes`` (pipeline sends per chip) bytes; ``flops_per_step``;
     with ``budget`` tokens also ``days``.
@@ -157,7 +158,9 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     local_w = mem["weights"] if plan.zero < 3 else mem["weights"] * plan.dp * plan.cp
     traffic = 3 * n_micro * local_w + 2 * (mem["weights"] + mem["gradients"] + mem["optimizer"]) \
         + 2 * mem["activations"] * max(n_micro / first_stage_in_flight(plan, n_micro), 1)
-    compute = max(compute, traffic / v["hbm_bandwidth"])
+    adapters = None if trainable is None else trainable / (plan.tp * plan.pp)
+    opt_bytes = optimizer_bytes(mem["optimizer"], (w, g, o), adapters)  # serial, apart
+    compute = max(compute, (traffic - opt_bytes) / v["hbm_bandwidth"])
     bubble = compute * (plan.pp - 1) / (max(n_micro, 1) * plan.vpp)
 
     net = system.network
@@ -210,7 +213,8 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     out = {"compute": compute, "bubble": bubble, "hbm_traffic": traffic, "pp_bytes": pp_bytes,
            "flops_per_step": flops_step,
            "flops_per_token": f_tok, "microbatches": n_micro}
-    step = compute + bubble
+    out["optimizer"] = opt_bytes / v["hbm_bandwidth"]
+    step = compute + bubble + out["optimizer"]
     for k, t in comm.items():
         out[f"{k}_comm"] = t
         e = _exposed(t, v[f"{k}_overlap"], compute)
@@ -273,27 +277,6 @@ def _eval_seconds(eval_tokens: float, forward_flops_per_token: float,
     attention peak) / (``chips`` x peak (FLOP/s per chip) x ``mfu``)."""
     return _compute_seconds(eval_tokens * forward_flops_per_token,
                             eval_tokens * attention_flops_per_token, chips, v)
-
-
-def _refuse_unfit(model: Model, system: System, plan: Plan, inputs: dict[str, Input],
-                  seq_len: int, batch_tokens: float, recipe: str,
-                  trainable: float | None) -> None:
-    """Raise when ``plan`` does not fit at the central inputs, saying what it needs."""
-    v = {k: i.mid for k, i in inputs.items()}
-    mem = memory_per_chip(model, plan, recipe, seq_len,
-                          batch_tokens / seq_len / (plan.dp * plan.microbatch))
-    if trainable is not None:
-        mem["adapters"] = trainable * 16.0 / (plan.tp * plan.pp)
-        mem["total"] += mem["adapters"]
-    usable = v["hbm_capacity"] * v["usable_hbm"]
-    if mem["total"] <= usable:
-        return
-    parts = ", ".join(f"{k} {b / 1e9:.1f}" for k, b in mem.items() if k != "total" and b > 0)
-    raise ValueError(f"plan {plan.label} does not fit {model.id} on {system.chip}: it needs "
-                     f"{mem['total'] / 1e9:.1f} GB per chip ({parts} GB) and "
-                     f"{v['hbm_capacity'] / 1e9:.0f} GB x usable_hbm {v['usable_hbm']:g} = "
-                     f"{usable / 1e9:.1f} GB is usable; use more chips, more tp/pp/ZeRO, "
-                     f"full recomputation or a smaller microbatch")
 
 
 def train(model: Model, system: System, chips: int, plan: Plan | str | None = None,
@@ -369,7 +352,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
     if bad:
         raise ValueError(f"plan {chosen.label}: " + "; ".join(bad))
     if plan is not None and not allow_unfit:
-        _refuse_unfit(model, system, chosen, inputs, seq_len, batch_tokens, recipe,
+        refuse_unfit(model, system, chosen, inputs, seq_len, batch_tokens, recipe,
                       trainable)
 
     f_fwd = forward_flops_per_token(model, seq_len, include_attention, flops_per_token, lora)

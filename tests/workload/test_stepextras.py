@@ -1,0 +1,29 @@
+"""The optimizer step: memory-bound, serial, charged once per training step."""
+
+import pytest
+
+from trnkb import workload as W
+from trnkb.workload.plan import Plan
+from trnkb.workload.stepextras import optimizer_bytes, optimizer_seconds
+from trnkb.workload.training import central_values, step_breakdown
+
+
+def test_adam_moves_28_bytes_per_parameter_of_its_shard():
+    # 1e9 parameters of state at 12 B each: read 2 B gradient, read+write 12 B state, write 2 B
+    assert optimizer_bytes(12e9, (2.0, 2.0, 12.0)) == pytest.approx(1e9 * (2 + 24 + 2))
+    assert optimizer_seconds(12e9, (2.0, 2.0, 12.0), 8e12) == pytest.approx(28e9 / 8e12)
+    assert optimizer_bytes(0.0, (2.0, 0.0, 0.0)) == 0.0  # a frozen base has no optimizer step
+    assert optimizer_bytes(0.0, (2.0, 0.0, 0.0), adapters=1e6) == pytest.approx(28e6)
+
+
+def test_training_step_adds_the_sharded_optimizer_pass(kb):
+    m, s = W.model(kb, "llama-3.1-8b"), W.system(kb, "hgx-b200-8")
+    v = {k: i.mid for k, i in central_values(s, "fp8").items()}
+    plan = Plan.parse("tp=1", 8)  # dp=8, ZeRO-1: the state is split 8 ways
+    b = step_breakdown(m, s, plan, v, seq_len=8192, batch_tokens=16 * 8192,
+                       recipe="bf16-adam", weight_bytes=2.0)
+    by_hand = m.total_params / 8 * 28 / v["hbm_bandwidth"]  # ~3.5 ms for 8B on B200
+    assert b["optimizer"] == pytest.approx(by_hand, rel=1e-9)
+    parts = b["compute"] + b["bubble"] + b["optimizer"] + sum(
+        b[f"{k}_exposed"] for k in ("dp", "tp", "ep", "cp", "pp"))
+    assert b["step_time"] == pytest.approx(parts)
