@@ -55,9 +55,6 @@ import numpy as np
 
 from trnkb.workload.ranges import Input
 
-__all__ = ["AMD_POINTS", "FORMATS", "POINTS", "amd_fit", "factor_input", "fit",
-           "format_inputs"]
-
 FORMATS = ("fp4", "mxfp4")
 
 # (pairing, NVFP4 TFLOP/s, FP8 TFLOP/s): B200, M = 16384, N = 6144, K = 4096
