@@ -4,7 +4,7 @@ import pytest
 
 from trnkb import workload as W
 from trnkb.workload.plan import Plan
-from trnkb.workload.stepextras import optimizer_bytes, optimizer_seconds
+from trnkb.workload.stepextras import dp_exposed, optimizer_bytes, optimizer_seconds
 from trnkb.workload.training import central_values, step_breakdown
 
 
@@ -27,3 +27,14 @@ def test_training_step_adds_the_sharded_optimizer_pass(kb):
     parts = b["compute"] + b["bubble"] + b["optimizer"] + sum(
         b[f"{k}_exposed"] for k in ("dp", "tp", "ep", "cp", "pp"))
     assert b["step_time"] == pytest.approx(parts)
+
+
+def test_gradient_reduction_hides_under_the_backward_only():
+    # compute 30 ms: forward 10, backward 20. Reduce 30 ms at overlap 0.8: 24 could hide, the
+    # backward holds 20 -> 10 exposed; gather 6 ms at 0.8: 4.8 hides under the 10 ms forward.
+    assert dp_exposed(30e-3, 6e-3, 0.8, 30e-3, 1 / 3) == pytest.approx(10e-3 + 1.2e-3)
+    # a gather longer than the forward: 30 ms at overlap 1 hides 10 ms only
+    assert dp_exposed(0.0, 30e-3, 1.0, 30e-3, 1 / 3) == pytest.approx(20e-3)
+    # ZeRO-3: one window, the whole compute (36 ms of communication, 30 hidden)
+    assert dp_exposed(30e-3, 6e-3, 1.0, 30e-3, 1 / 3, zero3=True) == pytest.approx(6e-3)
+

@@ -1,4 +1,4 @@
-"""Per-step costs outside the microbatch loop: the optimizer step.
+"""Per-step costs outside the microbatch loop: the optimizer step; the data-parallel windows.
 
 The optimizer step runs once per training step, after the data-parallel gradient reduction
 ends and before the next forward (Megatron-core's ``optimizer.step()``; NVIDIA's MLPerf
@@ -14,8 +14,6 @@ state each: bf16 weight and gradient, fp32 Adam), split over ``tp x pp``.
 """
 
 from __future__ import annotations
-
-__all__ = ["optimizer_bytes", "optimizer_seconds"]
 
 _LORA = (2.0, 2.0, 12.0)  # bf16 adapter weights and gradients, fp32 master, m and v
 
@@ -40,3 +38,20 @@ def optimizer_seconds(optimizer_memory: float, recipe: tuple[float, float, float
                       hbm_bandwidth: float, adapters: float | None = None) -> float:
     """Seconds of one optimizer step: :func:`optimizer_bytes` / ``hbm_bandwidth`` (B/s)."""
     return optimizer_bytes(optimizer_memory, recipe, adapters) / hbm_bandwidth
+
+
+def dp_exposed(reduce: float, gather: float, overlap: float, compute: float,
+               forward_share: float, zero3: bool = False) -> float:
+    """Exposed seconds of the data-parallel communication of one step.
+
+    ``reduce``, ``gather``: seconds of the gradient reduction and of the weight all-gathers;
+    ``overlap``: the fraction hidden (``dp_overlap``); ``compute``: seconds of the step's
+    compute, of which ``forward_share`` is forward. Megatron-core overlaps the reduction with
+    the backward (``overlap_grad_reduce``) and the weight all-gather with the next forward
+    (``overlap_param_gather``), so each hides under its own phase only. Under ZeRO-3 the
+    gathers run in the forward and the backward: the whole compute is the one window."""
+    if zero3:
+        t = reduce + gather
+        return t - min(t * overlap, compute)
+    fwd, bwd = compute * forward_share, compute * (1.0 - forward_share)
+    return (reduce - min(reduce * overlap, bwd)) + (gather - min(gather * overlap, fwd))

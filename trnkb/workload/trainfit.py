@@ -7,8 +7,6 @@ from trnkb.workload.plan import Plan, memory_per_chip
 from trnkb.workload.ranges import Input
 from trnkb.workload.system import System
 
-__all__ = ["refuse_unfit"]
-
 
 def refuse_unfit(model: Model, system: System, plan: Plan, inputs: dict[str, Input],
                   seq_len: int, batch_tokens: float, recipe: str,

@@ -32,7 +32,7 @@ Step time (seconds) is composed, per chip, of named parts:
   domains, else over a pair of scale-up neighbours). Each has an *overlap* assumption: the
   fraction hidden under compute (``dp_overlap`` 0.5-1.0, ``tp_overlap`` 0-0.5,
   ``ep_overlap`` 0-0.6, ``cp_overlap`` 0.5-1.0, ``pp_overlap`` 0-0.5); what is hidden cannot
-  exceed the compute.
+  exceed the compute (the gradient reduction the backward, the weight gathers the forward).
 
 HBM traffic per step: the local weights read three times per microbatch (forward, two
 backward matmuls), weights, gradients and optimizer state read and written once, saved
@@ -65,7 +65,7 @@ from trnkb.workload.plan import (
     stage_layers,
 )
 from trnkb.workload.ranges import Input, assumption, check_assumptions
-from trnkb.workload.stepextras import optimizer_bytes
+from trnkb.workload.stepextras import dp_exposed, optimizer_bytes
 from trnkb.workload.system import System
 from trnkb.workload.trainfit import refuse_unfit
 
@@ -146,13 +146,15 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     peak = v["peak_flops"]
     attn = min(3 * model.attention_flops_per_token(seq_len) if include_attention else 0.0, f_tok)
     compute = _compute_seconds(flops_step, attn * batch_tokens, chips, v)
+    recompute_factor = 1.0
     if plan.recompute == "full":
         if trainable is None:
-            compute *= 4 / 3
+            recompute_factor = 4 / 3
         else:  # one more forward of the base over a 4N (not 6N) step
             fwd = 2.0 * model.active_params(False) + (
                 model.attention_flops_per_token(seq_len) if include_attention else 0.0)
-            compute *= 1 + fwd / f_tok
+            recompute_factor = 1 + fwd / f_tok
+        compute *= recompute_factor
     # HBM traffic
     w, g, o, _ = MEMORY_RECIPES[recipe]
     local_w = mem["weights"] if plan.zero < 3 else mem["weights"] * plan.dp * plan.cp
@@ -184,13 +186,14 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
         n = _buckets(params, g)
         return n * net.time(kind, params * per / n, g, stride, **kw)
 
-    t_dp = bucketed(red, dense_local, grad_bytes, data, plan.tp)
+    t_red = bucketed(red, dense_local, grad_bytes, data, plan.tp)
     if (plan.ep > 1 or model.moe) and expert_local > 0:
-        t_dp += bucketed(red, expert_local, grad_bytes, edata, plan.tp * plan.ep)
+        t_red += bucketed(red, expert_local, grad_bytes, edata, plan.tp * plan.ep)
     gathers = 2 * max(n_micro, 1) if plan.zero >= 3 else (1 if plan.zero >= 1 else 0)
-    t_dp += gathers * (bucketed("all-gather", dense_local, weight_bytes, data, plan.tp)
-                       + bucketed("all-gather", expert_local, weight_bytes, edata,
-                                  plan.tp * plan.ep))
+    t_gather = gathers * (bucketed("all-gather", dense_local, weight_bytes, data, plan.tp)
+                          + bucketed("all-gather", expert_local, weight_bytes, edata,
+                                     plan.tp * plan.ep))
+    t_dp = t_red + t_gather
     tokens_mb = plan.microbatch * seq_len / plan.cp
     layers = stage_layers(model, plan)
     act = tokens_mb * model.d_model * 2.0
@@ -211,13 +214,15 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
             if plan.pp > 1 else 0.0)
     comm = {"dp": t_dp, "tp": t_tp, "ep": t_ep, "cp": t_cp, "pp": t_pp}
     out = {"compute": compute, "bubble": bubble, "hbm_traffic": traffic, "pp_bytes": pp_bytes,
-           "flops_per_step": flops_step,
-           "flops_per_token": f_tok, "microbatches": n_micro}
+           "flops_per_step": flops_step, "flops_per_token": f_tok, "microbatches": n_micro}
     out["optimizer"] = opt_bytes / v["hbm_bandwidth"]
     step = compute + bubble + out["optimizer"]
+    fwd_share = (0.5 if trainable is not None else 1 / 3) / recompute_factor
     for k, t in comm.items():
         out[f"{k}_comm"] = t
-        e = _exposed(t, v[f"{k}_overlap"], compute)
+        e = (dp_exposed(t_red, t_gather, v["dp_overlap"], compute, fwd_share, plan.zero >= 3)
+             if k == "dp"
+             else _exposed(t, v[f"{k}_overlap"], compute))
         out[f"{k}_exposed"] = e
         step += e
     out["step_time"] = step
