@@ -38,3 +38,25 @@ def test_gradient_reduction_hides_under_the_backward_only():
     # ZeRO-3: one window, the whole compute (36 ms of communication, 30 hidden)
     assert dp_exposed(30e-3, 6e-3, 1.0, 30e-3, 1 / 3, zero3=True) == pytest.approx(6e-3)
 
+
+def test_lora_plan_search_reduces_only_the_adapters(kb):
+    from trnkb.workload.lora import LoRA, adapter_params, lora_flops_per_token
+    from trnkb.workload.search import plans
+
+    m, s = W.model(kb, "llama-2-70b"), W.system(kb, "gb300-nvl72")
+    lora = LoRA(16, ("qkv", "o"))
+    p_adapters = float(adapter_params(m, lora))
+    f_tok = lora_flops_per_token(m, lora, 8192, True)
+    kw = dict(seq_len=8192, batch_tokens=9 * 8192, recipe="bf16-lora", top=1,
+              flops_per_token=f_tok)
+    best = plans(m, s, 72, 1e9, "fp8", trainable=p_adapters, **kw)[0]
+    v = {k: i.mid for k, i in central_values(s, "fp8").items()}
+    b = step_breakdown(m, s, best["plan"], v, seq_len=8192, batch_tokens=9 * 8192,
+                       recipe="bf16-lora", weight_bytes=2.0, flops_per_token=f_tok,
+                       trainable=p_adapters)
+    assert best["step_time"] == pytest.approx(b["step_time"])
+    # the adapters' gradients (tens of MB) reduce in well under a millisecond, the frozen
+    # 70B base's (140 GB) would take seconds: the search must not charge the base's
+    assert b["dp_comm"] < 1e-3
+    r = W.train(m, s, 72, None, 1e9, "fp8", seq_len=8192, batch_tokens=9 * 8192, lora=lora)
+    assert r.plan == best["plan"]

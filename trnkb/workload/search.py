@@ -62,8 +62,14 @@ def plans(model: Model, system: System, chips: int, tokens: float = 15e12,
           precision: str = "bf16", *, seq_len: int = 8192, batch_tokens: float = 4 * 2**20,
           recipe: str = "bf16-adam",
           assumptions: dict[str, Input] | None = None, top: int | None = 20,
-          all_zero: bool = False, include_unfit: bool = False) -> list[dict[str, Any]]:
+          all_zero: bool = False, include_unfit: bool = False,
+          flops_per_token: float | None = None,
+          trainable: float | None = None) -> list[dict[str, Any]]:
     """Plans that fit, fastest first: ``[{"plan", "step_time" s, "days", "memory" B, "fits"}]``.
+
+    ``flops_per_token`` and ``trainable`` (LoRA's adapter parameters) as in
+    :func:`~trnkb.workload.training.step_breakdown`: a LoRA run's plans are ranked with only
+    the adapters' gradients reduced.
 
     ``len(result)`` is capped by ``top``; ``result.evaluated`` is not available, see
     :func:`candidate_plans` for the candidate count.
@@ -72,11 +78,11 @@ def plans(model: Model, system: System, chips: int, tokens: float = 15e12,
     v = {k: i.mid for k, i in inputs.items()}
     weight_bytes = MEMORY_RECIPES[recipe][0] if recipe != "fp8-adam" else 1.0
     rows: list[dict[str, Any]] = []
-    f_tok = model.training_flops_per_token(seq_len)
+    f_tok = flops_per_token or model.training_flops_per_token(seq_len)
     for p in candidate_plans(model, system, chips, batch_tokens / seq_len, all_zero):
         s = step_breakdown(model, system, p, v, seq_len=seq_len, batch_tokens=batch_tokens,
-                           recipe=recipe,
-                           weight_bytes=weight_bytes, budget=tokens, flops_per_token=f_tok)
+                           recipe=recipe, weight_bytes=weight_bytes, budget=tokens,
+                           flops_per_token=f_tok, trainable=trainable)
         if s["fits"] or include_unfit:
             rows.append({"plan": p, "step_time": s["step_time"], "days": s["days"],
                          "memory": s["memory"], "fits": bool(s["fits"]),

@@ -345,7 +345,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
     if plan is None:
         found = search_plans(model, system, chips, tokens, precision, seq_len=seq_len,
                              batch_tokens=batch_tokens, recipe=recipe, assumptions=assumptions,
-                             top=1)
+                             top=1, flops_per_token=flops_per_token, trainable=trainable)
         if not found:
             raise ValueError(f"no plan fits {model.id} on {chips} chips of {system.id}")
         chosen = found[0]["plan"]
