@@ -19,6 +19,16 @@ It follows what vLLM (v1), SGLang and TensorRT-LLM document for their schedulers
   must accept numpy arrays too: a run of decode-only steps with nothing to admit (the
   batch fixed until the next completion, arrival or full cache) is timed as one vector.
 
+Receiving (``recv_interval``, SGLang's ``--scheduler-recv-interval``): the scheduler takes
+arrived requests into its queue only when a counter reaches ``recv_interval``; each decode-only
+step adds 1, a step with prefill makes the next poll immediate, and an idle engine polls at
+once (SGLang ``SchedulerRecvSkipper``: weight 1 for decode and idle, 1000 otherwise). With
+the default 1 every step receives. ``recv_after_prefill=False`` counts prefill steps as 1 too:
+TensorRT-LLM's attention-DP balance (``attention_dp_config.enable_balance``) holds context
+requests until every rank has one or ``timeout_iters`` iterations have passed; one rank is
+simulated, so its context requests are taken in every ``timeout_iters`` steps (or at once
+when it has nothing to decode).
+
 Arrivals: a list of arrival times (offline: all 0; Poisson: exponential gaps at a rate), or a
 closed loop of ``concurrency`` clients, each sending its next request when the previous one
 completes (zero think time). Roles: ``mixed`` (prefill and decode share steps), ``prefill``
@@ -53,6 +63,8 @@ class SchedulerConfig:
     chunked_prefill: bool = True
     role: str = "mixed"
     static: bool = False
+    recv_interval: int = 1
+    recv_after_prefill: bool = True
 
 
 @dataclass
@@ -117,6 +129,8 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
         issued = n
     role = cfg.role
     waiting: deque[int] = deque()
+    pending: deque[int] = deque()  # arrived, not yet received (recv_interval)
+    since = cfg.recv_interval       # decode steps since the last poll
     nxt = 0                     # next request not yet arrived (open loop: sorted arrivals)
     prompt = inp[:]             # tokens to prefill (grows on preemption)
     done_pre = [0] * n          # prompt tokens already prefilled
@@ -147,8 +161,12 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
         if s >= _MAX_STEPS:
             raise RuntimeError(f"scheduler did not finish {n} requests in {_MAX_STEPS} steps")
         while nxt < issued and (closed or arr[nxt] <= t):
-            waiting.append(nxt)
+            pending.append(nxt)
             nxt += 1
+        if since >= cfg.recv_interval or (not prefilling and n_dec == 0):  # a poll
+            waiting.extend(pending)
+            pending.clear()
+            since = 0
         if not waiting and not prefilling and n_dec == 0:
             if nxt < issued and not closed:
                 t = arr[nxt]
@@ -173,6 +191,8 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
         if (n_dec and not prefilling and (not waiting or n_dec >= cfg.max_seqs or cfg.static)
                 and (cfg.max_tokens > n_dec or cfg.static)):
             k = _decode_run(dec_heap, session, alive, s, n_dec, kv_used, cfg.kv_capacity)
+            if pending:  # stop at the next poll
+                k = min(k, cfg.recv_interval - since)
             if k >= 2:
                 j = np.arange(k, dtype=float)
                 vec: Callable[..., Any] = step  # the cost functions take arrays too
@@ -193,6 +213,9 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                     ctx_sum += n_dec * k
                     kv_used += n_dec * k
                     s += k
+                    since += k  # the polls inside the run found nothing: keep the phase
+                    if since > cfg.recv_interval:
+                        since = (since - 1) % cfg.recv_interval + 1
                     continue
         budget = cfg.max_tokens - n_dec
         if cfg.static:  # one context encoding of the whole batch, only between batches
@@ -254,6 +277,7 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
         c_attn.append(attn_pre)
         c_dt.append(dt)
         c_rel.append(release)
+        since = cfg.recv_interval if n_pre > 0 and cfg.recv_after_prefill else since + 1
         # decode progress: every decoding sequence gained a token
         ctx_sum += n_dec
         kv_used += n_dec
@@ -269,7 +293,7 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
             last[r] = s
             finished += 1
             if closed and nxt < n:
-                nxt = issued = _refill(r, nxt, t, pred, arr, waiting)
+                nxt = issued = _refill(r, nxt, t, pred, arr, pending)
         # prefill progress
         still: list[int] = []
         chunk_of = dict(chunks)
@@ -288,7 +312,7 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                 last[r] = s
                 finished += 1
                 if closed and nxt < n:
-                    nxt = issued = _refill(r, nxt, t, pred, arr, waiting)
+                    nxt = issued = _refill(r, nxt, t, pred, arr, pending)
                 continue
             _start_decode(r, s, remaining, dec_heap, session, dec_start, decoding, alive)
             ctx_sum += prompt[r] + 1
