@@ -76,3 +76,17 @@ def test_window_all_reads_every_request_from_the_start_burst() -> None:
         assert whole[k].mid == pytest.approx(offline[k].mid, rel=1e-9)
     with pytest.raises(ValueError):
         W.simulate(m, s, 8, window="most", **kw)
+
+
+def test_unmixed_prefill_steps_pause_the_decodes() -> None:
+    # A (100 + 5 tokens) at 0, B (100 + 2) at 1.5 s. Mixed: A decodes in steps 1-4 (B's
+    # prefill shares step 2). SGLang's default (mixed=False): step 2 runs only B's prefill,
+    # so A's 4 decode tokens take steps 1, 3, 4, 5
+    def trace(mixed: bool):  # noqa: ANN202
+        cfg = SchedulerConfig(max_tokens=1000, mixed=mixed)
+        return run_scheduler(cfg, [100, 100], [5, 2], unit, arrivals=[0.0, 1.5])
+
+    a, b = trace(True), trace(False)
+    assert list(a.last_step) == [4, 3] and list(a.first_step) == [0, 2]
+    assert list(b.last_step) == [5, 3] and list(b.first_step) == [0, 2]
+    assert b.n_dec[2] == 0 and b.n_pre[2] == 100 and a.n_dec[2] == 1

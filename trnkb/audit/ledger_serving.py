@@ -19,7 +19,9 @@ Rules, by the run's ``scenario``:
   pass ``--scheduler-recv-interval`` 30 at 16 or more clients, else 10 (FP8 TP 4: 10),
   which the simulator takes as ``recv_interval`` (:func:`_recv_interval`); their
   TensorRT-LLM scripts with attention DP turn on its balance with ``timeout_iters`` 60
-  (``recv_interval`` 60, ``recv_after_prefill`` False); the client sends
+  (``recv_interval`` 60, ``recv_after_prefill`` False); no SGLang script passes
+  ``--enable-mixed-chunk``, so its prefill steps run without decodes (``mixed=False``); the
+  client sends
   ``--num-prompts`` 10 x concurrency after its warm-up, all clients at once
   (``--request-rate inf``), and reports the median over every prompt and the output tokens
   over the whole run (``window="all"``, ``requests`` 10 x concurrency);
@@ -90,6 +92,8 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
                 kw[key] = Lengths.uniform_range(*lo_hi)
         if run.get("scenario") == "batch":  # the client: 10 prompts per client, all read
             kw["requests"], kw["window"] = 10 * int(run.get("batch")), "all"
+        if str(run.get("software") or "").lower().startswith("sglang"):
+            kw["mixed"] = False  # no script passes --enable-mixed-chunk
     recv = _recv_interval(run)
     if recv > 1:
         kw["recv_interval"] = recv
@@ -120,7 +124,7 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
             + (" --batching static" if "batching" in kw else "")
             + (f" --stack '{kw['stack']}'" if "stack" in kw else ""))
     extra: dict[str, Any] = {k: kw[k] for k in ("recv_interval", "recv_after_prefill",
-                                                 "window", "requests") if k in kw}
+                                                 "mixed", "window", "requests") if k in kw}
     if isinstance(kw["input_len"], W.Lengths):
         extra["lengths"] = "uniform on [int(0.8 L), L]"
     if extra:  # Python-only settings (trnkb.workload.simulate)

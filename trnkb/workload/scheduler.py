@@ -11,6 +11,9 @@ It follows what vLLM (v1), SGLang and TensorRT-LLM document for their schedulers
 * when the decodes of a step would overflow the KV cache, the most recently admitted
   sequence is preempted (recompute mode: its cache is dropped and it re-enters the front of
   the queue with its prompt and the tokens it already generated as a new prompt);
+* ``mixed=False`` (SGLang without ``--enable-mixed-chunk``, its default): a step that has
+  prefill work runs only prefill (up to ``max_tokens`` prompt tokens) and the running
+  sequences wait a step; decode-only steps otherwise;
 * static batching (``static``, as Transformers NeuronX runs a compiled batch without vLLM): a
   batch is admitted only when the previous one has finished, up to ``max_seqs`` waiting
   requests at once, and their whole prompts are context-encoded together in one step (no
@@ -65,6 +68,7 @@ class SchedulerConfig:
     static: bool = False
     recv_interval: int = 1
     recv_after_prefill: bool = True
+    mixed: bool = True
 
 
 @dataclass
@@ -137,7 +141,8 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
     prefilling: list[int] = []  # running, prompt not finished, admission order
     dec_heap: list[tuple[int, int, int]] = []  # (finish step, request, session)
     session = [0] * n           # bumps on preemption (lazy heap deletion)
-    dec_start = [0] * n         # step after which the sequence decodes
+    dec_start = [0] * n         # decode step after which the sequence decodes
+    dk = 0                      # index of the next decode step (steps that advance decodes)
     gen = [0] * n               # tokens generated before the current decode session
     decoding: list[int] = []    # admission order, may hold stale entries
     alive = [False] * n
@@ -175,8 +180,8 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
         # decode growth needs one token of cache per decoding sequence
         while n_dec and kv_used + n_dec > cfg.kv_capacity:
             victim = _pop_latest(decoding, alive)
-            c = prompt[victim] + (s - dec_start[victim])
-            gen[victim] += s - dec_start[victim] - 1
+            c = prompt[victim] + (dk - dec_start[victim])
+            gen[victim] += dk - dec_start[victim] - 1
             kv_used -= c - 1
             ctx_sum -= c
             n_dec -= 1
@@ -190,7 +195,7 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
         # next completion, arrival or full cache, so its steps are timed in one vector
         if (n_dec and not prefilling and (not waiting or n_dec >= cfg.max_seqs or cfg.static)
                 and (cfg.max_tokens > n_dec or cfg.static)):
-            k = _decode_run(dec_heap, session, alive, s, n_dec, kv_used, cfg.kv_capacity)
+            k = _decode_run(dec_heap, session, alive, dk, n_dec, kv_used, cfg.kv_capacity)
             if pending:  # stop at the next poll
                 k = min(k, cfg.recv_interval - since)
             if k >= 2:
@@ -213,11 +218,12 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                     ctx_sum += n_dec * k
                     kv_used += n_dec * k
                     s += k
+                    dk += k
                     since += k  # the polls inside the run found nothing: keep the phase
                     if since > cfg.recv_interval:
                         since = (since - 1) % cfg.recv_interval + 1
                     continue
-        budget = cfg.max_tokens - n_dec
+        budget = cfg.max_tokens - (n_dec if cfg.mixed else 0)
         if cfg.static:  # one context encoding of the whole batch, only between batches
             budget = sum(prompt) if not (n_dec or prefilling) else 0
         n_pre = 0.0
@@ -244,7 +250,7 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                 admit[r] = s
                 first[r] = s  # decode role: the step it joins (its first token came before)
                 release = max(release, arr[r])
-                _start_decode(r, s - 1, out[r] - 1, dec_heap, session, dec_start, decoding,
+                _start_decode(r, dk - 1, out[r] - 1, dec_heap, session, dec_start, decoding,
                               alive)
                 ctx_sum += need
                 n_dec += 1
@@ -253,7 +259,7 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                 continue
             c = min(prompt[r], budget)
             if not cfg.chunked_prefill and c < prompt[r]:
-                if chunks or n_dec:
+                if chunks or (n_dec and cfg.mixed):
                     break
                 c = prompt[r]
             waiting.popleft()
@@ -269,24 +275,26 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
             p0 = done_pre[r]
             n_pre += c
             attn_pre += c * p0 + c * (c + 1) / 2
-        dt = step(float(n_dec), ctx_sum, n_pre, attn_pre)
+        n_run = n_dec if cfg.mixed or not chunks else 0  # decodes this step
+        ctx_run = ctx_sum if n_run else 0.0
+        dt = step(float(n_run), ctx_run, n_pre, attn_pre)
         t = max(t, release) + dt
-        c_n.append(float(n_dec))
-        c_ctx.append(ctx_sum)
+        c_n.append(float(n_run))
+        c_ctx.append(ctx_run)
         c_pre.append(n_pre)
         c_attn.append(attn_pre)
         c_dt.append(dt)
         c_rel.append(release)
         since = cfg.recv_interval if n_pre > 0 and cfg.recv_after_prefill else since + 1
         # decode progress: every decoding sequence gained a token
-        ctx_sum += n_dec
-        kv_used += n_dec
-        while dec_heap and dec_heap[0][0] <= s:
+        ctx_sum += n_run
+        kv_used += n_run
+        while n_run and dec_heap and dec_heap[0][0] <= dk:
             _, r, sess = heapq.heappop(dec_heap)
             if sess != session[r] or not alive[r]:
                 continue
             alive[r] = False
-            c = prompt[r] + (s + 1 - dec_start[r])
+            c = prompt[r] + (dk + 1 - dec_start[r])
             ctx_sum -= c
             kv_used -= c - 1
             n_dec -= 1
@@ -294,6 +302,8 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
             finished += 1
             if closed and nxt < n:
                 nxt = issued = _refill(r, nxt, t, pred, arr, pending)
+        if n_run:
+            dk += 1
         # prefill progress
         still: list[int] = []
         chunk_of = dict(chunks)
@@ -314,7 +324,7 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                 if closed and nxt < n:
                     nxt = issued = _refill(r, nxt, t, pred, arr, pending)
                 continue
-            _start_decode(r, s, remaining, dec_heap, session, dec_start, decoding, alive)
+            _start_decode(r, dk - 1, remaining, dec_heap, session, dec_start, decoding, alive)
             ctx_sum += prompt[r] + 1
             n_dec += 1
         prefilling = still

@@ -77,7 +77,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
              assumptions: dict[str, Input] | None = None, seed: int = 0,
              pricing: str = "tco", ranged: bool = True, stack: str | None = None,
              recv_interval: int = 1, recv_after_prefill: bool = True,
-             window: str = "steady") -> WorkloadResult:
+             mixed: bool = True, window: str = "steady") -> WorkloadResult:
     """Serve ``model`` on ``replicas`` replicas of ``chips`` chips of ``system`` under a load
     (offline unless ``rate`` requests/s or ``concurrency`` clients; see the module docstring).
 
@@ -94,7 +94,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     (``"Transformers NeuronX (Neuron 2.18.0)"``: :mod:`~trnkb.workload.neuronx`).
     ``recv_interval``: SGLang's ``--scheduler-recv-interval`` (new requests are taken in
     every that many decode steps; ``recv_after_prefill=False``: prefill steps count too, as
-    TensorRT-LLM's attention-DP balance timeout; :mod:`~trnkb.workload.scheduler`). ``window``:
+    TensorRT-LLM's attention-DP balance timeout; ``mixed=False``: prefill steps without
+    decodes, SGLang's default; :mod:`~trnkb.workload.scheduler`). ``window``:
     ``steady`` (module docstring) or ``all`` (every request, start to drain, as a benchmark
     client reports).
     ``disagg=(x, y, prefill_layout)``: ``x`` prefill instances of ``prefill_layout`` and
@@ -134,7 +135,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                    outs, max_seqs, max_tokens, chunked_prefill, disagg, precision)
     setup = replace(setup, cfg=replace(setup.cfg, static=batching == "static",
                                        recv_interval=recv_interval,
-                                       recv_after_prefill=recv_after_prefill),
+                                       recv_after_prefill=recv_after_prefill, mixed=mixed),
                     whole_run=window == "all")
     n = requests or _default_requests(setup, concurrency, rate, mid, ins, outs)
     if not 1 <= n <= _MAX_REQUESTS:
@@ -175,7 +176,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                                 precision)
                     s2 = replace(s2, cfg=replace(s2.cfg, static=setup.cfg.static,
                                                  recv_interval=recv_interval,
-                                                 recv_after_prefill=recv_after_prefill),
+                                                 recv_after_prefill=recv_after_prefill,
+                                                 mixed=mixed),
                                  whole_run=setup.whole_run)
                     rerun[slow] = (s2, _simulate(s2, v, inp, out, arrivals, concurrency))
                 except ValueError:  # nothing fits at these values: re-time instead
@@ -197,7 +199,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                          f"rate={rate:g}/s" if rate is not None else f"concurrency={concurrency}"),
                 "requests": n, "max_seqs": setup.cfg.max_seqs, "max_tokens": max_tokens,
                 "chunked_prefill": chunked_prefill, "batching": batching, "seed": seed,
-                "recv_interval": recv_interval, "window": window,
+                "recv_interval": recv_interval, "mixed": mixed, "window": window,
                 "pricing": pricing}
     if stack is not None:
         settings["stack"] = stack
