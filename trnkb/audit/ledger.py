@@ -19,7 +19,7 @@ import hashlib
 import math
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,13 +87,26 @@ def ledger_path() -> Path:
     return default_specs_dir() / "ledger" / "runs.yaml"
 
 
+_LOADED: dict[tuple[str, str], tuple[Run, ...]] = {}  # (path, content digest) -> runs
+
+
 def load_runs(path: Path | None = None) -> list[Run]:
-    """Read and check the ledger; a bad row is ``file:line: field: what is wrong``."""
+    """Read and check the ledger; a bad row is ``file:line: field: what is wrong``.
+
+    A file read before with the same content is not parsed again (each call gets its own
+    copies of the runs' ``extra`` mappings)."""
     path = path or ledger_path()
     text = path.read_text()
+    key = (str(path), hashlib.sha256(text.encode()).hexdigest())
+    if key not in _LOADED:
+        _LOADED[key] = tuple(_parse_runs(path, text))
+    return [replace(r, extra=dict(r.extra)) for r in _LOADED[key]]
+
+
+def _parse_runs(path: Path, text: str) -> list[Run]:
     lines = {ln.split('"')[1] if '"' in ln else ln.split(":", 1)[1].strip(): i
              for i, ln in enumerate(text.splitlines(), start=1) if ln.startswith("- id:")}
-    data = yaml.safe_load(text)
+    data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml: ~10x
     errors: list[str] = []
     runs: list[Run] = []
     seen: set[str] = set()

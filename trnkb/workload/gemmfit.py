@@ -19,8 +19,9 @@ Fit: least squares of ``1 / utilization = a + b / M`` over compute-bound operato
   times). Fitted with the roofline the step model uses, ``max(FLOPs x (M + m_half) / (M x
   peak x e), bytes / (HBM x hbm_e))``, least squares on relative time over a grid
   (:func:`cuda_fit`). Serving stacks (TensorRT-LLM, vLLM) run CUTLASS/cuBLAS kernels: the
-  CUTLASS fit is the central, DeepGEMM's the fast end. Other NVIDIA chips (Blackwell FP4)
-  take the Hopper FP8 fit: no Blackwell sweep is in the knowledge base.
+  CUTLASS fit is the central, DeepGEMM's the fast end. Other NVIDIA chips (Blackwell)
+  take the Hopper FP8 fit: no Blackwell sweep is in the knowledge base; at a 4-bit format
+  the simulator multiplies it by ``fp4_gemm_efficiency`` (:mod:`~trnkb.workload.fp4fit`).
 * AMD (ROCm stacks): AMD's own hipBLASLt measurements (:data:`ROCM_MAF`, :data:`ROCM_TAF`):
   the Max-Achievable FLOP/s of MI300X and MI325X (the best of a size sweep) and the
   Typical Attained FLOP/s of MI325X (FLOP-weighted over 10 DeepSeek-V3 GEMM shapes, M = 32

@@ -2,7 +2,8 @@
 
 :func:`sim_inputs` gathers, for :func:`~trnkb.workload.simulation.simulate`, the system's
 rates at the compute format, the serving and simulator assumptions (:data:`SIM_ASSUMPTIONS`),
-the fitted constants of the chip's stack (GEMM efficiency and rows, ``gemmfit``; collective
+the fitted constants of the chip's stack (GEMM efficiency and rows, ``gemmfit``, times
+``fp4_gemm_efficiency`` at a 4-bit format, ``fp4fit``; collective
 latency, ``collfit``; a MoE/MLA layer's kernel chain, ``kernelfit``; AMD decode GEMMs and
 FP8 fused MoE, ``rocmfit``; Trainium weight streaming, ``gemmfit``), the attention peaks
 (the cache's format for decode; bf16 for an MLA prefill, which the stacks run as MHA on K/V
@@ -16,6 +17,7 @@ from dataclasses import replace
 
 from trnkb.workload.collfit import latency_inputs, stack_of
 from trnkb.workload.cost import cost_inputs
+from trnkb.workload.fp4fit import format_inputs
 from trnkb.workload.gemmfit import (
     cuda_inputs,
     hbm_efficiency_input,
@@ -72,6 +74,7 @@ def sim_inputs(model: Model, system: System, cp: str, kvp: str, pricing: str,
         gemm = cuda_inputs()
     elif system.vendor.lower() == "amd":
         gemm |= rocm_inputs(system.chip, cp)
+    gemm |= format_inputs(cp, system.vendor)  # the fits above: 8- or 16-bit GEMMs (fp4fit)
     kernels = {} if "layer_overhead" in (assumptions or {}) else kernel_inputs(model)
     inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **SIM_ASSUMPTIONS, **gemm,
               **latency_inputs(system.vendor, system.chip), **kernels, **costs,

@@ -14,11 +14,14 @@ tokens attend to (a chunk of ``c`` tokens after ``p`` cached ones attends to
   decode GEMMs waste the tile rows they do not fill: :mod:`trnkb.workload.gemmfit`; below
   ``gemm_m_min``, the smallest M of the sweep that fitted ``m_half`` where one is given,
   the waste ramps down linearly to 0 at M = 0: GEMV kernels bound by the weight stream);
+  at a 4-bit compute format ``gemm_efficiency`` is multiplied by ``fp4_gemm_efficiency``
+  (:mod:`~trnkb.workload.fp4fit`: the fits were read on 8- and 16-bit GEMMs);
 * ``experts``: routed experts at their real rows, ``M = tokens x k / E`` per expert across the
   expert-parallel group, times ``moe_imbalance`` (busiest chip over mean, a named ranged
   input) for the chip that sets the pace; the weights of the experts the batch touches; at
   ``expert_gemm_efficiency`` and ``expert_gemm_m_half`` where the stack's fused-MoE kernel
-  has its own fit (:mod:`~trnkb.workload.rocmfit`), else the dense GEMMs' values;
+  has its own fit (:mod:`~trnkb.workload.rocmfit`, measured at its format: not scaled by
+  ``fp4_gemm_efficiency``), else the dense GEMMs' values;
 * ``attention`` (at ``attention_peak_flops``, the peak of the KV-cache format, bf16 or fp8,
   not of 4-bit weights): decode ``max(FLOPs / (peak x attention_efficiency), KV bytes / (HBM x
   hbm_efficiency))`` with MLA's absorbed FLOPs (:meth:`Model.decode_attention_flops_per_position`);
@@ -169,7 +172,8 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
     L = m.layers / pp  # layers per stage
     moe_L = m.moe_layers / pp
     peak, bw = v["peak_flops"], v["hbm_bandwidth"] * v["hbm_efficiency"]
-    e_max, m_half = v["gemm_efficiency"], v["gemm_m_half"]
+    # a 4-bit GEMM reaches a lower fraction of its peak than the 8/16-bit GEMMs of the fits
+    e_max, m_half = v["gemm_efficiency"] * v.get("fp4_gemm_efficiency", 1.0), v["gemm_m_half"]
     m_min = v.get("gemm_m_min", 0.0)
     p = sm.params
     wb = sm.weight_bytes

@@ -3,7 +3,10 @@
 Step time (seconds) is composed, per chip, of named parts:
 
 * ``compute``: model FLOPs of the step / (chips x peak x ``mfu``), times 4/3 with full
-  recomputation (one more forward); at least the step's HBM traffic / HBM bandwidth.
+  recomputation (one more forward); at least the step's HBM traffic / HBM bandwidth. At a
+  4-bit precision (fp4, mxfp4) the GEMM FLOPs run at peak x ``mfu`` x ``fp4_gemm_efficiency``
+  (per vendor, fitted to FP4 and FP8 GEMM benchmarks of its kernels: NVIDIA 0.68-0.73-0.80,
+  CUTLASS on B200; AMD 0.79-1.11-1.31, aiter on MI355X; :mod:`~trnkb.workload.fp4fit`).
   ``mfu`` is the model-FLOPs utilisation of the compute phases (an assumption, default
   0.45, range 0.20-0.65, the low end covering the 20-30% of first PyTorch MoE runs the basis
   names: the Llama 3 paper measured 38-43% end to end on 16K H100, the
@@ -49,6 +52,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from trnkb.workload.evals import forward_flops_per_token
+from trnkb.workload.fp4fit import format_inputs
 from trnkb.workload.models import Model
 from trnkb.workload.plan import (
     MEMORY_RECIPES,
@@ -228,8 +232,9 @@ def _compute_seconds(flops: float, attention_flops: float, chips: int,
                      v: dict[str, float]) -> float:
     """Seconds of ``flops`` (FLOP) of which ``attention_flops`` run at
     ``v["attention_peak_flops"]`` (FLOP/s per chip; the GEMM peak ``v["peak_flops"]`` when
-    absent) and the rest at ``v["peak_flops"]``, on ``chips`` chips at ``v["mfu"]``."""
-    peak = v["peak_flops"]
+    absent) and the rest at ``v["peak_flops"]``, on ``chips`` chips at ``v["mfu"]``; at a
+    4-bit precision the GEMM peak is scaled by ``v["fp4_gemm_efficiency"]`` (``fp4fit``)."""
+    peak = v["peak_flops"] * v.get("fp4_gemm_efficiency", 1.0)
     attn_peak = v.get("attention_peak_flops", peak)
     return ((flops - attention_flops) / peak + attention_flops / attn_peak) / (chips * v["mfu"])
 
@@ -240,8 +245,10 @@ def central_values(system: System, precision: str,
     """Every input of a training run: the system's, the assumptions, then the caller's overrides.
 
     ``attention_precision`` (when it differs from ``precision``) adds ``attention_peak_flops``,
-    the system's peak at that precision, at which the attention FLOPs run."""
-    inputs = {**system.inputs(precision), **TRAIN_ASSUMPTIONS}
+    the system's peak at that precision, at which the attention FLOPs run. A 4-bit
+    ``precision`` adds ``fp4_gemm_efficiency`` (:mod:`~trnkb.workload.fp4fit`)."""
+    inputs = {**system.inputs(precision), **TRAIN_ASSUMPTIONS,
+              **format_inputs(precision, system.vendor)}
     if attention_precision and attention_precision != precision:
         inputs["attention_peak_flops"] = replace(system.peak_input(attention_precision),
                                                  name="attention_peak_flops")
