@@ -16,8 +16,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["Lengths"]
-
 
 @dataclass(frozen=True)
 class Lengths:
