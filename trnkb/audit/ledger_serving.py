@@ -11,6 +11,20 @@ Rules, by the run's ``scenario``:
   DeepSeek-R1 runs on gfx942 (MI300X, MI325X) whose SGLang image builds an aiter without
   gfx942 tuned DeepSeek-V3 FP8 GEMMs (v0.5.9: aiter v0.1.11.post1) add the default kernels'
   time per layer (``layer_extra``, :func:`trnkb.workload.rocmfit.untuned_layer_extra`);
+  InferenceX runs (source ``inferencex-dashboard-*``) draw their lengths as the dashboard's
+  client does: integers uniform on ``[int(0.8 L), L]`` (``--random-range-ratio 0.8``; the
+  run carries the mean, :func:`_inferencex_range` recovers ``L``), so the closed loop's
+  clients drift apart as they do on the server; their SGLang launch scripts on B200/B300
+  (``benchmarks/single_node/fixed_seq_len/dsr1_*_b200.sh``, ``*_b300.sh``, since 2025-09)
+  pass ``--scheduler-recv-interval`` 30 at 16 or more clients, else 10 (FP8 TP 4: 10),
+  which the simulator takes as ``recv_interval`` (:func:`_recv_interval`); their
+  TensorRT-LLM scripts with attention DP turn on its balance with ``timeout_iters`` 60
+  (``recv_interval`` 60, ``recv_after_prefill`` False); no SGLang script passes
+  ``--enable-mixed-chunk``, so its prefill steps run without decodes (``mixed=False``); the
+  client sends
+  ``--num-prompts`` 10 x concurrency after its warm-up, all clients at once
+  (``--request-rate inf``), and reports the median over every prompt and the output tokens
+  over the whole run (``window="all"``, ``requests`` 10 x concurrency);
 - ``offline`` (a maximum-throughput figure at stated lengths: trtllm-bench, vLLM
   ``benchmark_throughput``): the simulator's offline drain on the run's chips as one replica;
 - MLPerf ``offline``, ``server``, ``interactive``: need the benchmark's mean input length,
@@ -21,6 +35,7 @@ Rules, by the run's ``scenario``:
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from trnkb.workload import fromkb
@@ -68,6 +83,22 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
     m, s = fromkb.model(kb, run.model or ""), fromkb.system(kb, run.system or "")
     kw: dict[str, Any] = {"input_len": lengths[0], "output_len": lengths[1],
                           "precision": run.get("precision") or "bf16"}
+    if run.source.startswith("inferencex-dashboard"):
+        from trnkb.workload import Lengths
+
+        for key, mean in (("input_len", lengths[0]), ("output_len", lengths[1])):
+            lo_hi = _inferencex_range(float(run.get(key) or mean))
+            if lo_hi:
+                kw[key] = Lengths.uniform_range(*lo_hi)
+        if run.get("scenario") == "batch":  # the client: 10 prompts per client, all read
+            kw["requests"], kw["window"] = 10 * int(run.get("batch")), "all"
+        if str(run.get("software") or "").lower().startswith("sglang"):
+            kw["mixed"] = False  # no script passes --enable-mixed-chunk
+    recv = _recv_interval(run)
+    if recv > 1:
+        kw["recv_interval"] = recv
+    elif _trt_adp_balance(run):
+        kw["recv_interval"], kw["recv_after_prefill"] = _TRT_ADP_TIMEOUT_ITERS, False
     for key in ("tp", "dp"):  # the run's layout where its source states one
         if run.get(key):
             kw[key] = int(run.get(key))
@@ -92,10 +123,56 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
             + (f" --dp {kw['dp']}" if "dp" in kw else "") + load
             + (" --batching static" if "batching" in kw else "")
             + (f" --stack '{kw['stack']}'" if "stack" in kw else ""))
+    extra: dict[str, Any] = {k: kw[k] for k in ("recv_interval", "recv_after_prefill",
+                                                 "mixed", "window", "requests") if k in kw}
+    if isinstance(kw["input_len"], W.Lengths):
+        extra["lengths"] = "uniform on [int(0.8 L), L]"
+    if extra:  # Python-only settings (trnkb.workload.simulate)
+        call += " (simulate: " + ", ".join(f"{k}={v}" for k, v in extra.items()) + ")"
     notes = tuple(r.notes) + (("aiter of this image has no gfx942 tuned DeepSeek-V3 FP8 "
                                "GEMMs: layer_extra from rocmfit.untuned_layer_extra",)
                               if untuned else ())
     return Prediction(mid, lo, hi, call, notes)
+
+
+# InferenceX's RANDOM_RANGE_RATIO (bench/import_inferencex.py, source
+# inferencex-bench-serving-843c625)
+_RANGE_RATIO = 0.8
+
+
+def _inferencex_range(mean: float) -> tuple[int, int] | None:
+    """``(int(L x 0.8), L)`` for the nominal ``L`` whose uniform range has this mean
+    (tokens), or None."""
+    guess = round(mean / ((1 + _RANGE_RATIO) / 2))
+    for nominal in range(guess - 2, guess + 3):
+        lo = int(nominal * _RANGE_RATIO)
+        if nominal > 0 and (lo + nominal) / 2 == mean:
+            return lo, nominal
+    return None
+
+
+def _recv_interval(run: Run) -> int:
+    """SGLang's ``--scheduler-recv-interval`` in InferenceX's DeepSeek-R1 launch scripts
+    on B200/B300 (module docstring), else 1."""
+    sw = str(run.get("software") or "").lower()
+    if (not run.source.startswith("inferencex-dashboard")
+            or not sw.startswith("sglang") or not re.match(r"inferencex-b[23]00-", run.id)):
+        return 1
+    if run.get("precision") == "fp8" and run.chips == 4:
+        return 10
+    return 30 if int(run.get("batch") or 0) >= 16 else 10
+
+
+# attention_dp_config.timeout_iters of InferenceX's TensorRT-LLM DeepSeek-R1 scripts
+# (benchmarks/single_node/fixed_seq_len/dsr1_*_trt.sh, enable_balance true, since 2025-09-18)
+_TRT_ADP_TIMEOUT_ITERS = 60
+
+
+def _trt_adp_balance(run: Run) -> bool:
+    """An InferenceX TensorRT-LLM run with attention DP (its scripts turn the balance on)."""
+    return (run.source.startswith("inferencex-dashboard") and run.id.endswith(
+        tuple(f"-{m}" for m in ("ttft", "tpot", "tokens_per_s_per_chip")))
+        and "-trt-" in run.id and "-dpa-" in run.id)
 
 
 def _untuned(run: Run, chip: str, model_id: str) -> dict[str, Any]:

@@ -16,13 +16,14 @@ view.
 """
 
 from trnkb.workload.fromkb import model, system
+from trnkb.workload.lengths import Lengths
 from trnkb.workload.models import Model
 from trnkb.workload.plan import Plan
 from trnkb.workload.ranges import Input, Ranged, assumption, user_value
 from trnkb.workload.result import WorkloadResult
 from trnkb.workload.search import plans
 from trnkb.workload.serving import serve
-from trnkb.workload.simulation import Lengths, simulate
+from trnkb.workload.simulation import simulate
 from trnkb.workload.slo import frontier, max_throughput, parse_slo
 from trnkb.workload.stepcost import Layout
 from trnkb.workload.system import System

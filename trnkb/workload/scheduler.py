@@ -11,6 +11,9 @@ It follows what vLLM (v1), SGLang and TensorRT-LLM document for their schedulers
 * when the decodes of a step would overflow the KV cache, the most recently admitted
   sequence is preempted (recompute mode: its cache is dropped and it re-enters the front of
   the queue with its prompt and the tokens it already generated as a new prompt);
+* ``mixed=False`` (SGLang without ``--enable-mixed-chunk``, its default): a step that has
+  prefill work runs only prefill (up to ``max_tokens`` prompt tokens) and the running
+  sequences wait a step; decode-only steps otherwise;
 * static batching (``static``, as Transformers NeuronX runs a compiled batch without vLLM): a
   batch is admitted only when the previous one has finished, up to ``max_seqs`` waiting
   requests at once, and their whole prompts are context-encoded together in one step (no
@@ -18,6 +21,16 @@ It follows what vLLM (v1), SGLang and TensorRT-LLM document for their schedulers
 * the step's time comes from a caller's function of its composition (:mod:`stepcost`); it
   must accept numpy arrays too: a run of decode-only steps with nothing to admit (the
   batch fixed until the next completion, arrival or full cache) is timed as one vector.
+
+Receiving (``recv_interval``, SGLang's ``--scheduler-recv-interval``): the scheduler takes
+arrived requests into its queue only when a counter reaches ``recv_interval``; each decode-only
+step adds 1, a step with prefill makes the next poll immediate, and an idle engine polls at
+once (SGLang ``SchedulerRecvSkipper``: weight 1 for decode and idle, 1000 otherwise). With
+the default 1 every step receives. ``recv_after_prefill=False`` counts prefill steps as 1 too:
+TensorRT-LLM's attention-DP balance (``attention_dp_config.enable_balance``) holds context
+requests until every rank has one or ``timeout_iters`` iterations have passed; one rank is
+simulated, so its context requests are taken in every ``timeout_iters`` steps (or at once
+when it has nothing to decode).
 
 Arrivals: a list of arrival times (offline: all 0; Poisson: exponential gaps at a rate), or a
 closed loop of ``concurrency`` clients, each sending its next request when the previous one
@@ -53,6 +66,9 @@ class SchedulerConfig:
     chunked_prefill: bool = True
     role: str = "mixed"
     static: bool = False
+    recv_interval: int = 1
+    recv_after_prefill: bool = True
+    mixed: bool = True
 
 
 @dataclass
@@ -117,13 +133,16 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
         issued = n
     role = cfg.role
     waiting: deque[int] = deque()
+    pending: deque[int] = deque()  # arrived, not yet received (recv_interval)
+    since = cfg.recv_interval       # decode steps since the last poll
     nxt = 0                     # next request not yet arrived (open loop: sorted arrivals)
     prompt = inp[:]             # tokens to prefill (grows on preemption)
     done_pre = [0] * n          # prompt tokens already prefilled
     prefilling: list[int] = []  # running, prompt not finished, admission order
     dec_heap: list[tuple[int, int, int]] = []  # (finish step, request, session)
     session = [0] * n           # bumps on preemption (lazy heap deletion)
-    dec_start = [0] * n         # step after which the sequence decodes
+    dec_start = [0] * n         # decode step after which the sequence decodes
+    dk = 0                      # index of the next decode step (steps that advance decodes)
     gen = [0] * n               # tokens generated before the current decode session
     decoding: list[int] = []    # admission order, may hold stale entries
     alive = [False] * n
@@ -147,8 +166,12 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
         if s >= _MAX_STEPS:
             raise RuntimeError(f"scheduler did not finish {n} requests in {_MAX_STEPS} steps")
         while nxt < issued and (closed or arr[nxt] <= t):
-            waiting.append(nxt)
+            pending.append(nxt)
             nxt += 1
+        if since >= cfg.recv_interval or (not prefilling and n_dec == 0):  # a poll
+            waiting.extend(pending)
+            pending.clear()
+            since = 0
         if not waiting and not prefilling and n_dec == 0:
             if nxt < issued and not closed:
                 t = arr[nxt]
@@ -157,8 +180,8 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
         # decode growth needs one token of cache per decoding sequence
         while n_dec and kv_used + n_dec > cfg.kv_capacity:
             victim = _pop_latest(decoding, alive)
-            c = prompt[victim] + (s - dec_start[victim])
-            gen[victim] += s - dec_start[victim] - 1
+            c = prompt[victim] + (dk - dec_start[victim])
+            gen[victim] += dk - dec_start[victim] - 1
             kv_used -= c - 1
             ctx_sum -= c
             n_dec -= 1
@@ -172,7 +195,9 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
         # next completion, arrival or full cache, so its steps are timed in one vector
         if (n_dec and not prefilling and (not waiting or n_dec >= cfg.max_seqs or cfg.static)
                 and (cfg.max_tokens > n_dec or cfg.static)):
-            k = _decode_run(dec_heap, session, alive, s, n_dec, kv_used, cfg.kv_capacity)
+            k = _decode_run(dec_heap, session, alive, dk, n_dec, kv_used, cfg.kv_capacity)
+            if pending:  # stop at the next poll
+                k = min(k, cfg.recv_interval - since)
             if k >= 2:
                 j = np.arange(k, dtype=float)
                 vec: Callable[..., Any] = step  # the cost functions take arrays too
@@ -193,8 +218,12 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                     ctx_sum += n_dec * k
                     kv_used += n_dec * k
                     s += k
+                    dk += k
+                    since += k  # the polls inside the run found nothing: keep the phase
+                    if since > cfg.recv_interval:
+                        since = (since - 1) % cfg.recv_interval + 1
                     continue
-        budget = cfg.max_tokens - n_dec
+        budget = cfg.max_tokens - (n_dec if cfg.mixed else 0)
         if cfg.static:  # one context encoding of the whole batch, only between batches
             budget = sum(prompt) if not (n_dec or prefilling) else 0
         n_pre = 0.0
@@ -221,7 +250,7 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                 admit[r] = s
                 first[r] = s  # decode role: the step it joins (its first token came before)
                 release = max(release, arr[r])
-                _start_decode(r, s - 1, out[r] - 1, dec_heap, session, dec_start, decoding,
+                _start_decode(r, dk - 1, out[r] - 1, dec_heap, session, dec_start, decoding,
                               alive)
                 ctx_sum += need
                 n_dec += 1
@@ -230,7 +259,7 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                 continue
             c = min(prompt[r], budget)
             if not cfg.chunked_prefill and c < prompt[r]:
-                if chunks or n_dec:
+                if chunks or (n_dec and cfg.mixed):
                     break
                 c = prompt[r]
             waiting.popleft()
@@ -246,30 +275,35 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
             p0 = done_pre[r]
             n_pre += c
             attn_pre += c * p0 + c * (c + 1) / 2
-        dt = step(float(n_dec), ctx_sum, n_pre, attn_pre)
+        n_run = n_dec if cfg.mixed or not chunks else 0  # decodes this step
+        ctx_run = ctx_sum if n_run else 0.0
+        dt = step(float(n_run), ctx_run, n_pre, attn_pre)
         t = max(t, release) + dt
-        c_n.append(float(n_dec))
-        c_ctx.append(ctx_sum)
+        c_n.append(float(n_run))
+        c_ctx.append(ctx_run)
         c_pre.append(n_pre)
         c_attn.append(attn_pre)
         c_dt.append(dt)
         c_rel.append(release)
+        since = cfg.recv_interval if n_pre > 0 and cfg.recv_after_prefill else since + 1
         # decode progress: every decoding sequence gained a token
-        ctx_sum += n_dec
-        kv_used += n_dec
-        while dec_heap and dec_heap[0][0] <= s:
+        ctx_sum += n_run
+        kv_used += n_run
+        while n_run and dec_heap and dec_heap[0][0] <= dk:
             _, r, sess = heapq.heappop(dec_heap)
             if sess != session[r] or not alive[r]:
                 continue
             alive[r] = False
-            c = prompt[r] + (s + 1 - dec_start[r])
+            c = prompt[r] + (dk + 1 - dec_start[r])
             ctx_sum -= c
             kv_used -= c - 1
             n_dec -= 1
             last[r] = s
             finished += 1
             if closed and nxt < n:
-                nxt = issued = _refill(r, nxt, t, pred, arr, waiting)
+                nxt = issued = _refill(r, nxt, t, pred, arr, pending)
+        if n_run:
+            dk += 1
         # prefill progress
         still: list[int] = []
         chunk_of = dict(chunks)
@@ -288,9 +322,9 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                 last[r] = s
                 finished += 1
                 if closed and nxt < n:
-                    nxt = issued = _refill(r, nxt, t, pred, arr, waiting)
+                    nxt = issued = _refill(r, nxt, t, pred, arr, pending)
                 continue
-            _start_decode(r, s, remaining, dec_heap, session, dec_start, decoding, alive)
+            _start_decode(r, dk - 1, remaining, dec_heap, session, dec_start, decoding, alive)
             ctx_sum += prompt[r] + 1
             n_dec += 1
         prefilling = still

@@ -6,9 +6,11 @@ module re-times that schedule for other values of the inputs (each step's time f
 reads off, per request, TTFT (first token minus arrival), TPOT ((last - first) / (output -
 1)) and end-to-end latency, their p50/p90/p99, and the tokens per second of the steady
 window: from 10% of the steps to the step that admits the last request under a steady load,
-the whole run offline. A disaggregated run re-times its prefill trace first: each request's
-cache reaches its decode instance at arrival + its prefill delay + the transfer
-(:func:`handoff_times`), which sets the decode trace's arrivals.
+the whole run offline or when asked (``Setup.whole_run``: what a benchmark client such as
+``benchmark_serving`` reports, every request from the start burst to the drain). A
+disaggregated run re-times its prefill trace first: each request's cache reaches its decode
+instance at arrival + its prefill delay + the transfer (:func:`handoff_times`), which sets
+the decode trace's arrivals.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class Setup:
     chips_total: int
     prefill: tuple[StepModel, SchedulerConfig, int, int] | None = None
     notes: list[str] = field(default_factory=list)
+    whole_run: bool = False  # read every request and the whole run (a benchmark's window)
 
 
 @dataclass
@@ -91,7 +94,7 @@ def metrics(setup: Setup, run: Run, v: dict[str, float], inp: NDArray[np.int64],
         first_t = arr + delay[np.minimum(req // p_units, len(delay) - 1)]
     last_t = ends[dec.last_step]
     k = dec.steps
-    offline = not dec.closed and not np.any(dec.arrival > 0)
+    offline = (not dec.closed and not np.any(dec.arrival > 0)) or setup.whole_run
     if offline:
         k0, k1 = 0, k - 1
     else:

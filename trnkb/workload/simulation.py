@@ -33,13 +33,13 @@ Latencies over the same requests. ``tokens_per_s_per_user`` is ``1 / tpot_p50``.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from trnkb.workload.collfit import stack_of
+from trnkb.workload.lengths import Lengths, as_lengths, len_dict
 from trnkb.workload.models import WEIGHT_BYTES, Model
 from trnkb.workload.neuronx import neuronx_version
 from trnkb.workload.ranges import Input
@@ -66,30 +66,6 @@ _MAX_REQUESTS = 100_000
 _NEURON_TP = 16
 
 
-@dataclass(frozen=True)
-class Lengths:
-    """Token-length distribution: ``mean`` with optional ``std`` (normal, clipped to
-    ``[lo, hi]``, rounded; std 0 is a fixed length)."""
-
-    mean: float
-    std: float = 0.0
-    lo: int = 1
-    hi: int | None = None
-
-    def sample(self, n: int, rng: np.random.Generator) -> NDArray[np.int64]:
-        if self.std <= 0:
-            x = np.full(n, self.mean)
-        else:
-            x = rng.normal(self.mean, self.std, n)
-        hi = self.hi if self.hi is not None else math.inf
-        out: NDArray[np.int64] = np.clip(np.rint(x), self.lo, hi).astype(np.int64)
-        return out
-
-
-def _lengths(x: int | Lengths) -> Lengths:
-    return x if isinstance(x, Lengths) else Lengths(float(x))
-
-
 def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengths = 2048,
              output_len: int | Lengths = 512, precision: str = "bf16",
              kv_precision: str | None = None, compute_precision: str | None = None,
@@ -99,8 +75,9 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
              max_tokens: int = 8192, chunked_prefill: bool = True,
              batching: str = "continuous", disagg: tuple[int, int, Layout] | None = None,
              assumptions: dict[str, Input] | None = None, seed: int = 0,
-             pricing: str = "tco", ranged: bool = True,
-             stack: str | None = None) -> WorkloadResult:
+             pricing: str = "tco", ranged: bool = True, stack: str | None = None,
+             recv_interval: int = 1, recv_after_prefill: bool = True,
+             mixed: bool = True, window: str = "steady") -> WorkloadResult:
     """Serve ``model`` on ``replicas`` replicas of ``chips`` chips of ``system`` under a load
     (offline unless ``rate`` requests/s or ``concurrency`` clients; see the module docstring).
 
@@ -115,6 +92,12 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     :mod:`~trnkb.workload.scheduler`).
     ``stack``: the serving software where its prefill differs from a flash-attention kernel
     (``"Transformers NeuronX (Neuron 2.18.0)"``: :mod:`~trnkb.workload.neuronx`).
+    ``recv_interval``: SGLang's ``--scheduler-recv-interval`` (new requests are taken in
+    every that many decode steps; ``recv_after_prefill=False``: prefill steps count too, as
+    TensorRT-LLM's attention-DP balance timeout; ``mixed=False``: prefill steps without
+    decodes, SGLang's default; :mod:`~trnkb.workload.scheduler`). ``window``:
+    ``steady`` (module docstring) or ``all`` (every request, start to drain, as a benchmark
+    client reports).
     ``disagg=(x, y, prefill_layout)``: ``x`` prefill instances of ``prefill_layout`` and
     ``y`` decode instances of the replica layout (``replicas`` is then ignored).
 
@@ -122,7 +105,10 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     latency p50/p90/p99 (s), per MW and per dollar, each a range (``ranged=False``: central
     values only, for searches).
     """
-    check_positive(chips=chips, pp=pp, replicas=replicas, max_tokens=max_tokens)
+    check_positive(chips=chips, pp=pp, replicas=replicas, max_tokens=max_tokens,
+                   recv_interval=recv_interval)
+    if window not in ("steady", "all"):
+        raise ValueError(f"window {window!r} is not one of steady, all")
     if batching not in ("continuous", "static"):
         raise ValueError(f"batching {batching!r} is not one of continuous, static")
     if stack is not None and neuronx_version(stack) is None:
@@ -138,7 +124,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     for name, fmt in (("precision", precision), ("kv_precision", kv_precision)):
         if fmt is not None and fmt not in WEIGHT_BYTES:
             raise ValueError(f"{name} {fmt!r} is not one of {', '.join(WEIGHT_BYTES)}")
-    ins, outs = _lengths(input_len), _lengths(output_len)
+    ins, outs = as_lengths(input_len), as_lengths(output_len)
     kvp = kv_precision or default_kv_precision(precision)
     cp = compute_precision or system.fallback_precision(precision)
     inputs, cost_keys = sim_inputs(model, system, cp, kvp, pricing, assumptions, stack, tp)
@@ -147,8 +133,10 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                   WEIGHT_BYTES[kvp], mid, ins.mean + outs.mean, stack)
     setup = _setup(model, system, lay, WEIGHT_BYTES[precision], WEIGHT_BYTES[kvp], mid, ins,
                    outs, max_seqs, max_tokens, chunked_prefill, disagg, precision)
-    if batching == "static":
-        setup = replace(setup, cfg=replace(setup.cfg, static=True))
+    setup = replace(setup, cfg=replace(setup.cfg, static=batching == "static",
+                                       recv_interval=recv_interval,
+                                       recv_after_prefill=recv_after_prefill, mixed=mixed),
+                    whole_run=window == "all")
     n = requests or _default_requests(setup, concurrency, rate, mid, ins, outs)
     if not 1 <= n <= _MAX_REQUESTS:
         raise ValueError(f"requests must be 1 to {_MAX_REQUESTS}, not {n}")
@@ -186,7 +174,11 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                     s2 = _setup(model, system, lay, WEIGHT_BYTES[precision], WEIGHT_BYTES[kvp],
                                 v, ins, outs, max_seqs, max_tokens, chunked_prefill, disagg,
                                 precision)
-                    s2 = replace(s2, cfg=replace(s2.cfg, static=setup.cfg.static))
+                    s2 = replace(s2, cfg=replace(s2.cfg, static=setup.cfg.static,
+                                                 recv_interval=recv_interval,
+                                                 recv_after_prefill=recv_after_prefill,
+                                                 mixed=mixed),
+                                 whole_run=setup.whole_run)
                     rerun[slow] = (s2, _simulate(s2, v, inp, out, arrivals, concurrency))
                 except ValueError:  # nothing fits at these values: re-time instead
                     rerun[slow] = None
@@ -199,7 +191,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
         inputs = {k: replace(i, lo=i.mid, hi=i.mid) if i.spread else i
                   for k, i in inputs.items()}
 
-    settings = {"input_len": _len_dict(ins), "output_len": _len_dict(outs),
+    settings = {"input_len": len_dict(ins), "output_len": len_dict(outs),
                 "kv_precision": kvp, "compute_precision": cp, "layout": lay.label,
                 "tp": lay.tp, "attention_dp": lay.dp, "pp": lay.pp, "replicas": lay.replicas,
                 "chips_total": setup.chips_total,
@@ -207,6 +199,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                          f"rate={rate:g}/s" if rate is not None else f"concurrency={concurrency}"),
                 "requests": n, "max_seqs": setup.cfg.max_seqs, "max_tokens": max_tokens,
                 "chunked_prefill": chunked_prefill, "batching": batching, "seed": seed,
+                "recv_interval": recv_interval, "mixed": mixed, "window": window,
                 "pricing": pricing}
     if stack is not None:
         settings["stack"] = stack
@@ -230,10 +223,6 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     if dec.preemptions:
         res.notes.append(f"{dec.preemptions} preemptions: the KV cache was full")
     return res
-
-
-def _len_dict(x: Lengths) -> dict[str, Any]:
-    return {"mean": x.mean, "std": x.std, "min": x.lo, "max": x.hi}
 
 
 def _layout(model: Model, system: System, chips: int, tp: int | None, dp: int | None, pp: int,
