@@ -38,17 +38,22 @@ _GROUPS = {
 }
 
 
-def pytest_configure(config):  # xdist registers the mark too; this covers -p no:xdist
-    config.addinivalue_line("markers", "xdist_group(name): run on the worker of that group")
+def _group_of(nodeid: str) -> str | None:
+    rel = nodeid.split("::", 1)[0].removeprefix("tests/")
+    return next((g for g, files in _GROUPS.items() if rel in files), None)
 
 
-def pytest_collection_modifyitems(config, items):
-    root = Path(__file__).parent
-    for item in items:
-        try:
-            rel = Path(item.path).relative_to(root).as_posix()
-        except ValueError:  # not a test under tests/ (the doctests, the notebooks)
-            continue
-        for group, files in _GROUPS.items():
-            if rel in files:
-                item.add_marker(pytest.mark.xdist_group(group))
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: absent under -p no:xdist
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadgroup with the groups above read from the node ids. xdist 3.8's own
+    grouping (``xdist_group`` marks) suffixes ``item._nodeid``, which pytest 9 no longer
+    reads (``Node.nodeid`` is built from ``_id``): with marks, every group was split."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class _ByFile(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _group_of(nodeid) or nodeid
+
+    return _ByFile(config, log)
