@@ -122,6 +122,19 @@ def _finish(res: Result, as_json: bool, timeline: Path | None) -> None:
     _print(res, as_json)
 
 
+def _core(chip: str, specs: Path | None) -> NeuronCore:
+    """The NeuronCore of ``--chip`` (near misses suggested) for ``--specs``, from the
+    engine's snapshot of the specs (:mod:`trnkb.engine.snapshot`: no knowledge-base load
+    for the shipped specs)."""
+    from trnkb.cli.validate import choice
+    from trnkb.engine.model import NeuronCore
+    from trnkb.engine.snapshot import all_inputs
+
+    cores = all_inputs(specs)
+    choice(chip, [c.chip for c in cores], "--chip")
+    return NeuronCore.from_inputs(next(c for c in cores if c.chip == chip))
+
+
 def _cores(core: NeuronCore, cores: int) -> None:
     if cores > core.cores_per_chip:
         raise typer.BadParameter(f"{core.chip} has {core.cores_per_chip} NeuronCores; got "
@@ -179,15 +192,13 @@ def register(app: typer.Typer) -> None:
                  fixed_costs: FixedCosts = True, timeline: TimelineOut = None,
                  as_json: Json = False) -> None:
         """C = A @ B on NeuronCores: critical path, busy time, FLOP/s vs peak, error vs float64."""
-        from trnkb.cli.validate import chip_with_core, gemm_args
+        from trnkb.cli.validate import gemm_args
 
         gemm_args(m, k, n, execute, seed)
-        import trnkb
-        from trnkb.engine import NeuronCore, chip_gemm, gemm
+        from trnkb.engine import chip_gemm, gemm
 
         dt, wdt = dtype.value, weight_dtype.value if weight_dtype else None
-        kb = trnkb.load(specs)
-        core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
+        core = _core(chip, specs)
         _cores(core, cores)
         _lnc(core, lnc, cores)
         til = _parse_tiling(tiling)
@@ -227,16 +238,14 @@ def register(app: typer.Typer) -> None:
 
         With --cores > 1 or --lnc 2 the run is cost only (shards over heads or query tiles;
         a GQA decode over KV heads and key ranges)."""
-        from trnkb.cli.validate import attention_args, chip_with_core, positive_int
+        from trnkb.cli.validate import attention_args, positive_int
 
         attention_args(seq, seq_kv, head_dim, heads, execute, seed)
         positive_int(heads_kv, "--heads-kv", heads)
-        import trnkb
-        from trnkb.engine import NeuronCore, attention, chip_attention
+        from trnkb.engine import attention, chip_attention
 
         exp = exp_engine.value if exp_engine else None
-        kb = trnkb.load(specs)
-        core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
+        core = _core(chip, specs)
         _cores(core, cores)
         _lnc(core, lnc, cores)
         if lnc > 1:
@@ -274,17 +283,15 @@ def register(app: typer.Typer) -> None:
         The latent cache is read once for all heads; the absorbed W_UK and W_UV are read
         once per core. Sequences are split over --cores (keys too when the batch is
         smaller than the cores)."""
-        from trnkb.cli.validate import chip_with_core, positive_int
+        from trnkb.cli.validate import positive_int
 
         for name, v in (("--seq-kv", seq_kv), ("--heads", heads), ("--batch", batch),
                         ("--kv-lora-rank", kv_lora_rank), ("--nope-dim", nope_dim),
                         ("--v-head-dim", v_head_dim)):
             positive_int(v, name)
-        import trnkb
-        from trnkb.engine import NeuronCore, mla_decode
+        from trnkb.engine import mla_decode
 
-        kb = trnkb.load(specs)
-        core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
+        core = _core(chip, specs)
         _cores(core, cores)
         _lnc(core, lnc, cores)
         try:

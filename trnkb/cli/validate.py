@@ -7,14 +7,9 @@ what would be right; :func:`trnkb.cli.main` prints it as ``error: ...`` and exit
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
-from trnkb.spec.specfile import suggest
 from trnkb.units import DIMENSIONS, QuantityError, has_dimension, parse
 from trnkb.units.qtypes import Quantity
-
-if TYPE_CHECKING:
-    from trnkb.kb import KnowledgeBase
 
 
 def quantity(text: str, option: str, dim: str, example: str) -> Quantity:
@@ -67,6 +62,8 @@ def choice(value: str | None, options: Iterable[str], option: str) -> str | None
     with a near-miss suggestion."""
     if value is None or value in options:
         return value
+    from trnkb.spec.specfile import suggest  # (imports the YAML parser)
+
     raise ValueError(
         f"{option}: {value!r} is not one of {', '.join(options)}{suggest(value, options)}"
     )
@@ -90,9 +87,3 @@ def attention_args(
     attention_limits(seq, seq_kv, head_dim, heads, execute, seed,
                      names=("--seq", "--seq-kv", "--head-dim", "--heads"),
                      no_execute="--no-execute")
-
-
-def chip_with_core(kb: KnowledgeBase, chip: str) -> str:
-    """``chip`` if the knowledge base has a NeuronCore row for it (suggesting near misses)."""
-    chips = [str(c) for c in kb.table("cores")["chip"]] if "cores" in kb.tables else []
-    return str(choice(chip, chips, "--chip"))
