@@ -7,18 +7,28 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from trnkb.cli.params import Whole
+
 if TYPE_CHECKING:  # the engine (numpy, pint, the KB) is imported when a command runs,
     # so `trnkb engine --help` and argument refusals do not pay for it
     from trnkb.engine import NeuronCore, Result, Tiling
 
 err = Console(stderr=True)
+# the engine's limit on any one size (trnkb.engine.limits.MAX_DIM, not imported: it brings
+# numpy and the engine into `trnkb engine --help`; tests/cli/test_numbers.py keeps them equal)
+MAX_DIM = 1 << 20
+
+
+def _size(option: str, what: str, low: int = 1) -> Any:
+    """An engine size option: a whole number up to the engine's limit on any one size."""
+    return typer.Option(option, parser=Whole(option, MAX_DIM, low), help=what)
 
 
 class Dtype(StrEnum):
@@ -38,12 +48,14 @@ Json = Annotated[bool, typer.Option("--json", help="Print JSON (no progress bar)
 Execute = Annotated[bool, typer.Option("--execute/--no-execute",
                                        help="Compute numerics too, or cost only.")]
 Specs = Annotated[Path | None, typer.Option("--specs", help="Spec directory (default: shipped).")]
-Seed = Annotated[int, typer.Option("--seed", help="Seed of the random operands (with --execute).")]
-Cores = Annotated[int, typer.Option("--cores", min=1,
+Seed = Annotated[int, typer.Option("--seed", parser=Whole("--seed", 2**32 - 1, low=0),
+                                   help="Seed of the random operands (with --execute).")]
+Cores = Annotated[int, typer.Option("--cores", min=1, parser=Whole("--cores"),
                                     help="NeuronCores to shard over (1: one core; 8: the chip).")]
 Lnc = Annotated[int, typer.Option(
-    "--lnc", help="Physical cores per logical NeuronCore (1 or 2 on Trainium2/3; AWS's default "
-                  "is 2): the run is one logical core sharing its HBM bank.")]
+    "--lnc", parser=Whole("--lnc"),
+    help="Physical cores per logical NeuronCore (1 or 2 on Trainium2/3; AWS's default "
+         "is 2): the run is one logical core sharing its HBM bank.")]
 FixedCosts = Annotated[bool, typer.Option(
     "--fixed-costs/--no-fixed-costs",
     help="Add kernel launch, start/end and per-output-block costs (specs/cores.yaml).")]
@@ -174,9 +186,9 @@ def register(app: typer.Typer) -> None:
 
     @sub.command("gemm")
     def gemm_cmd(chip: Chip = "trainium3",
-                 m: Annotated[int, typer.Option("--m", help="Rows of A and C.")] = 4096,
-                 k: Annotated[int, typer.Option("--k", help="Contraction size.")] = 4096,
-                 n: Annotated[int, typer.Option("--n", help="Columns of B and C.")] = 4096,
+                 m: Annotated[int, _size("--m", "Rows of A and C.")] = 4096,
+                 k: Annotated[int, _size("--k", "Contraction size.")] = 4096,
+                 n: Annotated[int, _size("--n", "Columns of B and C.")] = 4096,
                  dtype: Annotated[Dtype, typer.Option(
                      help="bf16, fp8, mxfp8 or mxfp4.")] = Dtype.bf16,
                  weight_dtype: Annotated[Dtype | None, typer.Option(
@@ -220,13 +232,13 @@ def register(app: typer.Typer) -> None:
 
     @sub.command("attention")
     def attention_cmd(chip: Chip = "trainium3",
-                      seq: Annotated[int, typer.Option(help="Query length.")] = 4096,
-                      seq_kv: Annotated[int | None, typer.Option(
-                          help="Key/value length (default: --seq).")] = None,
-                      head_dim: Annotated[int, typer.Option(help="Head dimension.")] = 128,
-                      heads: Annotated[int, typer.Option(help="Query heads.")] = 1,
-                      heads_kv: Annotated[int | None, typer.Option(
-                          help="KV heads (GQA/MQA; default --heads).")] = None,
+                      seq: Annotated[int, _size("--seq", "Query length.")] = 4096,
+                      seq_kv: Annotated[int | None, _size(
+                          "--seq-kv", "Key/value length (default: --seq).")] = None,
+                      head_dim: Annotated[int, _size("--head-dim", "Head dimension.")] = 128,
+                      heads: Annotated[int, _size("--heads", "Query heads.")] = 1,
+                      heads_kv: Annotated[int | None, _size(
+                          "--heads-kv", "KV heads (GQA/MQA; default --heads).")] = None,
                       causal: Annotated[bool, typer.Option(
                           help="Causal mask (bottom-right aligned).")] = False,
                       exp_engine: Annotated[ExpEngine | None, typer.Option(
@@ -238,10 +250,11 @@ def register(app: typer.Typer) -> None:
 
         With --cores > 1 or --lnc 2 the run is cost only (shards over heads or query tiles;
         a GQA decode over KV heads and key ranges)."""
-        from trnkb.cli.validate import attention_args, positive_int
+        from trnkb.cli.validate import attention_args
 
         attention_args(seq, seq_kv, head_dim, heads, execute, seed)
-        positive_int(heads_kv, "--heads-kv", heads)
+        if heads_kv is not None:
+            Whole("--heads-kv", heads)(heads_kv)
         from trnkb.engine import attention, chip_attention
 
         exp = exp_engine.value if exp_engine else None
@@ -264,18 +277,20 @@ def register(app: typer.Typer) -> None:
 
     @sub.command("mla")
     def mla_cmd(chip: Chip = "trainium3",
-                seq_kv: Annotated[int, typer.Option(help="Tokens in each latent KV cache.")] = 8192,
-                heads: Annotated[int, typer.Option(
-                    help="Query heads on these cores (DeepSeek-V3: 128; a TP shard its share).")]
+                seq_kv: Annotated[int, _size("--seq-kv", "Tokens in each latent KV cache.")] = 8192,
+                heads: Annotated[int, _size(
+                    "--heads", "Query heads on these cores (DeepSeek-V3: 128; a TP shard its "
+                    "share).")] = 128,
+                batch: Annotated[int, _size("--batch", "Sequences decoding one token each.")] = 1,
+                kv_lora_rank: Annotated[int, _size("--kv-lora-rank", "Latent width (V3: 512).")]
+                = 512,
+                rope_dim: Annotated[int, _size("--rope-dim", "Shared RoPE key width (V3: 64).",
+                                               low=0)] = 64,
+                nope_dim: Annotated[int, _size(
+                    "--nope-dim", "Per-head non-RoPE query width absorbed into W_UK (V3: 128).")]
                 = 128,
-                batch: Annotated[int, typer.Option(help="Sequences decoding one token each.")] = 1,
-                kv_lora_rank: Annotated[int, typer.Option(help="Latent width (V3: 512).")] = 512,
-                rope_dim: Annotated[int, typer.Option(help="Shared RoPE key width (V3: 64).")]
-                = 64,
-                nope_dim: Annotated[int, typer.Option(
-                    help="Per-head non-RoPE query width absorbed into W_UK (V3: 128).")] = 128,
-                v_head_dim: Annotated[int, typer.Option(help="Per-head output width (V3: 128).")]
-                = 128,
+                v_head_dim: Annotated[int, _size("--v-head-dim", "Per-head output width (V3: "
+                                                                 "128).")] = 128,
                 specs: Specs = None, cores: Cores = 1, lnc: Lnc = 1,
                 timeline: TimelineOut = None, as_json: Json = False) -> None:
         """MLA decode (DeepSeek-style latent attention, absorbed weights), cost only.
@@ -283,12 +298,6 @@ def register(app: typer.Typer) -> None:
         The latent cache is read once for all heads; the absorbed W_UK and W_UV are read
         once per core. Sequences are split over --cores (keys too when the batch is
         smaller than the cores)."""
-        from trnkb.cli.validate import positive_int
-
-        for name, v in (("--seq-kv", seq_kv), ("--heads", heads), ("--batch", batch),
-                        ("--kv-lora-rank", kv_lora_rank), ("--nope-dim", nope_dim),
-                        ("--v-head-dim", v_head_dim)):
-            positive_int(v, name)
         from trnkb.engine import mla_decode
 
         core = _core(chip, specs)

@@ -2,6 +2,8 @@
 
 Every helper raises ``ValueError`` with one line naming the option, what was given and
 what would be right; :func:`trnkb.cli.main` prints it as ``error: ...`` and exits 1.
+Plain numbers are typed options instead (:mod:`trnkb.cli.params`); what is checked here
+needs more than one option (work limits of a shape) or units (quantities).
 """
 
 from __future__ import annotations
@@ -34,27 +36,6 @@ def positive_quantity(text: str, option: str, dim: str, example: str) -> Quantit
     if not q.magnitude > 0:
         raise ValueError(f"{option} must be greater than zero, got {text!r}")
     return q
-
-
-def positive_int(value: int | None, option: str, limit: int | None = None) -> int | None:
-    """``value`` >= 1 (and <= ``limit`` when given); no value passes through unchanged."""
-    if value is None:
-        return None
-    if value < 1:
-        raise ValueError(f"{option} must be at least 1, got {value}")
-    if limit is not None and value > limit:
-        raise ValueError(f"{option} {value:,} is above the limit of {limit:,}")
-    return value
-
-
-def within(estimate: float, limit: float, what: str, unit: str = "") -> None:
-    """Refuse work whose estimated size ``estimate`` exceeds ``limit``, quoting both."""
-    if estimate > limit:
-        u = f" {unit}" if unit else ""
-        raise ValueError(
-            f"{what}: about {estimate:,.0f}{u}, above the limit of {limit:,.0f}{u}; "
-            f"choose smaller sizes"
-        )
 
 
 def choice(value: str | None, options: Iterable[str], option: str) -> str | None:
