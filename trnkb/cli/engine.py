@@ -50,7 +50,7 @@ Execute = Annotated[bool, typer.Option("--execute/--no-execute",
 Specs = Annotated[Path | None, typer.Option("--specs", help="Spec directory (default: shipped).")]
 Seed = Annotated[int, typer.Option("--seed", parser=Whole("--seed", 2**32 - 1, low=0),
                                    help="Seed of the random operands (with --execute).")]
-Cores = Annotated[int, typer.Option("--cores", min=1, parser=Whole("--cores"),
+Cores = Annotated[int, typer.Option("--cores", min=1, parser=Whole("--cores"),  # min: --help
                                     help="NeuronCores to shard over (1: one core; 8: the chip).")]
 Lnc = Annotated[int, typer.Option(
     "--lnc", parser=Whole("--lnc"),

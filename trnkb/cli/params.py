@@ -39,8 +39,6 @@ class Whole:
     longer than 30 characters are not whole numbers.
     """
 
-    name = "integer"
-
     def __init__(self, option: str, limit: int | None = None, low: int = 1) -> None:
         self.option, self.limit, self.low = option, limit, low
 
@@ -62,8 +60,6 @@ class Whole:
 class Positive:
     """A finite number above zero: ``15e12``, ``0.5``, ``1_000`` (a float or an int passes
     as it is, when finite and positive)."""
-
-    name = "number"
 
     def __init__(self, option: str) -> None:
         self.option = option
