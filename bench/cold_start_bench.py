@@ -22,7 +22,8 @@ importing pydantic plus the adapters, ~1x ``--help``).
 Measured there on 2026-11-27 (warm minima of 5, load average 3-4 from other engineers'
 work, so read the ratios to +-10%): before -> after issue 23's cold-start pass.
 
-* ``engine gemm --no-execute``: 1.03 s (16.5x) -> 0.46 s (7.0x); no cache 1.31 -> 0.61 s.
+* ``engine gemm --no-execute``: 1.03 s (16.5x) -> 0.46-0.47 s (7.0-7.2x) in two runs; no
+  cache 1.31 -> 0.59-0.61 s.
   It no longer loads the knowledge base: :mod:`trnkb.engine.snapshot` keeps the core rows
   in ``trnkb/data/cores.json`` (rebuilt from the KB when the specs differ), and
   :class:`trnkb.engine.Result` imports pandas only for its ``timeline`` frame, so the
@@ -30,8 +31,9 @@ work, so read the ratios to +-10%): before -> after issue 23's cold-start pass.
   (``-X importtime``, cProfile): numpy + pint 0.25 s, pydantic through typer 0.06-0.1 s,
   the unit registry 0.04 s, typer/rich/the CLI 0.05 s, the engine's modules 0.03 s, and
   the cost-only schedule itself 0.07 s (557 candidate kernels in the plan search).
-* ``workload serve``: 1.25 s (20.1x) -> 1.21 s (18.4x) in these runs; alternating the
-  two builds in one loop, 1.31 -> 1.18 s (min of 7). A packed group's hop distances are
+* ``workload serve``: 1.25 s (20.1x) -> 1.21-1.24 s (18.4-19.1x) in two runs, within this
+  machine's noise; alternating the two builds in one loop (minima of 7 and 9): 1.31 ->
+  1.18 s and 1.33 -> 1.21 s, about 0.12 s saved. A packed group's hop distances are
   searched from its own chips (8 rows, not the 288 chips of the NL72x2 pair; the OpenBLAS
   threads of the bigger product spun for ~0.08 s of CPU); nothing global (thread counts) is
   set. The rest is the floor of a command that reads the knowledge base: pandas 0.22 s,
