@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
-import trnkb
 from trnkb.cli.params import Positive, Shown, Whole
 
 if TYPE_CHECKING:
@@ -70,11 +69,11 @@ def overrides(items: list[str] | None) -> dict[str, Input]:
 
 
 def objects(specs: Path | None, model_id: str, system_id: str,
-             gen: str | None) -> tuple[Model, System]:
-    from trnkb import workload as W
+            gen: str | None) -> tuple[Model, System]:
+    """The model and the system (remembered across processes: :mod:`trnkb.cli.workload_objects`)."""
+    from trnkb.cli.workload_objects import objects as remembered
 
-    kb = trnkb.load(specs)
-    return W.model(kb, model_id), W.system(kb, system_id, gen)
+    return remembered(specs, model_id, system_id, gen)
 
 
 def fail(e: Exception) -> NoReturn:
