@@ -7,8 +7,9 @@ write and use bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped from their enviro
 an installed package does; one untimed round first writes it.
 
 Two columns per command. *warm*: the minimum and median of the repeats, with trnkb's user
-cache filled (pint's parsed unit definitions, the parse trees of the spec files, and the
-one result memo, remembered claim evaluations, which only ``claims --summary`` uses).
+cache filled (pint's parsed unit definitions, the parse trees of the spec files, and two
+result memos: remembered claim evaluations, which ``claims --summary`` uses, and the model
+and system ``workload serve`` built).
 *no cache*: one run with ``TRNKB_NO_CACHE=1``, what the first run after an install or a
 spec edit costs. Ratios and targets are read on the warm minima.
 
@@ -22,8 +23,8 @@ importing pydantic plus the adapters, ~1x ``--help``).
 Measured there on 2026-11-27 (warm minima of 5, load average 3-4 from other engineers'
 work, so read the ratios to +-10%): before -> after issue 23's cold-start pass.
 
-* ``engine gemm --no-execute``: 1.03 s (16.5x) -> 0.46-0.47 s (7.0-7.2x) in two runs; no
-  cache 1.31 -> 0.59-0.61 s.
+* ``engine gemm --no-execute``: 1.03 s (16.5x) -> 0.46-0.50 s (7.0-7.5x) in three runs;
+  no cache 1.31 -> 0.59-0.71 s.
   It no longer loads the knowledge base: :mod:`trnkb.engine.snapshot` keeps the core rows
   in ``trnkb/data/cores.json`` (rebuilt from the KB when the specs differ), and
   :class:`trnkb.engine.Result` imports pandas only for its ``timeline`` frame, so the
@@ -31,18 +32,20 @@ work, so read the ratios to +-10%): before -> after issue 23's cold-start pass.
   (``-X importtime``, cProfile): numpy + pint 0.25 s, pydantic through typer 0.06-0.1 s,
   the unit registry 0.04 s, typer/rich/the CLI 0.05 s, the engine's modules 0.03 s, and
   the cost-only schedule itself 0.07 s (557 candidate kernels in the plan search).
-* ``workload serve``: 1.25 s (20.1x) -> 1.21-1.24 s (18.4-19.1x) in two runs, within this
-  machine's noise; alternating the two builds in one loop (minima of 7 and 9): 1.31 ->
-  1.18 s and 1.33 -> 1.21 s, about 0.12 s saved. A packed group's hop distances are
-  searched from its own chips (8 rows, not the 288 chips of the NL72x2 pair; the OpenBLAS
-  threads of the bigger product spun for ~0.08 s of CPU); nothing global (thread counts) is
-  set. The rest is the floor of a command that reads the knowledge base: pandas 0.22 s,
-  numpy + pint 0.26 s, networkx 0.12 s (the fabric's max-flow bisection needs the graph),
-  pydantic 0.06 s, loading and deriving the KB 0.17 s, the model and the system 0.07 s,
-  the serving model 0.07 s. Meeting 3x would need a serve path that reads no pandas-backed
-  KB (a snapshot of the Model and System objects, fabric measurements included) and a
-  CLI layer without pydantic; not done.
-* ``engine --help`` 0.20 -> 0.18 s (2.7x); typed CLI numbers refuse a bad value while the
+* ``workload serve``: 1.25 s (20.1x) -> 0.67 s (10.1x) warm; no cache 1.54 -> 1.6-1.85 s
+  (this machine's noise: it now does what it did before). Warm, it reads no knowledge base
+  and imports no pandas: :mod:`trnkb.cli.workload_objects` keeps the model and the system
+  a command built in the user cache, keyed by every spec file, trnkb's code and the ids,
+  and :mod:`trnkb.topology` imports pandas only where it makes a table. A packed group's
+  hop distances are searched from its own chips (8 rows, not the 288 chips of the NL72x2
+  pair, whose bigger product spun OpenBLAS threads for ~0.08 s of CPU; that alone was
+  1.31 -> 1.18 s alternating the two builds); nothing global (thread counts) is set. What
+  is left warm: numpy + pint 0.26 s, networkx 0.12 s (the fabric graph is in the system:
+  its max-flow bisection and hops need it), pydantic 0.06 s, the unit registry 0.04 s,
+  the serving model 0.07 s, typer/rich/the CLI 0.05 s. With no cache the knowledge base is
+  loaded as before: pandas 0.22 s, loading and deriving it 0.17 s, the model and the
+  system 0.07 s more.
+* ``engine --help`` 0.20 -> 0.18-0.20 s (2.7-3.1x); typed CLI numbers refuse a bad value while the
   command line is parsed, before any of this.
 
 Run: ``python bench/cold_start_bench.py [--repeat N]``.
