@@ -91,3 +91,16 @@ def test_no_cache_means_no_entry(cache, monkeypatch):
     O.objects(None, *CASES[0])
     O.objects(None, *CASES[0])
     assert len(cache) == 2
+
+
+def test_a_system_whose_fabric_was_measured_reads_back(kb):
+    # a long process (the tests, a notebook) may store a system after its fabric computed
+    # hop distances: the arrays read back too, and answer the same
+    import io
+
+    m, s = W.model(kb, "llama-3.1-8b"), W.system(kb, "trn3-nl32x2-switched", None)
+    s.network.fabric.max_hops()  # computes the whole hop matrix
+    back = O._ObjectsUnpickler(io.BytesIO(pickle.dumps((m, s)))).load()
+    assert (back[1].network.fabric._hop_matrix == s.network.fabric._hop_matrix).all()
+    assert W.serve(*back, 8, 32, 1024, 256, "bf16").to_dict() == \
+        W.serve(m, s, 8, 32, 1024, 256, "bf16").to_dict()

@@ -32,12 +32,16 @@ class _ObjectsUnpickler(pickle.Unpickler):
     """Only what a model and a system hold: trnkb's workload and topology objects, the
     fabric's networkx graph, pint quantities, numbers and containers."""
 
-    MODULES = ("trnkb.workload.", "trnkb.topology.", "networkx.classes.", "pint.", "numpy")
+    MODULES = ("trnkb.workload.", "trnkb.topology.", "networkx.classes.", "pint.")
     BUILTINS = {"set", "frozenset", "tuple", "list", "dict", "float", "int", "slice"}
+    # a fabric's cached hop matrix: arrays, nothing else of numpy
+    NUMPY = {"_reconstruct", "ndarray", "dtype", "scalar"}
 
     def find_class(self, module: str, name: str) -> Any:
-        if (module.startswith(self.MODULES) or module in ("pint", "copyreg", "numpy")
-                or (module == "builtins" and name in self.BUILTINS)):
+        if (module.startswith(self.MODULES) or module in ("pint", "copyreg")
+                or (module == "builtins" and name in self.BUILTINS)
+                or (module in ("numpy", "numpy._core.multiarray", "numpy.core.multiarray")
+                    and name in self.NUMPY)):
             return super().find_class(module, name)
         raise pickle.UnpicklingError(f"{module}.{name} is not part of a model or a system")
 
