@@ -120,6 +120,7 @@ def test_cli_curve_and_errors() -> None:
     assert chip[-1] > chip[0] and user[-1] < user[0]
     r = CliRunner().invoke(app, [*ARGS, "--benchmark", "mlperf-inf-llama2-70b-server"])
     assert r.exit_code == 1 and "pass --input-len" in r.output
+    assert "published bound: at most 1023 tokens" in r.output
     r = CliRunner().invoke(app, [*ARGS, "--disagg", "2X1D", "--rate", "1"])
     assert r.exit_code == 1 and "xPyD" in r.output
 
