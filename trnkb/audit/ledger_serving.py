@@ -84,12 +84,16 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
     kw: dict[str, Any] = {"input_len": lengths[0], "output_len": lengths[1],
                           "precision": run.get("precision") or "bf16"}
     if run.source.startswith("inferencex-dashboard"):
+        from trnkb.audit.inferencex_launch import launch_limits
         from trnkb.workload import Lengths
 
+        nominal = []
         for key, mean in (("input_len", lengths[0]), ("output_len", lengths[1])):
             lo_hi = _inferencex_range(float(run.get(key) or mean))
             if lo_hi:
                 kw[key] = Lengths.uniform_range(*lo_hi)
+            nominal.append(lo_hi[1] if lo_hi else int(mean))
+        kw |= launch_limits(run, *nominal)  # the launch script's scheduler limits
         if run.get("scenario") == "batch":  # the client: 10 prompts per client, all read
             kw["requests"], kw["window"] = 10 * int(run.get("batch")), "all"
         if str(run.get("software") or "").lower().startswith("sglang"):
@@ -97,10 +101,10 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
     recv = _recv_interval(run)
     if recv > 1:
         kw["recv_interval"] = recv
-    elif _trt_adp_balance(run):
+    elif _trt_adp_balance(run) or ("-trt-" in run.id and kw.get("dp", 1) > 1):
         kw["recv_interval"], kw["recv_after_prefill"] = _TRT_ADP_TIMEOUT_ITERS, False
     for key in ("tp", "dp"):  # the run's layout where its source states one
-        if run.get(key):
+        if run.get(key) and key not in kw:  # (an old script's own choice wins: launch_limits)
             kw[key] = int(run.get(key))
     load = ""
     if run.get("scenario") == "batch":
@@ -121,9 +125,11 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
             f" --input-len {lengths[0]} --output-len {lengths[1]} --precision {kw['precision']}"
             + (f" --tp {kw['tp']}" if "tp" in kw else "")
             + (f" --dp {kw['dp']}" if "dp" in kw else "") + load
+            + (f" --max-seqs {kw['max_seqs']}" if "max_seqs" in kw else "")
             + (" --batching static" if "batching" in kw else "")
             + (f" --stack '{kw['stack']}'" if "stack" in kw else ""))
-    extra: dict[str, Any] = {k: kw[k] for k in ("recv_interval", "recv_after_prefill",
+    extra: dict[str, Any] = {k: kw[k] for k in ("max_tokens", "chunked_prefill",
+                                                 "recv_interval", "recv_after_prefill",
                                                  "mixed", "window", "requests") if k in kw}
     if isinstance(kw["input_len"], W.Lengths):
         extra["lengths"] = "uniform on [int(0.8 L), L]"

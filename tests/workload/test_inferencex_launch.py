@@ -1,0 +1,83 @@
+"""InferenceX launch-script limits and the ledger's per-configuration memo (hand-computed)."""
+
+from __future__ import annotations
+
+from trnkb.audit import ledger
+from trnkb.audit.inferencex_launch import launch_limits
+
+
+def _run(rid: str, date: str, chips: int, batch: int, precision: str,
+         software: str = "sglang", source: str = "inferencex-dashboard-fixture-528c414",
+         metric: str = "ttft") -> ledger.Run:
+    return ledger.Run(id=rid, family="serving latency", vendor="NVIDIA", system="hgx-b200-8",
+                      chips=chips, model="deepseek-v3", metric=metric, value=0.1, unit="s",
+                      source=source, locator="x", date=date, split="holdout", line=1,
+                      extra={"batch": batch, "precision": precision, "software": software,
+                             "scenario": "batch", "input_len": 921.5, "output_len": 921.5})
+
+
+def test_trt_max_num_tokens_is_one_prompt_plus_the_decodes_rounded_to_64():
+    # (CONC + ISL + 64 + 63) // 64 * 64: c4, 1k -> (4 + 1024 + 127) // 64 = 18 -> 1152;
+    # before 2026-01-21 no 8192 floor, after it max(1152, 8192)
+    old = launch_limits(_run("inferencex-h200-trt-dsr1-fp8-tp8-1024-1024-c4-2025-11-02-ttft",
+                             "2025-11-02", 8, 4, "fp8", "trt"), 1024, 1024)
+    assert old == {"max_tokens": 1152, "chunked_prefill": False}
+    new = launch_limits(_run("inferencex-b200-trt-dsr1-fp8-tp8-1024-1024-c4-2026-05-18-ttft",
+                             "2026-05-18", 8, 4, "fp8", "trt"), 1024, 1024)
+    assert new == {"max_tokens": 8192, "chunked_prefill": False}
+    # c64 at 8k: (64 + 8192 + 127) // 64 = 130 -> 8320, above the floor
+    big = launch_limits(_run("inferencex-b200-trt-dsr1-fp8-tp8-8192-1024-c64-2026-05-18-ttft",
+                             "2026-05-18", 8, 64, "fp8", "trt"), 8192, 1024)
+    assert big["max_tokens"] == 8320
+
+
+def test_an_old_trt_script_chose_attention_dp_itself():
+    # dsr1_fp8_h200_trt_slurm.sh before 2025-11-03: DP attention at 8k/1k above 32 clients
+    run = _run("inferencex-h200-trt-dsr1-fp8-tp8-8192-1024-c64-2025-11-02-ttft", "2025-11-02",
+               8, 64, "fp8", "trt")
+    assert launch_limits(run, 8192, 1024)["dp"] == 8
+    assert launch_limits(run, 8192, 1024)["tp"] == 1
+    # 1k/1k needs more than 64 clients there; from 2025-11-03 the fixture's layout holds
+    assert "dp" not in launch_limits(run, 1024, 1024)
+    later = _run("inferencex-h200-trt-dsr1-fp8-tp8-8192-1024-c64-2025-12-15-ttft", "2025-12-15",
+                 8, 64, "fp8", "trt")
+    assert "dp" not in launch_limits(later, 8192, 1024)
+
+
+def test_sglang_budgets_by_gpu_precision_and_tp():
+    b200 = _run("inferencex-b200-sglang-dsr1-fp8-tp8-1024-1024-c4-2026-05-22-ttft",
+                "2026-05-22", 8, 4, "fp8")
+    assert launch_limits(b200, 1024, 1024) == {"max_tokens": 32768, "max_seqs": 128}
+    tp4 = _run("inferencex-b300-sglang-dsr1-fp8-tp4-8192-1024-c8-2026-05-22-ttft",
+               "2026-05-22", 4, 8, "fp8")
+    assert launch_limits(tp4, 8192, 1024) == {"max_tokens": 8192, "max_seqs": 32}
+    fp4 = _run("inferencex-b200-sglang-dsr1-fp4-tp8-1024-1024-c4-2026-05-22-ttft",
+               "2026-05-22", 8, 4, "fp4")
+    assert launch_limits(fp4, 1024, 1024) == {"max_tokens": 16384, "max_seqs": 256}
+    mi300 = _run("inferencex-mi300x-sglang-dsr1-fp8-tp8-1024-1024-c4-2026-05-18-ttft",
+                 "2026-05-18", 8, 4, "fp8")
+    assert launch_limits(mi300, 1024, 1024) == {"max_tokens": 131072}
+    mi355 = _run("inferencex-mi355x-sglang-dsr1-fp4-tp8-8192-1024-c64-2026-06-11-ttft",
+                 "2026-06-11", 8, 64, "fp4")
+    assert launch_limits(mi355, 8192, 1024) == {"max_tokens": 32768}
+    assert launch_limits(mi355, 1024, 1024) == {"max_tokens": 196608}
+
+
+def test_other_runs_get_the_simulator_defaults():
+    atom = _run("inferencex-mi355x-atom-dsr1-fp8-tp8-1024-1024-c4-2026-05-20-ttft",
+                "2026-05-20", 8, 4, "fp8", "atom")
+    assert launch_limits(atom, 1024, 1024) == {}
+    other = _run("nim-x", "2026-05-20", 8, 4, "fp8", source="nvidia-nim-llm-benchmarking")
+    assert launch_limits(other, 1024, 1024) == {}
+
+
+def test_two_frameworks_at_one_configuration_are_two_predictions():
+    # the memo once gave a TensorRT-LLM point the SGLang prediction of the same shape
+    sg = _run("inferencex-b200-sglang-dsr1-fp8-tp8-1024-8192-c4-2026-03-25-ttft",
+              "2026-03-25", 8, 4, "fp8", "sglang (lmsysorg/sglang:v0.5.9-cu130)")
+    trt = _run("inferencex-b200-trt-dsr1-fp8-tp8-1024-8192-c4-2026-01-29-ttft",
+               "2026-01-29", 8, 4, "fp8", "trt (nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6)")
+    assert ledger._config_key(sg) != ledger._config_key(trt)
+    same = _run("inferencex-b200-sglang-dsr1-fp8-tp8-1024-8192-c4-2026-03-25-ttft-copy",
+                "2026-03-25", 8, 4, "fp8", "sglang (lmsysorg/sglang:v0.5.9-cu130)")
+    assert ledger._config_key(sg) == ledger._config_key(same)
