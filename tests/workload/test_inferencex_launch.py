@@ -21,10 +21,10 @@ def test_trt_max_num_tokens_is_one_prompt_plus_the_decodes_rounded_to_64():
     # before 2026-01-21 no 8192 floor, after it max(1152, 8192)
     old = launch_limits(_run("inferencex-h200-trt-dsr1-fp8-tp8-1024-1024-c4-2025-11-02-ttft",
                              "2025-11-02", 8, 4, "fp8", "trt"), 1024, 1024)
-    assert old == {"max_tokens": 1152, "chunked_prefill": False}
+    assert old == {"max_tokens": 1152, "chunked_prefill": False, "arrival_lag": 2}
     new = launch_limits(_run("inferencex-b200-trt-dsr1-fp8-tp8-1024-1024-c4-2026-05-18-ttft",
                              "2026-05-18", 8, 4, "fp8", "trt"), 1024, 1024)
-    assert new == {"max_tokens": 8192, "chunked_prefill": False}
+    assert new == {"max_tokens": 8192, "chunked_prefill": False, "arrival_lag": 2}
     # c64 at 8k: (64 + 8192 + 127) // 64 = 130 -> 8320, above the floor
     big = launch_limits(_run("inferencex-b200-trt-dsr1-fp8-tp8-8192-1024-c64-2026-05-18-ttft",
                              "2026-05-18", 8, 64, "fp8", "trt"), 8192, 1024)
@@ -47,20 +47,22 @@ def test_an_old_trt_script_chose_attention_dp_itself():
 def test_sglang_budgets_by_gpu_precision_and_tp():
     b200 = _run("inferencex-b200-sglang-dsr1-fp8-tp8-1024-1024-c4-2026-05-22-ttft",
                 "2026-05-22", 8, 4, "fp8")
-    assert launch_limits(b200, 1024, 1024) == {"max_tokens": 32768, "max_seqs": 128}
+    assert launch_limits(b200, 1024, 1024) == {"max_tokens": 32768, "max_seqs": 128,
+                                               "arrival_lag": 2}
     tp4 = _run("inferencex-b300-sglang-dsr1-fp8-tp4-8192-1024-c8-2026-05-22-ttft",
                "2026-05-22", 4, 8, "fp8")
-    assert launch_limits(tp4, 8192, 1024) == {"max_tokens": 8192, "max_seqs": 32}
+    assert launch_limits(tp4, 8192, 1024) == {"max_tokens": 8192, "max_seqs": 32, "arrival_lag": 2}
     fp4 = _run("inferencex-b200-sglang-dsr1-fp4-tp8-1024-1024-c4-2026-05-22-ttft",
                "2026-05-22", 8, 4, "fp4")
-    assert launch_limits(fp4, 1024, 1024) == {"max_tokens": 16384, "max_seqs": 256}
+    assert launch_limits(fp4, 1024, 1024) == {"max_tokens": 16384, "max_seqs": 256,
+                                              "arrival_lag": 2}
     mi300 = _run("inferencex-mi300x-sglang-dsr1-fp8-tp8-1024-1024-c4-2026-05-18-ttft",
                  "2026-05-18", 8, 4, "fp8")
-    assert launch_limits(mi300, 1024, 1024) == {"max_tokens": 131072}
+    assert launch_limits(mi300, 1024, 1024) == {"max_tokens": 131072, "arrival_lag": 2}
     mi355 = _run("inferencex-mi355x-sglang-dsr1-fp4-tp8-8192-1024-c64-2026-06-11-ttft",
                  "2026-06-11", 8, 64, "fp4")
-    assert launch_limits(mi355, 8192, 1024) == {"max_tokens": 32768}
-    assert launch_limits(mi355, 1024, 1024) == {"max_tokens": 196608}
+    assert launch_limits(mi355, 8192, 1024) == {"max_tokens": 32768, "arrival_lag": 2}
+    assert launch_limits(mi355, 1024, 1024) == {"max_tokens": 196608, "arrival_lag": 2}
 
 
 def test_other_runs_get_the_simulator_defaults():

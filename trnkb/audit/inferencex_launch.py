@@ -25,6 +25,12 @@ and so how long a prompt queues. :func:`launch_limits` gives them for one ledger
   (``dsr1_fp8_b200_trt_slurm.sh``), B200 FP4 at 8k/1k above 32 and from 256 clients
   (``dsr1_fp4_b200_trt_slurm.sh``); the fixture labels those old points without it.
 
+Neither stack's script turns off its overlap scheduler (SGLang ``--disable-overlap-schedule``,
+TensorRT-LLM ``disable_overlap_scheduler``), so both runs get ``arrival_lag`` 2: the host
+reads a step's tokens after launching the next one, and a client's next request, sent while
+that next step runs, joins the step after the one already launched
+(:mod:`trnkb.workload.scheduler`).
+
 Lengths are the nominal ``ISL`` (the client draws on ``[0.8 ISL, ISL]``). Anything else
 (ATOM, other stacks, other sources) gets ``{}``: the simulator's defaults.
 """
@@ -37,6 +43,10 @@ if TYPE_CHECKING:
     from trnkb.audit.ledger import Run
 
 SGLANG_DEFAULT_MAX_PREFILL = 16384  # SGLang ServerArgs.max_prefill_tokens
+# both stacks overlap the host's scheduling with the device (SGLang's event_loop_overlap,
+# on unless --disable-overlap-schedule; TensorRT-LLM's PyTorch executor unless
+# disable_overlap_scheduler): a closed loop's next request joins 2 steps late (scheduler)
+OVERLAP_LAG = 2
 _TRT_FLOOR_FROM = "2026-01-21"      # MAX_NUM_TOKENS at least 8192 (commit 64af5a7)
 _SCRIPT_CHOOSES_DPA_BEFORE = "2025-11-03"  # commit 17d5e20: the matrix config chooses
 _MI30X_131K_FROM = "2026-01-22"     # commit b0c4ed2: MI300X/MI325X 196608 -> 131072
@@ -72,8 +82,9 @@ def _trt_dpa(gpu: str, precision: str, isl: int, osl: int, conc: int) -> bool:
 
 def launch_limits(run: Run, isl: int, osl: int) -> dict[str, Any]:
     """``simulate`` keywords for an InferenceX run of nominal lengths ``isl``/``osl``:
-    ``max_tokens``, ``max_seqs``, ``chunked_prefill`` and, where an old TensorRT-LLM script
-    chose attention DP, ``tp``/``dp`` (module docstring); ``{}`` for other runs."""
+    ``max_tokens``, ``max_seqs``, ``chunked_prefill``, ``arrival_lag`` and, where an old
+    TensorRT-LLM script chose attention DP, ``tp``/``dp`` (module docstring); ``{}`` for
+    other runs."""
     if not run.source.startswith("inferencex-dashboard"):
         return {}
     parts = run.id.split("-")
@@ -82,13 +93,14 @@ def launch_limits(run: Run, isl: int, osl: int) -> dict[str, Any]:
     tp = int(run.chips or 0)
     conc = int(run.get("batch") or 0)
     if framework == "sglang":
-        return _sglang(gpu, precision, tp, isl, conc, run.date)
+        return _sglang(gpu, precision, tp, isl, conc, run.date) | {"arrival_lag": OVERLAP_LAG}
     if framework != "trt":
         return {}
     tokens = (conc + isl + 64 + 63) // 64 * 64
     if run.date >= _TRT_FLOOR_FROM:
         tokens = max(tokens, 8192)
-    out: dict[str, Any] = {"max_tokens": tokens, "chunked_prefill": False}
+    out: dict[str, Any] = {"max_tokens": tokens, "chunked_prefill": False,
+                           "arrival_lag": OVERLAP_LAG}
     if run.date < _SCRIPT_CHOOSES_DPA_BEFORE and _trt_dpa(gpu, precision, isl, osl, conc):
         out |= {"tp": 1, "dp": tp}
     return out

@@ -129,7 +129,8 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
             + (" --batching static" if "batching" in kw else "")
             + (f" --stack '{kw['stack']}'" if "stack" in kw else ""))
     extra: dict[str, Any] = {k: kw[k] for k in ("max_tokens", "chunked_prefill",
-                                                 "recv_interval", "recv_after_prefill",
+                                                 "arrival_lag", "recv_interval",
+                                                 "recv_after_prefill",
                                                  "mixed", "window", "requests") if k in kw}
     if isinstance(kw["input_len"], W.Lengths):
         extra["lengths"] = "uniform on [int(0.8 L), L]"
