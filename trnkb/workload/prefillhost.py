@@ -24,7 +24,8 @@ from __future__ import annotations
 from trnkb.workload.models import Model
 from trnkb.workload.ranges import Input
 
-SOURCE = ("sglang-pr-12160 (sgl-project/sglang pull request 12160, 2025-10-26: DeepSeek-V3 "
+SOURCE = ("sglang-pr-12160 (specs/sources.yaml; sgl-project/sglang pull request 12160, "
+          "2025-10-26, read 2026-11-27: DeepSeek-V3 "
           "'Prefill batch. #new-token: 1' forward cost 82.64 ms eager, 23.10 ms with a prefill "
           "CUDA graph; 'ttft could be 80-100ms' for such requests)")
 _EAGER_S, _GRAPH_S, _TTFT_HIGH_S = 82.64e-3, 23.10e-3, 100e-3
