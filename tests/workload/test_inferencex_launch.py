@@ -83,3 +83,20 @@ def test_two_frameworks_at_one_configuration_are_two_predictions():
     same = _run("inferencex-b200-sglang-dsr1-fp8-tp8-1024-8192-c4-2026-03-25-ttft-copy",
                 "2026-03-25", 8, 4, "fp8", "sglang (lmsysorg/sglang:v0.5.9-cu130)")
     assert ledger._config_key(sg) == ledger._config_key(same)
+
+
+def test_b200_trt_scripts_capture_the_prefill_at_some_loads():
+    # FP8 from 2026-01-29: 1k/1k and 8k/1k from 64 clients; FP4 from 2026-02-03: 1k/1k at
+    # TP 8, EP 8 (ec7bafa, 6eecc0e)
+    fp8 = _run("inferencex-b200-trt-dsr1-fp8-tp8-8192-1024-c64-2026-05-18-ttft", "2026-05-18",
+               8, 64, "fp8", "trt")
+    assert launch_limits(fp8, 8192, 1024)["prefill_graph"] is True
+    fp8c4 = _run("inferencex-b200-trt-dsr1-fp8-tp8-8192-1024-c4-2026-05-18-ttft", "2026-05-18",
+                 8, 4, "fp8", "trt")
+    assert "prefill_graph" not in launch_limits(fp8c4, 8192, 1024)
+    fp4 = _run("inferencex-b200-trt-dsr1-fp4-tp8-ep8-dpa-1024-1024-c128-2026-05-19-ttft",
+               "2026-05-19", 8, 128, "fp4", "trt")
+    assert launch_limits(fp4, 1024, 1024)["prefill_graph"] is True
+    old = _run("inferencex-b200-trt-dsr1-fp4-tp8-ep8-1024-1024-c16-2025-12-15-ttft",
+               "2025-12-15", 8, 16, "fp4", "trt")
+    assert "prefill_graph" not in launch_limits(old, 1024, 1024)

@@ -23,7 +23,10 @@ and so how long a prompt queues. :func:`launch_limits` gives them for one ledger
   1k/1k and 1k/8k above 64 clients and at 8k/1k above 32 (``dsr1_fp8_h200_trt_slurm.sh``),
   B200 FP8 at 1k/1k above 32 and at 1k/8k and 8k/1k above 64
   (``dsr1_fp8_b200_trt_slurm.sh``), B200 FP4 at 8k/1k above 32 and from 256 clients
-  (``dsr1_fp4_b200_trt_slurm.sh``); the fixture labels those old points without it.
+  (``dsr1_fp4_b200_trt_slurm.sh``); the fixture labels those old points without it; the
+  B200 scripts capture the prefill in piecewise CUDA graphs at some loads
+  (``torch_compile_config.enable_piecewise_cuda_graph``; :func:`_trt_piecewise`), where the
+  eager prefill floor does not apply (:mod:`trnkb.workload.prefillhost`).
 
 Neither stack's script turns off its overlap scheduler (SGLang ``--disable-overlap-schedule``,
 TensorRT-LLM ``disable_overlap_scheduler``), so both runs get ``arrival_lag`` 2: the host
@@ -80,11 +83,26 @@ def _trt_dpa(gpu: str, precision: str, isl: int, osl: int, conc: int) -> bool:
     return False
 
 
+def _trt_piecewise(gpu: str, precision: str, isl: int, osl: int, conc: int, tp: int,
+                   ep: int, date: str) -> bool:
+    """Piecewise CUDA graphs for the prefill, as the B200 TensorRT-LLM scripts turn them on
+    (FP8 from 2026-01-29, commit ec7bafa: 1k/1k and 8k/1k from 64 clients; FP4 from
+    2026-02-03, commit 6eecc0e: 1k/1k at TP 8, EP 8)."""
+    if gpu != "b200":
+        return False
+    if precision == "fp8" and date >= "2026-01-29":
+        return conc >= 64 and (isl, osl) in ((1024, 1024), (8192, 1024))
+    if precision == "fp4" and date >= "2026-02-03":
+        return (isl, osl) == (1024, 1024) and tp == 8 and ep == 8
+    return False
+
+
 def launch_limits(run: Run, isl: int, osl: int) -> dict[str, Any]:
     """``simulate`` keywords for an InferenceX run of nominal lengths ``isl``/``osl``:
-    ``max_tokens``, ``max_seqs``, ``chunked_prefill``, ``arrival_lag`` and, where an old
-    TensorRT-LLM script chose attention DP, ``tp``/``dp`` (module docstring); ``{}`` for
-    other runs."""
+    ``max_tokens``, ``max_seqs``, ``chunked_prefill``, ``arrival_lag``, where an old
+    TensorRT-LLM script chose attention DP ``tp``/``dp``, and ``prefill_graph`` where a
+    TensorRT-LLM script captures the prefill in piecewise CUDA graphs (module docstring);
+    ``{}`` for other runs."""
     if not run.source.startswith("inferencex-dashboard"):
         return {}
     parts = run.id.split("-")
@@ -103,4 +121,7 @@ def launch_limits(run: Run, isl: int, osl: int) -> dict[str, Any]:
                            "arrival_lag": OVERLAP_LAG}
     if run.date < _SCRIPT_CHOOSES_DPA_BEFORE and _trt_dpa(gpu, precision, isl, osl, conc):
         out |= {"tp": 1, "dp": tp}
+    ep = next((int(p[2:]) for p in parts if p.startswith("ep") and p[2:].isdigit()), 1)
+    if _trt_piecewise(gpu, precision, isl, osl, conc, tp, ep, run.date):
+        out["prefill_graph"] = True
     return out

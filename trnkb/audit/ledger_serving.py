@@ -114,6 +114,10 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
         kw["batching"] = "static"  # its benchmark scripts run a compiled static batch
         kw["stack"] = str(run.get("software"))  # its prefill rules: trnkb.workload.neuronx
     untuned = _untuned(run, s.chip, m.id)
+    if kw.pop("prefill_graph", False):  # the launch script captures the prefill
+        from trnkb.workload.prefillhost import captured_prefill_input
+
+        untuned |= captured_prefill_input()
     if untuned:
         kw["assumptions"] = untuned
     try:
@@ -138,7 +142,10 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
         call += " (simulate: " + ", ".join(f"{k}={v}" for k, v in extra.items()) + ")"
     notes = tuple(r.notes) + (("aiter of this image has no gfx942 tuned DeepSeek-V3 FP8 "
                                "GEMMs: layer_extra from rocmfit.untuned_layer_extra",)
-                              if untuned else ())
+                              if "layer_extra" in untuned else ()) + (
+        ("the launch script captures the prefill in piecewise CUDA graphs: "
+         "eager_prefill_floor at the captured forward's",)
+        if "eager_prefill_floor" in untuned else ())
     return Prediction(mid, lo, hi, call, notes)
 
 
