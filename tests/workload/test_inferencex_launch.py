@@ -100,3 +100,15 @@ def test_b200_trt_scripts_capture_the_prefill_at_some_loads():
     old = _run("inferencex-b200-trt-dsr1-fp4-tp8-ep8-1024-1024-c16-2025-12-15-ttft",
                "2025-12-15", 8, 16, "fp4", "trt")
     assert "prefill_graph" not in launch_limits(old, 1024, 1024)
+
+
+def test_the_ledger_predicts_the_old_h200_trt_point_with_the_scripts_attention_dp(kb):
+    from trnkb.audit.ledger_serving import predict_serving
+
+    run = next(r for r in ledger.load_runs() if r.id ==
+               "inferencex-h200-trt-dsr1-fp8-tp8-8192-1024-c64-2025-11-02-ttft")
+    assert run.get("dp") is None  # the fixture labels it TP 8 without attention DP
+    p = predict_serving(kb, run)
+    assert not isinstance(p, str)
+    assert "--tp 1 --dp 8" in p.call and "recv_interval=60" in p.call
+    assert "max_tokens=8320" in p.call and "arrival_lag=2" in p.call
