@@ -7,7 +7,10 @@ Rules, by the run's ``scenario``:
   (:func:`trnkb.workload.simulate`, ``concurrency=batch``, the run's ``tp``/``dp`` layout
   where stated); TPOT and TTFT are the p50s (the tables' own statistic);
   Transformers NeuronX runs (the Neuron tables) use static batching (``batching="static"``:
-  its sample scripts encode and decode one compiled batch; continuous batching needs vLLM);
+  its sample scripts encode and decode one compiled batch; continuous batching needs vLLM)
+  and compute in BF16 whatever the weights' storage (``compute_precision="bf16"``: every row
+  of the Trn1 decoder CSVs says "Compilation Autocast Data Type: Matmult-BF16", the int8 rows
+  too, whose weights are stored in int8 and multiplied in BF16);
   DeepSeek-R1 runs on gfx942 (MI300X, MI325X) whose SGLang image builds an aiter without
   gfx942 tuned DeepSeek-V3 FP8 GEMMs (v0.5.9: aiter v0.1.11.post1) add the default kernels'
   time per layer (``layer_extra``, :func:`trnkb.workload.rocmfit.untuned_layer_extra`);
@@ -113,6 +116,8 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
     if str(run.get("software") or "").startswith("Transformers NeuronX"):
         kw["batching"] = "static"  # its benchmark scripts run a compiled static batch
         kw["stack"] = str(run.get("software"))  # its prefill rules: trnkb.workload.neuronx
+        if run.source.startswith("neuron-trn1"):  # every row: autocast Matmult-BF16
+            kw["compute_precision"] = "bf16"
     untuned = _untuned(run, s.chip, m.id)
     if kw.pop("prefill_graph", False):  # the launch script captures the prefill
         from trnkb.workload.prefillhost import captured_prefill_input
@@ -132,7 +137,8 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
             + (f" --max-seqs {kw['max_seqs']}" if "max_seqs" in kw else "")
             + (" --batching static" if "batching" in kw else "")
             + (f" --stack '{kw['stack']}'" if "stack" in kw else ""))
-    extra: dict[str, Any] = {k: kw[k] for k in ("max_tokens", "chunked_prefill",
+    extra: dict[str, Any] = {k: kw[k] for k in ("compute_precision", "max_tokens",
+                                                 "chunked_prefill",
                                                  "arrival_lag", "recv_interval",
                                                  "recv_after_prefill",
                                                  "mixed", "window", "requests") if k in kw}
