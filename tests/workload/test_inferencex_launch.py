@@ -112,3 +112,20 @@ def test_the_ledger_predicts_the_old_h200_trt_point_with_the_scripts_attention_d
     assert not isinstance(p, str)
     assert "--tp 1 --dp 8" in p.call and "recv_interval=60" in p.call
     assert "max_tokens=8320" in p.call and "arrival_lag=2" in p.call
+
+
+def test_the_kv_cache_format_the_sglang_scripts_leave_at_bf16():
+    # H200 passes no --kv-cache-dtype (SGLang's auto: the model's BF16); MI355X FP4 passes
+    # fp8_e4m3 from 2025-12-16 (332fec5); B200 always
+    h200 = _run("inferencex-h200-sglang-dsr1-fp8-tp8-1024-8192-c4-2026-03-25-ttft",
+                "2026-03-25", 8, 4, "fp8")
+    assert launch_limits(h200, 1024, 8192)["kv_precision"] == "bf16"
+    old = _run("inferencex-mi355x-sglang-dsr1-fp4-tp4-1024-8192-c4-2025-10-06-ttft",
+               "2025-10-06", 4, 4, "fp4")
+    assert launch_limits(old, 1024, 8192)["kv_precision"] == "bf16"
+    new = _run("inferencex-mi355x-sglang-dsr1-fp4-tp8-1024-8192-c32-2026-02-27-ttft",
+               "2026-02-27", 8, 32, "fp4")
+    assert "kv_precision" not in launch_limits(new, 1024, 8192)
+    b200 = _run("inferencex-b200-sglang-dsr1-fp8-tp8-1024-1024-c4-2026-05-22-ttft",
+                "2026-05-22", 8, 4, "fp8")
+    assert "kv_precision" not in launch_limits(b200, 1024, 1024)

@@ -13,7 +13,10 @@ and so how long a prompt queues. :func:`launch_limits` gives them for one ledger
   H200 FP8 32768 and 256 (512 at some loads: never binding here); MI300X/MI325X FP8 196608
   until the 2026-01-22 consolidation, 131072 after; MI355X FP8 196608; MI355X FP4 196608,
   32768 at 8k/1k above 32 clients (no ``--max-running-requests``: SGLang's default, sized
-  by the KV cache);
+  by the KV cache); the KV cache's format, ``--kv-cache-dtype fp8_e4m3`` on B200/B300 and on
+  the AMD scripts of the ledger's dates except MI355X FP4 before 2025-12-16 (commit
+  332fec5), and never on H200, where SGLang's ``auto`` keeps the model's BF16
+  (``kv_precision``);
 * TensorRT-LLM (``trtllm-serve --backend pytorch``): ``--max_num_tokens`` =
   ``(CONC + ISL + 64 + 63) // 64 x 64`` (one whole prompt and every decode of the step), at
   least 8192 from 2026-01-21 (commit 64af5a7, "Adding evals"); no script sets
@@ -53,6 +56,7 @@ OVERLAP_LAG = 2
 _TRT_FLOOR_FROM = "2026-01-21"      # MAX_NUM_TOKENS at least 8192 (commit 64af5a7)
 _SCRIPT_CHOOSES_DPA_BEFORE = "2025-11-03"  # commit 17d5e20: the matrix config chooses
 _MI30X_131K_FROM = "2026-01-22"     # commit b0c4ed2: MI300X/MI325X 196608 -> 131072
+_MI355X_FP4_KV8_FROM = "2025-12-16"  # commit 332fec5: --kv-cache-dtype fp8_e4m3
 
 
 def _sglang(gpu: str, precision: str, tp: int, isl: int, conc: int, date: str
@@ -62,13 +66,16 @@ def _sglang(gpu: str, precision: str, tp: int, isl: int, conc: int, date: str
             return ({"max_tokens": 32768, "max_seqs": 128} if tp == 8 else
                     {"max_tokens": 8192, "max_seqs": 32})
         return {"max_tokens": SGLANG_DEFAULT_MAX_PREFILL, "max_seqs": 256}
-    if gpu == "h200":
-        return {"max_tokens": 32768}
+    if gpu == "h200":  # no --kv-cache-dtype: SGLang's auto, the model's BF16
+        return {"max_tokens": 32768, "kv_precision": "bf16"}
     if gpu in ("mi300x", "mi325x"):
         return {"max_tokens": 131072 if date >= _MI30X_131K_FROM else 196608}
     if gpu == "mi355x":
         small = precision == "fp4" and isl == 8192 and conc > 32
-        return {"max_tokens": 32768 if small else 196608}
+        out: dict[str, Any] = {"max_tokens": 32768 if small else 196608}
+        if precision == "fp4" and date < _MI355X_FP4_KV8_FROM:
+            out["kv_precision"] = "bf16"
+        return out
     return {}
 
 
@@ -99,7 +106,8 @@ def _trt_piecewise(gpu: str, precision: str, isl: int, osl: int, conc: int, tp: 
 
 def launch_limits(run: Run, isl: int, osl: int) -> dict[str, Any]:
     """``simulate`` keywords for an InferenceX run of nominal lengths ``isl``/``osl``:
-    ``max_tokens``, ``max_seqs``, ``chunked_prefill``, ``arrival_lag``, where an old
+    ``max_tokens``, ``max_seqs``, ``chunked_prefill``, ``arrival_lag``, ``kv_precision``
+    where a script keeps a BF16 cache, where an old
     TensorRT-LLM script chose attention DP ``tp``/``dp``, and ``prefill_graph`` where a
     TensorRT-LLM script captures the prefill in piecewise CUDA graphs (module docstring);
     ``{}`` for other runs."""

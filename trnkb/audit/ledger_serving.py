@@ -134,6 +134,7 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
             f" --input-len {lengths[0]} --output-len {lengths[1]} --precision {kw['precision']}"
             + (f" --tp {kw['tp']}" if "tp" in kw else "")
             + (f" --dp {kw['dp']}" if "dp" in kw else "") + load
+            + (f" --kv-precision {kw['kv_precision']}" if "kv_precision" in kw else "")
             + (f" --max-seqs {kw['max_seqs']}" if "max_seqs" in kw else "")
             + (" --batching static" if "batching" in kw else "")
             + (f" --stack '{kw['stack']}'" if "stack" in kw else ""))
