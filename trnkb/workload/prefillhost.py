@@ -16,7 +16,9 @@ at least ``eager_prefill_floor x layers``; decode-only steps are untouched.
 
 It is a host-side figure: it moves with the host CPU and the stack's Python overhead, so the
 range is wide, and only MLA models (the measured DeepSeek-V3 architecture) get it; other
-models' prefill floors have no measurement here.
+models' prefill floors have no measurement here. A stack that captures its prefill (vLLM V1's
+piecewise CUDA graphs, TensorRT-LLM with ``enable_piecewise_cuda_graph``) runs at the
+captured end: :func:`captured_prefill_input` (``assumptions=``).
 """
 
 from __future__ import annotations
