@@ -13,6 +13,11 @@ Step time (seconds) is composed, per chip, of named parts:
   scaling book uses 40%, MaxText reaches 52-65% on TPU v5p, first MoE runs on Trainium3
   20-30%); bubbles and exposed communication come on top, so the achieved MFU the result
   reports is lower.
+* what the MFU does not scale (:mod:`~trnkb.workload.stepshape`): the GEMMs' time x their
+  rows factor (``gemm_rows_factor``, ``mb x seq / cp`` rows against the MFU's 8,192), kernel
+  floors per layer and microbatch (``kernel_floors``), LoRA's adapters (``adapter_kernels``)
+  and, for LoRA, the full step's non-GEMM work kept (only the base's weight-gradient GEMMs
+  go); on ROCm ``mfu`` x ``mfu_stack_ratio``.
 * ``optimizer``: the optimizer step, memory-bound and serial (:mod:`~trnkb.workload.stepextras`):
   its bytes are taken out of the HBM floor above and charged apart.
 * ``bubble``: ``(pp - 1) / (n_micro x vpp)`` of the compute (1F1B schedule, interleaved over
