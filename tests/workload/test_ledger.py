@@ -197,6 +197,50 @@ def test_a_neuron_tpot_run_is_the_workload_call_at_its_batch_and_lengths(kb, row
 def test_mlperf_inference_runs_wait_for_a_published_input_length(rows):
     mlperf = [r for r in rows if r["run"].id.startswith("mlperf-inf-")]
     assert len(mlperf) >= 300
+    # the published upper bounds (specs/benchmarks.yaml input.max: the reference's OpenOrca
+    # filter tok_input_length < 1024, DeepSeek-R1 MAX_ISL 3136, NVIDIA's max_input_len)
+    bound = {"llama2-70b": 1023, "deepseek-r1": 3136, "llama3.1-405b": 20000,
+             "llama3.1-8b": 2560, "mixtral-8x7b": 2048}
+    waiting = [r for r in mlperf if r["reason"].startswith("the mean input length")]
+    assert len(waiting) >= 300
     for r in mlperf:
-        assert r["prediction"] is None
-        assert r["reason"], r["run"].id
+        assert r["prediction"] is None and r["reason"], r["run"].id
+    for r in waiting:
+        name = r["run"].get("benchmark").removeprefix("mlperf-inf-")
+        assert f"inputs at most {bound[name]} tokens" in r["reason"], r["run"].id
+
+
+@pytest.fixture
+def mean_published(monkeypatch):
+    """specs/benchmarks.yaml as if a mean input length of 600 tokens were published (a test
+    value, not a figure of any benchmark)."""
+    import dataclasses
+
+    import trnkb.workload.benchmarks as B
+
+    real = B.benchmark
+    monkeypatch.setattr(B, "benchmark", lambda bid, path=None: dataclasses.replace(
+        real(bid, path), input_len=600.0))
+
+
+def test_an_mlperf_run_is_predicted_once_its_mean_input_length_is_published(kb,
+                                                                           mean_published):
+    """Offline is the drain at the run's own mean output; server and interactive the highest
+    rate under their SLO: the interactive's tighter targets cannot allow more than the server's,
+    and neither more than about the drain (the search stops at 1.05 x its request rate)."""
+    import trnkb.workload as W
+    from trnkb.audit.ledger_serving import predict_serving
+
+    runs = {r.id: r for r in ledger.load_runs()}
+    base = "mlperf-inf-5.1-0001-llama2-70b-99-"
+    off, srv, inter = (predict_serving(kb, runs[base + s])
+                       for s in ("offline", "server", "interactive"))
+    run = runs[base + "offline"]
+    m, s = fromkb.model(kb, run.model), fromkb.system(kb, run.system)
+    r = W.simulate(m, s, run.chips, input_len=600, output_len=round(run.get("output_len")),
+                   precision=run.get("precision"))["tokens_per_s_system"]
+    assert off.mid == pytest.approx(Q_(r.mid, r.unit).to("1/s").magnitude)
+    assert "--input-len 600 --output-len 301" in off.call
+    assert "--slo tpot_p99=0.2s,ttft_p99=2s" in srv.call
+    assert "--slo tpot_p99=0.04s,ttft_p99=0.45s" in inter.call
+    assert 0 < inter.mid <= srv.mid <= 1.05 * off.mid

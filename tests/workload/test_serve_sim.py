@@ -81,6 +81,24 @@ def test_bad_benchmark_row_names_file_and_line(tmp_path: Path) -> None:
         benchmarks(tmp_path)
 
 
+def test_a_published_input_bound_is_kept_apart_from_the_mean(tmp_path: Path) -> None:
+    """``input: {max: ...}`` alone is a bound: the mean stays unset (the CLI asks for
+    --input-len, the ledger waits); an input row with neither mean nor max is refused."""
+    (tmp_path / "sources.yaml").write_text("- id: s1\n")
+    row = "- id: a\n  title: t\n  kind: inference\n  scenario: offline\n  input: {%s}\n"
+    (tmp_path / "benchmarks.yaml").write_text(row % "max: 1023, source: s1")
+    b = benchmarks(tmp_path)["a"]
+    assert (b.input_len, b.input_max, b.sources["input"]) == (None, 1023.0, "s1")
+    (tmp_path / "benchmarks.yaml").write_text(row % "mean: 600, max: 1023, source: s1")
+    assert benchmarks(tmp_path)["a"].input_len == 600.0
+    (tmp_path / "benchmarks.yaml").write_text(row % "source: s1")
+    with pytest.raises(ValueError, match=r"benchmarks.yaml:1: input: a mean .* published max"):
+        benchmarks(tmp_path)
+    # the real file: the MLPerf rows carry their bound, none a mean
+    assert benchmark("mlperf-inf-deepseek-r1-offline").input_max == 3136
+    assert benchmark("mlperf-inf-llama2-70b-server").input_len is None
+
+
 def test_cli_benchmark_slo_json() -> None:
     r = CliRunner().invoke(app, [*ARGS, "--benchmark", "mlperf-inf-llama2-70b-server",
                                  "--input-len", "1024", "--json"])
@@ -102,6 +120,7 @@ def test_cli_curve_and_errors() -> None:
     assert chip[-1] > chip[0] and user[-1] < user[0]
     r = CliRunner().invoke(app, [*ARGS, "--benchmark", "mlperf-inf-llama2-70b-server"])
     assert r.exit_code == 1 and "pass --input-len" in r.output
+    assert "published bound: at most 1023 tokens" in r.output
     r = CliRunner().invoke(app, [*ARGS, "--disagg", "2X1D", "--rate", "1"])
     assert r.exit_code == 1 and "xPyD" in r.output
 

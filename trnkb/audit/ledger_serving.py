@@ -28,9 +28,13 @@ Rules, by the run's ``scenario``:
 - ``offline`` (a maximum-throughput figure at stated lengths: trtllm-bench, vLLM
   ``benchmark_throughput``): the simulator's offline drain on the run's chips as one replica;
 - MLPerf ``offline``, ``server``, ``interactive``: need the benchmark's mean input length,
-  which MLCommons does not publish (``specs/benchmarks.yaml`` leaves it out); once it is there,
-  offline is the drain and server/interactive the highest Poisson rate meeting the
-  benchmark's p99 TTFT/TPOT (:func:`trnkb.workload.max_throughput`).
+  which no source read publishes (``specs/benchmarks.yaml`` carries only its upper bound,
+  ``input.max``, never used as a mean); the run waits, its reason naming the bound. Once a
+  mean is there: the output length is the run's own accuracy-run mean (``output_len``, else
+  the benchmark's), offline is the simulator's drain on the run's chips and server/interactive
+  the highest Poisson rate whose p99 TTFT and TPOT meet the benchmark's targets
+  (:func:`trnkb.workload.max_throughput`), both in the simulator's default layout (the
+  submissions do not state theirs) at the run's precision.
 """
 
 from __future__ import annotations
@@ -62,8 +66,10 @@ def _lengths(run: Run) -> tuple[int, int] | str:
     except (KeyError, ValueError):
         return f"no benchmark {bid}-{scenario} in specs/benchmarks.yaml"
     if not b.input_len:
-        return (f"the mean input length of {bid} is not published (specs/benchmarks.yaml: "
-                f"{b.missing or 'left out'})")
+        bound = (f"; inputs at most {b.input_max:.0f} tokens ({b.sources.get('input')}), a "
+                 f"bound, not a mean" if b.input_max else "")
+        return (f"the mean input length of {bid} is not published{bound} "
+                f"(specs/benchmarks.yaml, searched: see the {bid}-offline row)")
     out = run.get("output_len") or b.output_len
     if not out:
         return f"the mean output length of {bid} is not published"
@@ -76,7 +82,10 @@ def _result(r: Any, run: Run, metric: str) -> tuple[float, float, float]:
     return _in(r[metric], run.unit)
 
 
-def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Prediction | str:
+def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int],
+              slo: dict[str, float] | None = None) -> Prediction | str:
+    """The simulator's answer for ``run``; under ``slo`` (MLPerf server/interactive) the
+    highest Poisson rate meeting it (:func:`trnkb.workload.max_throughput`)."""
     import trnkb.workload as W
     from trnkb.audit.ledger import Prediction
 
@@ -113,9 +122,12 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
     if untuned:
         kw["assumptions"] = untuned
     try:
-        r = W.simulate(m, s, int(run.chips or 0), **kw)
+        r = (W.max_throughput(m, s, int(run.chips or 0), slo, **kw) if slo
+             else W.simulate(m, s, int(run.chips or 0), **kw))
     except ValueError as e:
         return f"no prediction: {e}"
+    if slo:
+        load = " --slo " + ",".join(f"{k}={v:g}s" for k, v in sorted(slo.items()))
     mid, lo, hi = _result(r, run, _SIM_METRIC[run.metric])
     call = (f"trnkb workload serve --model {run.model} --system {run.system} --chips {run.chips}"
             f" --input-len {lengths[0]} --output-len {lengths[1]} --precision {kw['precision']}"
@@ -132,6 +144,8 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int]) -> Predicti
     notes = tuple(r.notes) + (("aiter of this image has no gfx942 tuned DeepSeek-V3 FP8 "
                                "GEMMs: layer_extra from rocmfit.untuned_layer_extra",)
                               if untuned else ())
+    if str(run.get("benchmark", "")).startswith("mlperf-inf"):
+        notes += ("layout: the simulator's default (the submission does not state one)",)
     return Prediction(mid, lo, hi, call, notes)
 
 
@@ -193,8 +207,10 @@ def predict_serving(kb: KnowledgeBase, run: Run) -> Prediction | str:
         return lengths
     scenario = run.get("scenario")
     if scenario in ("server", "interactive"):
-        return (f"MLPerf {scenario} throughput is a rate under TTFT/TPOT limits: it needs the "
-                f"serving simulator's SLO search with the benchmark's input length")
-    if str(run.get("benchmark", "")).startswith("mlperf-inf"):
-        return "MLPerf offline: the replica layout is not published"
+        from trnkb.workload.benchmarks import benchmark
+
+        slo = benchmark(f"{run.get('benchmark')}-{scenario}").slo
+        if not slo:
+            return f"no p99 TTFT/TPOT targets for {run.get('benchmark')}-{scenario}"
+        return _simulate(kb, run, lengths, slo)
     return _simulate(kb, run, lengths)

@@ -65,8 +65,10 @@ def _simulated(m: Model, s: System, specs: Path | None, *, chips: str, input_len
         for flag, mine, theirs in (("--input-len", ins, b.input_len),
                                    ("--output-len", outs, b.output_len)):
             if mine is None and theirs is None:
-                raise ValueError(f"benchmark {b.id} has no sourced {flag[2:]} "
-                                 f"({b.missing or 'not published'}); pass {flag}")
+                bound = (f"; published bound: at most {b.input_max:.0f} tokens"
+                         if flag == "--input-len" and b.input_max else "")
+                raise ValueError(f"benchmark {b.id} has no sourced mean {flag[2:]} "
+                                 f"({b.missing or 'not published'}{bound}); pass {flag}")
         if b.kind != "inference":
             raise ValueError(f"benchmark {b.id} is a {b.kind} benchmark; use it with "
                              f"`trnkb workload train`")

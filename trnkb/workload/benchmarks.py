@@ -4,7 +4,9 @@ A benchmark row fixes what a published result was run at: the model, the scenari
 (``offline``, ``server``, ``interactive``, ``concurrency`` or ``training``), the mean input
 and output lengths where published, and the p99 TTFT/TPOT targets (seconds) of a server
 scenario. Every value names its source (checked against ``sources.yaml``); a length nobody
-publishes is absent and ``missing`` says where we looked. Bad rows are refused with
+publishes is absent and ``missing`` says where we looked; an input row may carry only the
+published upper bound (``input: {max: ...}``, kept as :attr:`Benchmark.input_max`: a bound,
+never used as a mean). Bad rows are refused with
 ``file:line: field: what is wrong``.
 """
 
@@ -36,6 +38,7 @@ class Benchmark:
     sources: dict[str, str] = field(default_factory=dict)
     missing: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    input_max: float | None = None
 
     @property
     def load(self) -> str:
@@ -47,7 +50,8 @@ class Benchmark:
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "title": self.title, "kind": self.kind, "scenario": self.scenario,
                 "model": self.model, "input_len": self.input_len, "output_len": self.output_len,
-                "slo": self.slo, "sources": self.sources, "missing": self.missing}
+                "input_max": self.input_max, "slo": self.slo, "sources": self.sources,
+                "missing": self.missing}
 
 
 def _default_path() -> Path:
@@ -127,17 +131,23 @@ def _row(row: Any, where: str, ids: set[str]) -> Benchmark:
         sources[key] = str(val["source"])
         return val
 
-    def number(val: dict[str, Any] | None, key: str, name: str) -> float | None:
+    def number(val: dict[str, Any] | None, key: str, name: str,
+               optional: bool = False) -> float | None:
         if val is None:
             return None
         if name == "mean" and val.get("derive") is not None:
             return uniform_mean(val, f"{where}: {key}")
         x = val.get(name)
+        if optional and x is None:
+            return None
         if isinstance(x, bool) or not isinstance(x, (int, float)) or x <= 0:
             raise ValueError(f"{where}: {key}.{name}: a positive number, not {x!r}")
         return float(x)
 
     ins, outs, slo_row = sourced("input"), sourced("output"), sourced("slo")
+    if ins is not None and ins.get("mean") is None and ins.get("derive") is None \
+            and ins.get("max") is None:
+        raise ValueError(f"{where}: input: a mean (or derive) or at least a published max")
     for key in ("samples", "seq_len", "lora", "target", "eval_every", "eval_samples"):
         sourced(key)
     slo: dict[str, float] = {}
@@ -149,8 +159,10 @@ def _row(row: Any, where: str, ids: set[str]) -> Benchmark:
     extra = {k: row[k] for k in ("samples", "seq_len", "lora", "target", "model_note",
                                  "eval_every", "eval_samples") if k in row}
     return Benchmark(row["id"], row["title"], row["kind"], row["scenario"], row.get("model"),
-                     number(ins, "input", "mean"), number(outs, "output", "mean"), slo, sources,
-                     str(row.get("missing", "")), extra)
+                     number(ins, "input", "mean", optional=ins is not None and ins.get(
+                         "derive") is None and "max" in ins),
+                     number(outs, "output", "mean"), slo, sources,
+                     str(row.get("missing", "")), extra, number(ins, "input", "max", True))
 
 
 def uniform_mean(val: dict[str, Any], where: str) -> float:
