@@ -106,3 +106,25 @@ def test_book_inputs_turn_the_new_costs_off(kb):
                 "fp8", assumptions={"kernel_overhead": user_value("kernel_overhead", 0.0, "s")},
                 allow_unfit=True, seq_len=8192, batch_tokens=8192)
     assert r.breakdown["kernel_floors"] == 0.0
+
+
+def test_all_to_all_context_parallelism_moves_qkv_and_o_unhidden(kb):
+    from trnkb.workload.stepshape import a2a_cp_bytes
+
+    m = W.model(kb, "llama-2-70b")
+    # Q, K, V: (64 + 2 x 8) x 128 x 2 B; O: 64 x 128 x 2 B, per token and layer
+    assert a2a_cp_bytes(m) == (80 * 128 * 2, 64 * 128 * 2)
+    s = W.system(kb, "gb200-nvl72")
+    v = {k: i.mid for k, i in central_values(s, "fp8").items()}
+    v["cp_overlap"] = 1.0  # the ring's exchange then hides entirely; the all-to-all cannot
+    kw = dict(seq_len=8192, batch_tokens=8 * 8192, recipe="bf16-adam", weight_bytes=2.0)
+    plan = Plan.parse("tp=1,cp=8", 64)
+    ring = step_breakdown(m, s, plan, v, **kw)
+    a2a = step_breakdown(m, s, plan, v, cp_comm="a2a", **kw)
+    assert ring["cp_exposed"] == 0.0 < ring["cp_comm"]
+    assert a2a["cp_exposed"] == a2a["cp_comm"] > 0.0
+    # 1,024 local tokens x 80 layers x 2 directions x 36,864 B, 7/8 of it leaving each chip:
+    # no faster than that over one chip's scale-up bandwidth
+    assert a2a["cp_comm"] >= 1024 * 80 * 2 * 36864 * 7 / 8 / v["scaleup_bandwidth"]
+    with pytest.raises(ValueError, match="cp_comm"):
+        W.train(m, s, 64, "tp=1,cp=8", 1e9, "fp8", cp_comm="ulysses")

@@ -40,6 +40,23 @@ operator-level data or a documented implementation behaviour, none fitted to an 
   per token and adapted matrix, at the chip's HBM bandwidth (as the step's HBM floor). 10
   kernels per adapted matrix (4 forward, 6 backward).
 
+* **The stack's GEMMs.** A LoRA step is the full step's FLOPs (``+ 2 N``) at ``mfu`` less
+  the base's weight-gradient GEMMs at the GEMM efficiency of the chip's stack
+  (``train_gemm_efficiency``: the CUTLASS FP8 fit on CUDA, AMD's hipBLASLt typical-attained
+  fraction on ROCm, :mod:`~trnkb.workload.gemmfit`; elsewhere the 0.55-0.75-0.9 assumption
+  the simulator uses), never faster than ``4 N / mfu`` (:func:`lora_compute_scale`): the
+  norms, attention, activations and casts a frozen layer's backward still runs stay. On a
+  ROCm stack ``mfu`` itself is scaled by ``mfu_stack_ratio`` = the ROCm GEMM efficiency over
+  the CUDA one (MI300X fp8 0.395 / 0.53 = 0.75; the fast end AMD's max-achievable), because
+  the MFU's evidence ran on CUDA and TPU stacks.
+
+Context parallelism as NeMo's MLPerf LoRA implementations run it (``cp_comm_type: a2a``, the
+default of their ``megatron_gpt_peft_tuning_config.yaml``; Transformer Engine's all-to-all,
+DeepSpeed-Ulysses style) redistributes Q, K, V from sequence to head shards before attention
+and O back after it, forward and (as gradients) backward: :func:`a2a_cp_bytes` per token and
+layer, on the attention's critical path (not hidden). The default, ``ring``, is the exchange
+of KV :mod:`~trnkb.workload.training` charges (Megatron's p2p ring).
+
 A LoRA run whose plan shards the frozen base with ZeRO-3 (FSDP) all-gathers the base's
 weights per microbatch forward and backward, as it would a trained model's
 (:func:`frozen_gather_params`): sharding a frozen base is not free.
@@ -59,6 +76,15 @@ REF_ROWS = 8192  # GEMM rows per microbatch of the mfu assumption's evidence (mo
 ADAPTER_KERNELS = 10  # per adapted matrix and layer: 4 forward, 6 backward (module docstring)
 BASE_WGRAD_GEMMS = 4  # QKV, output, gate/up, down: the weight-gradient GEMMs LoRA skips
 _ACT_BYTES = 2.0  # bf16 activations
+CP_COMMS = ("ring", "a2a")  # context parallelism's exchange (module docstring)
+
+
+def a2a_cp_bytes(model: Model) -> tuple[float, float]:
+    """``(qkv, o)`` bytes per token and layer an all-to-all context parallelism moves in one
+    direction: Q, K, V (``(h + 2 k) x head_dim``) and the attention output (``h x v_dim``),
+    bf16 (2 bytes)."""
+    qkv = (model.attention_heads + 2 * model.kv_heads) * model.head_dim * _ACT_BYTES
+    return qkv, model.attention_heads * model.v_dim * _ACT_BYTES
 
 
 def shape_inputs(vendor: str, chip: str, precision: str) -> dict[str, Input]:

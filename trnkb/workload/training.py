@@ -72,6 +72,8 @@ from trnkb.workload.ranges import Input, check_assumptions
 from trnkb.workload.stepextras import dp_exposed, optimizer_bytes
 from trnkb.workload.stepshape import (
     BASE_WGRAD_GEMMS,
+    CP_COMMS,
+    a2a_cp_bytes,
     adapter_bytes_per_token,
     adapter_kernels_per_layer,
     frozen_gather_params,
@@ -111,7 +113,8 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
                    budget: float | None = None,
                    flops_per_token: float | None = None,
                    trainable: float | None = None,
-                   lora_targets: tuple[str, ...] = ()) -> dict[str, float]:
+                   lora_targets: tuple[str, ...] = (),
+                   cp_comm: str = "ring") -> dict[str, float]:
     """Every part of one training step for the input values ``v`` (floats; see ranges.propagate).
 
     ``trainable``: LoRA's adapter parameters (the base frozen, recipe ``bf16-lora``): only
@@ -119,6 +122,7 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     (16 bytes each, split over ``tp x pp``: ``memory_adapters``); full recomputation adds one
     forward of the base to a step whose backward skips the weight gradients; ``lora_targets``
     (the adapted matrices) adds the adapters' kernels (:mod:`~trnkb.workload.stepshape`).
+    ``cp_comm``: ``ring`` (KV exchange) or ``a2a`` (Q, K, V and O all-to-all, not hidden).
 
     Returns seconds for ``compute``, ``bubble``, ``optimizer``, ``<part>_comm`` (raw) and
     ``<part>_exposed``, ``step_time``; bytes ``memory`` and its parts; ``fits`` (1.0/0.0);
@@ -213,9 +217,13 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     t_ep = (n_micro * moe_layers * 4 * net.time("all-to-all", routed, plan.ep, plan.tp, **kw)
             if plan.ep > 1 else 0.0)
     kv_chunk = tokens_mb * model.kv_elements_per_token() / model.layers * 2.0
-    t_cp = n_micro * layers * 3 * net.time("all-gather", kv_chunk * plan.cp, plan.cp,
-                                           plan.tp, **kw) \
-        if plan.cp > 1 else 0.0
+    if plan.cp > 1 and cp_comm == "a2a":  # forward and backward, Q/K/V then O (stepshape)
+        t_cp = n_micro * layers * 2 * sum(
+            net.time("all-to-all", tokens_mb * b / plan.tp, plan.cp, plan.tp, **kw)
+            for b in a2a_cp_bytes(model))
+    else:
+        t_cp = n_micro * layers * 3 * net.time("all-gather", kv_chunk * plan.cp, plan.cp,
+                                               plan.tp, **kw) if plan.cp > 1 else 0.0
     crosses = plan.tp * plan.cp * plan.dp >= net.domain
     pp_bytes = 2 * n_micro * plan.vpp * act / plan.tp if plan.pp > 1 else 0.0
     pp_scale = kw["scaleout_scale"] if crosses else kw["scaleup_scale"]
@@ -232,7 +240,8 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
         out[f"{k}_comm"] = t
         e = (dp_exposed(t_red, t_gather, v["dp_overlap"], compute, fwd_share, plan.zero >= 3)
              if k == "dp"
-             else _exposed(t, v[f"{k}_overlap"], compute))
+             else _exposed(t, 0.0 if k == "cp" and cp_comm == "a2a" else v[f"{k}_overlap"],
+                           compute))
         out[f"{k}_exposed"] = e
         step += e
     out["step_time"] = step
@@ -264,7 +273,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
           flops_per_token: float | None = None, pricing: str = "tco",
           allow_unfit: bool = False, lora: LoRA | None = None,
           eval_tokens: float = 0.0,
-          attention_precision: str | None = None) -> WorkloadResult:
+          attention_precision: str | None = None, cp_comm: str = "ring") -> WorkloadResult:
     """Train ``model`` on ``chips`` chips of ``system`` for ``tokens`` tokens.
 
     ``precision`` sets the peak of the GEMMs; ``attention_precision`` (default: the same) the
@@ -294,6 +303,8 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
     check_positive(chips=chips, tokens=tokens, seq_len=seq_len, batch_tokens=batch_tokens)
     if not eval_tokens >= 0:
         raise ValueError(f"eval_tokens must be >= 0, not {eval_tokens!r}")
+    if cp_comm not in CP_COMMS:
+        raise ValueError(f"cp_comm must be one of {', '.join(CP_COMMS)}, not {cp_comm!r}")
     trainable: float | None = None
     targets = lora.targets if lora is not None else ()
     if lora is not None:
@@ -321,7 +332,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
         found = search_plans(model, system, chips, tokens, precision, seq_len=seq_len,
                              batch_tokens=batch_tokens, recipe=recipe, assumptions=assumptions,
                              top=1, flops_per_token=flops_per_token, trainable=trainable,
-                             lora_targets=targets)
+                             lora_targets=targets, cp_comm=cp_comm)
         if not found:
             raise ValueError(f"no plan fits {model.id} on {chips} chips of {system.id}")
         chosen = found[0]["plan"]
@@ -344,7 +355,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
                            recipe=recipe, weight_bytes=weight_bytes,
                            include_attention=include_attention,
                            budget=tokens, flops_per_token=flops_per_token,
-                           trainable=trainable, lora_targets=targets)
+                           trainable=trainable, lora_targets=targets, cp_comm=cp_comm)
         s["eval_time"] = eval_seconds(eval_tokens, f_fwd, a_fwd, chips, v,
                                        s["gemm_rows_factor"])
         s["days"] += s["eval_time"] / 86400
@@ -373,5 +384,6 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
                                                        "lora": lora.label if lora else None,
                                                        "eval_tokens": eval_tokens,
                                                        "attention_precision":
-                                                           attention_precision or precision})
+                                                           attention_precision or precision,
+                                                       "cp_comm": cp_comm})
     return result
