@@ -56,7 +56,7 @@ _SYSTEMS = [
     ("GB300", "NVIDIA", "gb300-nvl72"), ("B300", "NVIDIA", "hgx-b300-8"),
     ("GB200", "NVIDIA", "gb200-nvl72"),
     ("B200", "NVIDIA", "hgx-b200-8"), ("H200-SXM", "NVIDIA", "hgx-h200-8"),
-    ("H200-NVL", "NVIDIA", "h200-nvl"), ("H100-SXM", "NVIDIA", "hgx-h100-8"),
+    ("H200-NVL", "NVIDIA", "h200-nvl-8"), ("H100-SXM", "NVIDIA", "hgx-h100-8"),
     ("H100 80GB HBM3", "NVIDIA", "hgx-h100-8"), ("H200", "NVIDIA", "hgx-h200-8"),
     ("MI355X", "AMD", "mi355x-8"), ("MI350X", "AMD", "mi350x-8"), ("MI325X", "AMD", "mi325x-8"),
     ("MI300X", "AMD", "mi300x-8"), ("trn1.32xlarge", "AWS", "trn1-32xlarge"),
