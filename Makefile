@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup test report validate notebooks site screenshots lint bench clean
+.PHONY: setup test report validate notebooks site screenshots lint bench snapshots clean
 
 setup: $(STAMP)
 
@@ -64,6 +64,12 @@ lint: setup
 
 bench: setup
 	for f in bench/*.py; do $(BIN)/python $$f; done
+
+# The small snapshots of the specs that ship in trnkb/data (keyed by the specs' digest; a
+# test fails while one is stale): run after any edit of specs/.
+snapshots: setup
+	$(BIN)/python -m trnkb.kb.peaks_table
+	$(BIN)/python -m trnkb.engine.snapshot
 
 clean:
 	rm -rf build out docs/_build

@@ -7,29 +7,46 @@ write and use bytecode (``PYTHONDONTWRITEBYTECODE`` is dropped from their enviro
 an installed package does; one untimed round first writes it.
 
 Two columns per command. *warm*: the minimum and median of the repeats, with trnkb's user
-cache filled (pint's parsed unit definitions, the parse trees of the spec files, and the
-one result memo, remembered claim evaluations, which only ``claims --summary`` uses).
+cache filled (pint's parsed unit definitions, the parse trees of the spec files, and two
+result memos: remembered claim evaluations, which ``claims --summary`` uses, and the model
+and system ``workload serve`` built).
 *no cache*: one run with ``TRNKB_NO_CACHE=1``, what the first run after an install or a
 spec edit costs. Ratios and targets are read on the warm minima.
 
 Targets: ``trnkb workload serve`` within 3x of ``trnkb --help`` (issue 23), ``trnkb engine
-gemm --no-execute`` within 2x (issue 20, 3x in issue 23). Both are below the floor. The two
-commands load the knowledge base, which is pandas frames of pint quantities, so their floor
-is importing pint, pandas and pint-pandas: 0.56 s of CPU, 8.0x ``--help`` (0.07 s), on
-the shared 2-core development machine on 2026-11-27 (numpy and pint alone: 0.25 s, 3.5x,
-already above 3x for the engine). Meeting the targets would take commands that read no
-pandas-backed KB: a light precomputed input snapshot, as :mod:`trnkb.peaks` has for peaks.
+gemm --no-execute`` within 2x (issue 20, 3x in issue 23). Both stay missed, for reasons
+below their own code: importing numpy and pint alone is 3.5x ``--help`` (0.23 s of CPU vs
+0.065 s on the shared 2-core development machine, 2026-11-27), and every typer command
+with a non-flag option builds a pydantic adapter per option (typer 0.29: about 0.06 s of
+importing pydantic plus the adapters, ~1x ``--help``).
 
-Measured on that machine and day (warm minima of 5): ``import trnkb.units`` 0.56 s ->
-0.29 s since it stopped importing pint-pandas (hence pandas; :mod:`trnkb.units.frames`
-binds it where a ``pint[...]`` column is made); ``workload serve`` 1.27 s (18x; 1.86 s
-with no cache); ``engine gemm --no-execute`` 1.09 s (15.5x; 1.51 s with no cache) --
-both unchanged by that, as the KB they load imports pandas anyway. Where a warm
-``workload serve`` goes (cProfile and ``-X importtime``): about 0.6 s importing (pandas
-0.25, pint 0.16, typer's pydantic adapters 0.06, networkx 0.08), 0.2 s loading and
-deriving the KB, 0.25 s building the fabric graph of trn3-nl72x2-switched (512 nodes) and
-its hop matrix (the OpenBLAS threads of its small matrix products spin for 0.08 s of CPU;
-0.008 s with ``OPENBLAS_NUM_THREADS=1``), 0.1 s of serving model.
+Measured there on 2026-11-27 (warm minima of 5, load average 3-4 from other engineers'
+work, so read the ratios to +-10%): before -> after issue 23's cold-start pass.
+
+* ``engine gemm --no-execute``: 1.03 s (16.5x) -> 0.46-0.50 s (7.0-7.5x) in three runs;
+  no cache 1.31 -> 0.59-0.71 s.
+  It no longer loads the knowledge base: :mod:`trnkb.engine.snapshot` keeps the core rows
+  in ``trnkb/data/cores.json`` (rebuilt from the KB when the specs differ), and
+  :class:`trnkb.engine.Result` imports pandas only for its ``timeline`` frame, so the
+  command imports no pandas, pint-pandas, YAML parser, networkx or altair. What is left
+  (``-X importtime``, cProfile): numpy + pint 0.25 s, pydantic through typer 0.06-0.1 s,
+  the unit registry 0.04 s, typer/rich/the CLI 0.05 s, the engine's modules 0.03 s, and
+  the cost-only schedule itself 0.07 s (557 candidate kernels in the plan search).
+* ``workload serve``: 1.25 s (20.1x) -> 0.67 s (10.1x) warm; no cache 1.54 -> 1.6-1.85 s
+  (this machine's noise: it now does what it did before). Warm, it reads no knowledge base
+  and imports no pandas: :mod:`trnkb.cli.workload_objects` keeps the model and the system
+  a command built in the user cache, keyed by every spec file, trnkb's code and the ids,
+  and :mod:`trnkb.topology` imports pandas only where it makes a table. A packed group's
+  hop distances are searched from its own chips (8 rows, not the 288 chips of the NL72x2
+  pair, whose bigger product spun OpenBLAS threads for ~0.08 s of CPU; that alone was
+  1.31 -> 1.18 s alternating the two builds); nothing global (thread counts) is set. What
+  is left warm: numpy + pint 0.26 s, networkx 0.12 s (the fabric graph is in the system:
+  its max-flow bisection and hops need it), pydantic 0.06 s, the unit registry 0.04 s,
+  the serving model 0.07 s, typer/rich/the CLI 0.05 s. With no cache the knowledge base is
+  loaded as before: pandas 0.22 s, loading and deriving it 0.17 s, the model and the
+  system 0.07 s more.
+* ``engine --help`` 0.20 -> 0.18-0.20 s (2.7-3.1x); typed CLI numbers refuse a bad value while the
+  command line is parsed, before any of this.
 
 Run: ``python bench/cold_start_bench.py [--repeat N]``.
 """
@@ -59,7 +76,7 @@ CASES = {
     "(python: import numpy, pint)": ["-c", "import numpy, pint"],
     "(python: import trnkb.units)": ["-c", "import trnkb.units"],
 }
-# issue 23: serve within 3x; issue 20: engine gemm --no-execute within 2x
+# issue 23: serve within 3x; issue 20: engine gemm --no-execute within 2x (issue 23: 3x)
 TARGET = {"workload serve": 3.0, "engine gemm --no-execute": 2.0}
 ENV = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE",
                                                           "TRNKB_NO_CACHE")}

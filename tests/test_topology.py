@@ -312,3 +312,19 @@ def test_topology_package_keeps_its_public_names_and_small_modules():
         importlib.import_module(f"trnkb.topology.{module}")
     sizes = {p.name: len(p.read_text().splitlines()) for p in Path(T.__file__).parent.glob("*.py")}
     assert max(sizes.values()) <= 400, sizes
+
+
+@pytest.mark.parametrize("domain, gen", [("trn3-nl72x2-switched", "gen1"),
+                                         ("trn3-nl32x2-switched", "gen1"),
+                                         ("trn2-nl32x2-3d-torus", None)])
+def test_a_groups_hops_are_its_shortest_paths_over_the_whole_fabric(kb, domain, gen):
+    # what a collective over a packed group reads (searched from the group's chips only);
+    # expected: networkx shortest paths over the whole graph, minus the final link
+    import networkx as nx
+
+    f = T.fabric(domain, gen, kb)
+    group = f.chips[:8] + f.chips[-2:]  # a packed group, and two chips of the other rack
+    got = f.hops_among(group)
+    for i, a in enumerate(group):
+        for j, b in enumerate(group):
+            assert got[i, j] == max(nx.shortest_path_length(f.graph, a, b) - 1, 0), (a, b)

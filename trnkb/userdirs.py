@@ -38,3 +38,22 @@ def code_digest() -> bytes:
             h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes())
         _CODE.append(h.digest())
     return _CODE[0]
+
+
+def store(entry: Path, data: bytes, keep: int) -> None:
+    """Write ``data`` to the cache file ``entry`` atomically (a reader sees the old file or
+    the whole new one), then remove the oldest files of its suffix beyond ``keep``. An
+    unwritable cache is no cache: errors are swallowed."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, entry)
+        old = sorted(entry.parent.glob(f"*{entry.suffix}"), key=lambda p: p.stat().st_mtime)
+        for p in old[:-keep]:
+            p.unlink(missing_ok=True)
+            p.with_suffix(".lock").unlink(missing_ok=True)
+    except Exception:
+        pass

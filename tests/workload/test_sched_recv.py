@@ -90,3 +90,34 @@ def test_unmixed_prefill_steps_pause_the_decodes() -> None:
     assert list(a.last_step) == [4, 3] and list(a.first_step) == [0, 2]
     assert list(b.last_step) == [5, 3] and list(b.first_step) == [0, 2]
     assert b.n_dec[2] == 0 and b.n_pre[2] == 100 and a.n_dec[2] == 1
+
+
+def _closed_pair(lag: int, mixed: bool = True) -> tuple[list[float], list[float]]:
+    # 2 clients, 1 s a step, whole prompts of 100 tokens in one step (max_tokens 1000):
+    # A (request 0) generates 3 tokens, B (request 1) 20; A's client then sends request 2
+    cfg = SchedulerConfig(max_tokens=1000, arrival_lag=lag, mixed=mixed)
+    tr = run_scheduler(cfg, [100, 100, 100], [3, 20, 2], unit, concurrency=2)
+    ends = tr.ends(tr.dt)
+    arr = [0.0, 0.0, float(ends[tr.last_step[0]])]
+    return [float(ends[tr.first_step[i]] - arr[i]) for i in range(3)], arr
+
+
+def test_overlap_lag_a_refill_joins_two_steps_late_while_the_engine_is_busy() -> None:
+    # step 0 prefills A and B together (first tokens at 1 s); A's 2 more tokens come in
+    # steps 1 and 2, so A completes at 3 s and its client sends request 2 then.
+    # Without a lag request 2 is prefilled in step 3 (with B's decode): TTFT 1 s.
+    ttft, arr = _closed_pair(0)
+    assert arr[2] == 3.0 and ttft == [1.0, 1.0, 1.0]
+    # With the overlap scheduler's lag of 2, steps 3 and 4 run without it (B decodes) and it
+    # is prefilled in step 5: first token at 6 s, TTFT 3 s; the burst is untouched
+    ttft, _ = _closed_pair(2)
+    assert ttft == [1.0, 1.0, 3.0]
+
+
+def test_overlap_lag_does_not_hold_a_refill_when_the_engine_is_idle() -> None:
+    # one client: when its request completes nothing runs, so the next one starts at once
+    cfg = SchedulerConfig(max_tokens=1000, arrival_lag=2)
+    tr = run_scheduler(cfg, [100, 100], [3, 2], unit, concurrency=1)
+    ends = tr.ends(tr.dt)
+    # request 0: steps 0 (prefill), 1, 2; request 1 prefilled in step 3: TTFT 1 s
+    assert float(ends[tr.first_step[1]] - ends[tr.last_step[0]]) == 1.0

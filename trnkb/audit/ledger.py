@@ -261,8 +261,14 @@ def _config_key(run: Run) -> tuple[Any, ...]:
     keep = ("scenario", "benchmark", "precision", "attention_precision", "fp4_steps", "batch",
             "input_len", "output_len", "seq_len", "global_batch", "tokens", "evals",
             "eval_samples", "plan", "method", "tp", "dp", "not_expressible")
+    # a serving prediction also follows its stack, source and date (ledger_serving: the
+    # client's lengths and window, SGLang's unmixed prefill and receive interval,
+    # TensorRT-LLM's attention-DP balance, the launch script of the run's date, Transformers
+    # NeuronX's rules, untuned aiter): two frameworks at one configuration are two predictions
+    stack = ((run.source, str(run.get("software")), "-trt-" in run.id, run.date)
+             if run.family.startswith("serving") else ())
     return (run.family, run.system, run.chips, run.model, run.metric, run.unit,
-            *(str(run.get(k)) for k in keep))
+            *(str(run.get(k)) for k in keep), *stack)
 
 
 _CACHE: weakref.WeakKeyDictionary[Any, dict[str, list[dict[str, Any]]]] = \

@@ -127,7 +127,13 @@ def markdown(kb: KnowledgeBase, rows: list[dict[str, Any]] | None = None) -> str
         "of the client's draw (uniform on [0.8 L, L], `specs/benchmarks.yaml` dashboard rows); "
         "the engine's layout is the simulator's (TP with experts spread over the TP chips; "
         "attention data parallelism as DEP, `--tp 1 --dp N`; TP-sliced experts approximated "
-        "by that expert-parallel layout, noted per run); disaggregated and "
+        "by that expert-parallel layout, noted per run), with the limits its launch script "
+        "passed at the run's date (`trnkb.audit.inferencex_launch`: SGLang's prefill budget "
+        "and running requests, TensorRT-LLM's `max_num_tokens` without chunked prefill, the "
+        "attention DP the pre-2025-11-03 TensorRT-LLM scripts chose themselves) and the two "
+        "steps a closed loop's next request waits under the stacks' overlap schedulers; an MLA "
+        "model's prefill step takes at least the host's eager-launch floor "
+        "(`trnkb.workload.prefillhost`, SGLang PR 12160); disaggregated and "
         "speculative-decoding points are not imported.\n",
         "### On the held-out runs, against the targets of issue 19\n",
         _HEAD.format("family") + " target | met |",

@@ -7,7 +7,10 @@ Rules, by the run's ``scenario``:
   (:func:`trnkb.workload.simulate`, ``concurrency=batch``, the run's ``tp``/``dp`` layout
   where stated); TPOT and TTFT are the p50s (the tables' own statistic);
   Transformers NeuronX runs (the Neuron tables) use static batching (``batching="static"``:
-  its sample scripts encode and decode one compiled batch; continuous batching needs vLLM);
+  its sample scripts encode and decode one compiled batch; continuous batching needs vLLM)
+  and compute in BF16 whatever the weights' storage (``compute_precision="bf16"``: every row
+  of the Trn1 decoder CSVs says "Compilation Autocast Data Type: Matmult-BF16", the int8 rows
+  too, whose weights are stored in int8 and multiplied in BF16);
   DeepSeek-R1 runs on gfx942 (MI300X, MI325X) whose SGLang image builds an aiter without
   gfx942 tuned DeepSeek-V3 FP8 GEMMs (v0.5.9: aiter v0.1.11.post1) add the default kernels'
   time per layer (``layer_extra``, :func:`trnkb.workload.rocmfit.untuned_layer_extra`);
@@ -93,12 +96,16 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int],
     kw: dict[str, Any] = {"input_len": lengths[0], "output_len": lengths[1],
                           "precision": run.get("precision") or "bf16"}
     if run.source.startswith("inferencex-dashboard"):
+        from trnkb.audit.inferencex_launch import launch_limits
         from trnkb.workload import Lengths
 
+        nominal = []
         for key, mean in (("input_len", lengths[0]), ("output_len", lengths[1])):
             lo_hi = _inferencex_range(float(run.get(key) or mean))
             if lo_hi:
                 kw[key] = Lengths.uniform_range(*lo_hi)
+            nominal.append(lo_hi[1] if lo_hi else int(mean))
+        kw |= launch_limits(run, *nominal)  # the launch script's scheduler limits
         if run.get("scenario") == "batch":  # the client: 10 prompts per client, all read
             kw["requests"], kw["window"] = 10 * int(run.get("batch")), "all"
         if str(run.get("software") or "").lower().startswith("sglang"):
@@ -106,10 +113,10 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int],
     recv = _recv_interval(run)
     if recv > 1:
         kw["recv_interval"] = recv
-    elif _trt_adp_balance(run):
+    elif _trt_adp_balance(run) or ("-trt-" in run.id and kw.get("dp", 1) > 1):
         kw["recv_interval"], kw["recv_after_prefill"] = _TRT_ADP_TIMEOUT_ITERS, False
     for key in ("tp", "dp"):  # the run's layout where its source states one
-        if run.get(key):
+        if run.get(key) and key not in kw:  # (an old script's own choice wins: launch_limits)
             kw[key] = int(run.get(key))
     load = ""
     if run.get("scenario") == "batch":
@@ -118,7 +125,13 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int],
     if str(run.get("software") or "").startswith("Transformers NeuronX"):
         kw["batching"] = "static"  # its benchmark scripts run a compiled static batch
         kw["stack"] = str(run.get("software"))  # its prefill rules: trnkb.workload.neuronx
+        if run.source.startswith("neuron-trn1"):  # every row: autocast Matmult-BF16
+            kw["compute_precision"] = "bf16"
     untuned = _untuned(run, s.chip, m.id)
+    if kw.pop("prefill_graph", False):  # the launch script captures the prefill
+        from trnkb.workload.prefillhost import captured_prefill_input
+
+        untuned |= captured_prefill_input()
     if untuned:
         kw["assumptions"] = untuned
     try:
@@ -133,9 +146,14 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int],
             f" --input-len {lengths[0]} --output-len {lengths[1]} --precision {kw['precision']}"
             + (f" --tp {kw['tp']}" if "tp" in kw else "")
             + (f" --dp {kw['dp']}" if "dp" in kw else "") + load
+            + (f" --kv-precision {kw['kv_precision']}" if "kv_precision" in kw else "")
+            + (f" --max-seqs {kw['max_seqs']}" if "max_seqs" in kw else "")
             + (" --batching static" if "batching" in kw else "")
             + (f" --stack '{kw['stack']}'" if "stack" in kw else ""))
-    extra: dict[str, Any] = {k: kw[k] for k in ("recv_interval", "recv_after_prefill",
+    extra: dict[str, Any] = {k: kw[k] for k in ("compute_precision", "max_tokens",
+                                                 "chunked_prefill",
+                                                 "arrival_lag", "recv_interval",
+                                                 "recv_after_prefill",
                                                  "mixed", "window", "requests") if k in kw}
     if isinstance(kw["input_len"], W.Lengths):
         extra["lengths"] = "uniform on [int(0.8 L), L]"
@@ -143,7 +161,10 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int],
         call += " (simulate: " + ", ".join(f"{k}={v}" for k, v in extra.items()) + ")"
     notes = tuple(r.notes) + (("aiter of this image has no gfx942 tuned DeepSeek-V3 FP8 "
                                "GEMMs: layer_extra from rocmfit.untuned_layer_extra",)
-                              if untuned else ())
+                              if "layer_extra" in untuned else ()) + (
+        ("the launch script captures the prefill in piecewise CUDA graphs: "
+         "eager_prefill_floor at the captured forward's",)
+        if "eager_prefill_floor" in untuned else ())
     if str(run.get("benchmark", "")).startswith("mlperf-inf"):
         notes += ("layout: the simulator's default (the submission does not state one)",)
     return Prediction(mid, lo, hi, call, notes)

@@ -7,18 +7,28 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from trnkb.cli.params import Whole
+
 if TYPE_CHECKING:  # the engine (numpy, pint, the KB) is imported when a command runs,
     # so `trnkb engine --help` and argument refusals do not pay for it
     from trnkb.engine import NeuronCore, Result, Tiling
 
 err = Console(stderr=True)
+# the engine's limit on any one size (trnkb.engine.limits.MAX_DIM, not imported: it brings
+# numpy and the engine into `trnkb engine --help`; tests/cli/test_numbers.py keeps them equal)
+MAX_DIM = 1 << 20
+
+
+def _size(option: str, what: str, low: int = 1) -> Any:
+    """An engine size option: a whole number up to the engine's limit on any one size."""
+    return typer.Option(option, parser=Whole(option, MAX_DIM, low), help=what)
 
 
 class Dtype(StrEnum):
@@ -38,12 +48,14 @@ Json = Annotated[bool, typer.Option("--json", help="Print JSON (no progress bar)
 Execute = Annotated[bool, typer.Option("--execute/--no-execute",
                                        help="Compute numerics too, or cost only.")]
 Specs = Annotated[Path | None, typer.Option("--specs", help="Spec directory (default: shipped).")]
-Seed = Annotated[int, typer.Option("--seed", help="Seed of the random operands (with --execute).")]
-Cores = Annotated[int, typer.Option("--cores", min=1,
+Seed = Annotated[int, typer.Option("--seed", parser=Whole("--seed", 2**32 - 1, low=0),
+                                   help="Seed of the random operands (with --execute).")]
+Cores = Annotated[int, typer.Option("--cores", min=1, parser=Whole("--cores"),  # min: --help
                                     help="NeuronCores to shard over (1: one core; 8: the chip).")]
 Lnc = Annotated[int, typer.Option(
-    "--lnc", help="Physical cores per logical NeuronCore (1 or 2 on Trainium2/3; AWS's default "
-                  "is 2): the run is one logical core sharing its HBM bank.")]
+    "--lnc", parser=Whole("--lnc"),
+    help="Physical cores per logical NeuronCore (1 or 2 on Trainium2/3; AWS's default "
+         "is 2): the run is one logical core sharing its HBM bank.")]
 FixedCosts = Annotated[bool, typer.Option(
     "--fixed-costs/--no-fixed-costs",
     help="Add kernel launch, start/end and per-output-block costs (specs/cores.yaml).")]
@@ -122,6 +134,19 @@ def _finish(res: Result, as_json: bool, timeline: Path | None) -> None:
     _print(res, as_json)
 
 
+def _core(chip: str, specs: Path | None) -> NeuronCore:
+    """The NeuronCore of ``--chip`` (near misses suggested) for ``--specs``, from the
+    engine's snapshot of the specs (:mod:`trnkb.engine.snapshot`: no knowledge-base load
+    for the shipped specs)."""
+    from trnkb.cli.validate import choice
+    from trnkb.engine.model import NeuronCore
+    from trnkb.engine.snapshot import all_inputs
+
+    cores = all_inputs(specs)
+    choice(chip, [c.chip for c in cores], "--chip")
+    return NeuronCore.from_inputs(next(c for c in cores if c.chip == chip))
+
+
 def _cores(core: NeuronCore, cores: int) -> None:
     if cores > core.cores_per_chip:
         raise typer.BadParameter(f"{core.chip} has {core.cores_per_chip} NeuronCores; got "
@@ -161,9 +186,9 @@ def register(app: typer.Typer) -> None:
 
     @sub.command("gemm")
     def gemm_cmd(chip: Chip = "trainium3",
-                 m: Annotated[int, typer.Option("--m", help="Rows of A and C.")] = 4096,
-                 k: Annotated[int, typer.Option("--k", help="Contraction size.")] = 4096,
-                 n: Annotated[int, typer.Option("--n", help="Columns of B and C.")] = 4096,
+                 m: Annotated[int, _size("--m", "Rows of A and C.")] = 4096,
+                 k: Annotated[int, _size("--k", "Contraction size.")] = 4096,
+                 n: Annotated[int, _size("--n", "Columns of B and C.")] = 4096,
                  dtype: Annotated[Dtype, typer.Option(
                      help="bf16, fp8, mxfp8 or mxfp4.")] = Dtype.bf16,
                  weight_dtype: Annotated[Dtype | None, typer.Option(
@@ -179,15 +204,13 @@ def register(app: typer.Typer) -> None:
                  fixed_costs: FixedCosts = True, timeline: TimelineOut = None,
                  as_json: Json = False) -> None:
         """C = A @ B on NeuronCores: critical path, busy time, FLOP/s vs peak, error vs float64."""
-        from trnkb.cli.validate import chip_with_core, gemm_args
+        from trnkb.cli.validate import gemm_args
 
         gemm_args(m, k, n, execute, seed)
-        import trnkb
-        from trnkb.engine import NeuronCore, chip_gemm, gemm
+        from trnkb.engine import chip_gemm, gemm
 
         dt, wdt = dtype.value, weight_dtype.value if weight_dtype else None
-        kb = trnkb.load(specs)
-        core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
+        core = _core(chip, specs)
         _cores(core, cores)
         _lnc(core, lnc, cores)
         til = _parse_tiling(tiling)
@@ -209,13 +232,13 @@ def register(app: typer.Typer) -> None:
 
     @sub.command("attention")
     def attention_cmd(chip: Chip = "trainium3",
-                      seq: Annotated[int, typer.Option(help="Query length.")] = 4096,
-                      seq_kv: Annotated[int | None, typer.Option(
-                          help="Key/value length (default: --seq).")] = None,
-                      head_dim: Annotated[int, typer.Option(help="Head dimension.")] = 128,
-                      heads: Annotated[int, typer.Option(help="Query heads.")] = 1,
-                      heads_kv: Annotated[int | None, typer.Option(
-                          help="KV heads (GQA/MQA; default --heads).")] = None,
+                      seq: Annotated[int, _size("--seq", "Query length.")] = 4096,
+                      seq_kv: Annotated[int | None, _size(
+                          "--seq-kv", "Key/value length (default: --seq).")] = None,
+                      head_dim: Annotated[int, _size("--head-dim", "Head dimension.")] = 128,
+                      heads: Annotated[int, _size("--heads", "Query heads.")] = 1,
+                      heads_kv: Annotated[int | None, _size(
+                          "--heads-kv", "KV heads (GQA/MQA; default --heads).")] = None,
                       causal: Annotated[bool, typer.Option(
                           help="Causal mask (bottom-right aligned).")] = False,
                       exp_engine: Annotated[ExpEngine | None, typer.Option(
@@ -227,16 +250,15 @@ def register(app: typer.Typer) -> None:
 
         With --cores > 1 or --lnc 2 the run is cost only (shards over heads or query tiles;
         a GQA decode over KV heads and key ranges)."""
-        from trnkb.cli.validate import attention_args, chip_with_core, positive_int
+        from trnkb.cli.validate import attention_args
 
         attention_args(seq, seq_kv, head_dim, heads, execute, seed)
-        positive_int(heads_kv, "--heads-kv", heads)
-        import trnkb
-        from trnkb.engine import NeuronCore, attention, chip_attention
+        if heads_kv is not None:
+            Whole("--heads-kv", heads)(heads_kv)
+        from trnkb.engine import attention, chip_attention
 
         exp = exp_engine.value if exp_engine else None
-        kb = trnkb.load(specs)
-        core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
+        core = _core(chip, specs)
         _cores(core, cores)
         _lnc(core, lnc, cores)
         if lnc > 1:
@@ -255,18 +277,20 @@ def register(app: typer.Typer) -> None:
 
     @sub.command("mla")
     def mla_cmd(chip: Chip = "trainium3",
-                seq_kv: Annotated[int, typer.Option(help="Tokens in each latent KV cache.")] = 8192,
-                heads: Annotated[int, typer.Option(
-                    help="Query heads on these cores (DeepSeek-V3: 128; a TP shard its share).")]
+                seq_kv: Annotated[int, _size("--seq-kv", "Tokens in each latent KV cache.")] = 8192,
+                heads: Annotated[int, _size(
+                    "--heads", "Query heads on these cores (DeepSeek-V3: 128; a TP shard its "
+                    "share).")] = 128,
+                batch: Annotated[int, _size("--batch", "Sequences decoding one token each.")] = 1,
+                kv_lora_rank: Annotated[int, _size("--kv-lora-rank", "Latent width (V3: 512).")]
+                = 512,
+                rope_dim: Annotated[int, _size("--rope-dim", "Shared RoPE key width (V3: 64).",
+                                               low=0)] = 64,
+                nope_dim: Annotated[int, _size(
+                    "--nope-dim", "Per-head non-RoPE query width absorbed into W_UK (V3: 128).")]
                 = 128,
-                batch: Annotated[int, typer.Option(help="Sequences decoding one token each.")] = 1,
-                kv_lora_rank: Annotated[int, typer.Option(help="Latent width (V3: 512).")] = 512,
-                rope_dim: Annotated[int, typer.Option(help="Shared RoPE key width (V3: 64).")]
-                = 64,
-                nope_dim: Annotated[int, typer.Option(
-                    help="Per-head non-RoPE query width absorbed into W_UK (V3: 128).")] = 128,
-                v_head_dim: Annotated[int, typer.Option(help="Per-head output width (V3: 128).")]
-                = 128,
+                v_head_dim: Annotated[int, _size("--v-head-dim", "Per-head output width (V3: "
+                                                                 "128).")] = 128,
                 specs: Specs = None, cores: Cores = 1, lnc: Lnc = 1,
                 timeline: TimelineOut = None, as_json: Json = False) -> None:
         """MLA decode (DeepSeek-style latent attention, absorbed weights), cost only.
@@ -274,17 +298,9 @@ def register(app: typer.Typer) -> None:
         The latent cache is read once for all heads; the absorbed W_UK and W_UV are read
         once per core. Sequences are split over --cores (keys too when the batch is
         smaller than the cores)."""
-        from trnkb.cli.validate import chip_with_core, positive_int
+        from trnkb.engine import mla_decode
 
-        for name, v in (("--seq-kv", seq_kv), ("--heads", heads), ("--batch", batch),
-                        ("--kv-lora-rank", kv_lora_rank), ("--nope-dim", nope_dim),
-                        ("--v-head-dim", v_head_dim)):
-            positive_int(v, name)
-        import trnkb
-        from trnkb.engine import NeuronCore, mla_decode
-
-        kb = trnkb.load(specs)
-        core = NeuronCore.from_kb(kb, chip_with_core(kb, chip))
+        core = _core(chip, specs)
         _cores(core, cores)
         _lnc(core, lnc, cores)
         try:

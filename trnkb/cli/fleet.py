@@ -24,11 +24,11 @@ _System = Annotated[str, typer.Option("--system", help="Rack id (trnkb list rack
 _Prec = Annotated[str, typer.Option("--precision", help="Weight format: bf16, fp8, fp4...")]
 _Pricing = Annotated[str, typer.Option(
     "--pricing", help="owner (analyst owner cost or the TCO formula) or cloud (`trnkb prices`).")]
-_Chips = Annotated[str | None, typer.Option(
-    "--chips", help="Chips per serving replica (default: the smallest power of two from 8 "
-                    "whose KV cache holds a sequence per attention replica).")]
-_In = Annotated[str, typer.Option("--input-len", help="Prompt tokens per request.")]
-_Out = Annotated[str, typer.Option("--output-len", help="Generated tokens per request.")]
+_Chips = Annotated[int | None, A.whole_opt(
+    "--chips", "Chips per serving replica (default: the smallest power of two from 8 "
+               "whose KV cache holds a sequence per attention replica).")]
+_In = Annotated[int, A.whole_opt("--input-len", "Prompt tokens per request.")]
+_Out = Annotated[int, A.whole_opt("--output-len", "Generated tokens per request.")]
 _Engine = Annotated[str, typer.Option(
     "--engine", help="simulate (the step-level serving simulator, concurrency sweep) or "
                      "closed-form (serve's roofline, batch sweep).")]
@@ -47,26 +47,24 @@ def _shares(rows: list[dict[str, Any]]) -> None:
     _console().print(t)
 
 
-def _serving(specs: Any, model: str, system: str, precision: str, chips: str | None,
-             input_len: str, output_len: str) -> tuple[Any, Any, dict[str, Any]]:
+def _serving(specs: Any, model: str, system: str, precision: str, chips: int | None,
+             input_len: int, output_len: int) -> tuple[Any, Any, dict[str, Any]]:
     """The options plan-fleet and cost-target share, checked: (model, system, keywords)."""
     A.precision(precision)
     m, s = A.objects(specs, model, system, None)
-    return m, s, {"input_len": A.count(input_len, "--input-len"),
-                  "output_len": A.count(output_len, "--output-len"),
-                  "chips": None if chips is None else A.count(chips, "--chips")}
+    return m, s, {"input_len": input_len, "output_len": output_len, "chips": chips}
 
 
 def register_fleet(wl: typer.Typer) -> None:
     """Add the planner commands to the ``trnkb workload`` group."""
     @wl.command("plan-fleet")
     def plan_fleet_cmd(model: _Model, system: _System,
-                       power_mw: Annotated[str, typer.Option(
-                           "--power-mw", help="Facility power budget, MW.")] = "50",
-                       tokens_per_user: Annotated[str, typer.Option(
-                           "--tokens-per-user", help="Target tokens/s per user.")] = "50",
+                       power_mw: Annotated[float, A.number_opt(
+                           "--power-mw", "Facility power budget, MW.")] = 50,
+                       tokens_per_user: Annotated[float, A.number_opt(
+                           "--tokens-per-user", "Target tokens/s per user.")] = 50,
                        precision: _Prec = "fp8", chips: _Chips = None,
-                       input_len: _In = "2048", output_len: _Out = "512",
+                       input_len: _In = 2048, output_len: _Out = 512,
                        pricing: _Pricing = "owner", engine: _Engine = "simulate",
                        specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """Racks, tokens/s and $/Mtok that POWER_MW of facility power buys at a target
@@ -74,8 +72,7 @@ def register_fleet(wl: typer.Typer) -> None:
         from trnkb.workload.fleet import plan_fleet
         try:
             m, s, kw = _serving(specs, model, system, precision, chips, input_len, output_len)
-            r = plan_fleet(m, s, A.number(power_mw, "--power-mw"),
-                           A.number(tokens_per_user, "--tokens-per-user"), precision,
+            r = plan_fleet(m, s, power_mw, tokens_per_user, precision,
                            pricing=pricing, engine=engine, **kw)
         except (KeyError, ValueError) as e:
             A.fail(e)
@@ -95,18 +92,18 @@ def register_fleet(wl: typer.Typer) -> None:
 
     @wl.command("cost-target")
     def cost_target_cmd(model: _Model, system: _System,
-                        max_usd_per_mtok: Annotated[str, typer.Option(
-                            "--max-usd-per-mtok", help="Cost ceiling, USD per million output "
-                                                       "tokens.")] = "1",
+                        max_usd_per_mtok: Annotated[float, A.number_opt(
+                            "--max-usd-per-mtok", "Cost ceiling, USD per million output "
+                                                  "tokens.")] = 1,
                         precision: _Prec = "fp8", chips: _Chips = None,
-                        input_len: _In = "2048", output_len: _Out = "512",
+                        input_len: _In = 2048, output_len: _Out = 512,
                         pricing: _Pricing = "owner", engine: _Engine = "simulate",
                         specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """The tokens/s per user SYSTEM reaches at or under a $/Mtok ceiling."""
         from trnkb.workload.fleet import cost_target
         try:
             m, s, kw = _serving(specs, model, system, precision, chips, input_len, output_len)
-            r = cost_target(m, s, A.number(max_usd_per_mtok, "--max-usd-per-mtok"), precision,
+            r = cost_target(m, s, max_usd_per_mtok, precision,
                             pricing=pricing, engine=engine, **kw)
         except (KeyError, ValueError) as e:
             A.fail(e)
@@ -125,8 +122,9 @@ def register_fleet(wl: typer.Typer) -> None:
 
     @wl.command("train-plan")
     def train_plan_cmd(model: _Model, system: _System,
-                       tokens: Annotated[str, typer.Option("--tokens", help="Tokens.")] = "15e12",
-                       days: Annotated[str, typer.Option("--days", help="Days.")] = "30",
+                       tokens: Annotated[float, A.number_opt("--tokens", "Tokens.")]
+                       = A.TOKENS,
+                       days: Annotated[float, A.number_opt("--days", "Days.")] = 30,
                        precision: _Prec = "bf16", pricing: _Pricing = "owner",
                        specs: SpecsOpt = None, as_json: JsonOpt = False) -> None:
         """Chips and racks to train MODEL on TOKENS tokens in DAYS days; cost and energy."""
@@ -134,8 +132,7 @@ def register_fleet(wl: typer.Typer) -> None:
         try:
             A.precision(precision)
             m, s = A.objects(specs, model, system, None)
-            r = train_plan(m, s, A.number(tokens, "--tokens"), A.number(days, "--days"),
-                           precision, pricing=pricing)
+            r = train_plan(m, s, tokens, days, precision, pricing=pricing)
         except (KeyError, ValueError) as e:
             A.fail(e)
         if as_json:

@@ -2,19 +2,16 @@
 
 Every helper raises ``ValueError`` with one line naming the option, what was given and
 what would be right; :func:`trnkb.cli.main` prints it as ``error: ...`` and exits 1.
+Plain numbers are typed options instead (:mod:`trnkb.cli.params`); what is checked here
+needs more than one option (work limits of a shape) or units (quantities).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
-from trnkb.spec.specfile import suggest
 from trnkb.units import DIMENSIONS, QuantityError, has_dimension, parse
 from trnkb.units.qtypes import Quantity
-
-if TYPE_CHECKING:
-    from trnkb.kb import KnowledgeBase
 
 
 def quantity(text: str, option: str, dim: str, example: str) -> Quantity:
@@ -41,32 +38,13 @@ def positive_quantity(text: str, option: str, dim: str, example: str) -> Quantit
     return q
 
 
-def positive_int(value: int | None, option: str, limit: int | None = None) -> int | None:
-    """``value`` >= 1 (and <= ``limit`` when given); no value passes through unchanged."""
-    if value is None:
-        return None
-    if value < 1:
-        raise ValueError(f"{option} must be at least 1, got {value}")
-    if limit is not None and value > limit:
-        raise ValueError(f"{option} {value:,} is above the limit of {limit:,}")
-    return value
-
-
-def within(estimate: float, limit: float, what: str, unit: str = "") -> None:
-    """Refuse work whose estimated size ``estimate`` exceeds ``limit``, quoting both."""
-    if estimate > limit:
-        u = f" {unit}" if unit else ""
-        raise ValueError(
-            f"{what}: about {estimate:,.0f}{u}, above the limit of {limit:,.0f}{u}; "
-            f"choose smaller sizes"
-        )
-
-
 def choice(value: str | None, options: Iterable[str], option: str) -> str | None:
     """``value`` if it is one of ``options`` (no value passes through), else a one-line refusal
     with a near-miss suggestion."""
     if value is None or value in options:
         return value
+    from trnkb.spec.specfile import suggest  # (imports the YAML parser)
+
     raise ValueError(
         f"{option}: {value!r} is not one of {', '.join(options)}{suggest(value, options)}"
     )
@@ -90,9 +68,3 @@ def attention_args(
     attention_limits(seq, seq_kv, head_dim, heads, execute, seed,
                      names=("--seq", "--seq-kv", "--head-dim", "--heads"),
                      no_execute="--no-execute")
-
-
-def chip_with_core(kb: KnowledgeBase, chip: str) -> str:
-    """``chip`` if the knowledge base has a NeuronCore row for it (suggesting near misses)."""
-    chips = [str(c) for c in kb.table("cores")["chip"]] if "cores" in kb.tables else []
-    return str(choice(chip, chips, "--chip"))

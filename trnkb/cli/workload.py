@@ -32,8 +32,9 @@ ModelOpt = Annotated[str, typer.Option(
     "--model", help="Model id (trnkb list models), e.g. llama-3.1-70b.")]
 SystemOpt = Annotated[str, typer.Option(
     "--system", help="Rack / scale-up domain id (trnkb list racks).")]
-ChipsOpt = Annotated[str, typer.Option("--chips", help="Chips used.")]
-SeqLenOpt = Annotated[str, typer.Option("--seq-len", help="Tokens per training sequence.")]
+ChipsOpt = Annotated[int, A.whole_opt("--chips", "Chips used.")]
+SeqLenOpt = Annotated[int, A.whole_opt("--seq-len", "Tokens per training sequence.")]
+TokensOpt = Annotated[float, A.number_opt("--tokens", "Token budget, e.g. 15e12.")]
 PrecisionOpt = Annotated[str | None, typer.Option(
     "--precision",
     help="bf16, fp8, mxfp8, int8, fp4, mxfp4 (default bf16, or the nearest the chip has).")]
@@ -46,12 +47,12 @@ SetOpt = Annotated[list[str] | None, typer.Option(
     "--set", help="Override an input: NAME=VALUE or NAME=LOW:CENTRAL:HIGH (e.g. mfu=0.4).")]
 
 
-def _simulated(m: Model, s: System, specs: Path | None, *, chips: str, input_len: str | None,
-               output_len: str | None, precision: str, kv_precision: str | None,
-               tp: str | None, dp: str | None, pp: str | None, replicas: str | None,
-               disagg: str | None, prefill_tp: str | None, concurrency: str | None,
-               rate: str | None, slo: str | None, curve: bool, bench: str | None,
-               requests: str | None, max_seqs: str | None, set_: list[str] | None,
+def _simulated(m: Model, s: System, specs: Path | None, *, chips: int, input_len: int | None,
+               output_len: int | None, precision: str, kv_precision: str | None,
+               tp: int | None, dp: int | None, pp: int | None, replicas: int | None,
+               disagg: str | None, prefill_tp: int | None, concurrency: int | None,
+               rate: float | None, slo: str | None, curve: bool, bench: str | None,
+               requests: int | None, max_seqs: int | None, set_: list[str] | None,
                pricing: str, batching: str = "continuous", stack: str | None = None) -> Any:
     """The simulator's answer for ``serve`` (a result, or the curve as a dict)."""
     from trnkb import workload as W
@@ -59,8 +60,7 @@ def _simulated(m: Model, s: System, specs: Path | None, *, chips: str, input_len
     from trnkb.workload.fromkb import normalise_id
 
     b = benchmark(bench, specs) if bench is not None else None
-    ins = A.whole(input_len, "--input-len")
-    outs = A.whole(output_len, "--output-len")
+    ins, outs = input_len, output_len
     if b is not None:
         for flag, mine, theirs in (("--input-len", ins, b.input_len),
                                    ("--output-len", outs, b.output_len)):
@@ -76,18 +76,13 @@ def _simulated(m: Model, s: System, specs: Path | None, *, chips: str, input_len
     out_len: Any = outs or (b.output_len if b and b.output_len else 512)
     in_len = W.Lengths(float(in_len)) if isinstance(in_len, float) else in_len
     out_len = W.Lengths(float(out_len)) if isinstance(out_len, float) else out_len
-    conc = A.whole(concurrency, "--concurrency")
-    rate_v = A.number(rate, "--rate") if rate is not None else None
-    tp_v = A.whole(tp, "--tp")
+    conc, rate_v, n = concurrency, rate, chips
     kw: dict[str, Any] = {
         "input_len": in_len, "output_len": out_len, "precision": precision,
-        "kv_precision": kv_precision, "tp": tp_v, "dp": A.whole(dp, "--dp"),
-        "pp": A.whole(pp, "--pp") or 1, "replicas": A.whole(replicas, "--replicas") or 1,
-        "disagg": A.disagg(disagg, A.whole(prefill_tp, "--prefill-tp"), tp_v),
-        "requests": A.whole(requests, "--requests"), "max_seqs": A.whole(max_seqs, "--max-seqs"),
-        "assumptions": A.overrides(set_), "pricing": pricing, "batching": batching,
-        "stack": stack}
-    n = A.count(chips, "--chips")
+        "kv_precision": kv_precision, "tp": tp, "dp": dp, "pp": pp or 1,
+        "replicas": replicas or 1, "disagg": A.disagg(disagg, prefill_tp, tp),
+        "requests": requests, "max_seqs": max_seqs, "assumptions": A.overrides(set_),
+        "pricing": pricing, "batching": batching, "stack": stack}
     target = slo if slo is not None else (b.slo if b is not None and b.slo and conc is None
                                           and rate_v is None else None)
     if curve or (b is not None and b.load == "concurrency" and conc is None and rate_v is None):
@@ -119,17 +114,16 @@ def register(app: typer.Typer) -> None:
 
     @wl.command("train")
     def train_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt,
-                  tokens: Annotated[str, typer.Option(
-                      "--tokens", help="Token budget, e.g. 15e12.")] = "15e12",
+                  tokens: TokensOpt = A.TOKENS,
                   plan: Annotated[str | None, typer.Option(
                       "--plan",
                       help="e.g. tp=4,pp=2,zero=1; default: the fastest plan that fits.",
                   )] = None,
                   precision: PrecisionOpt = None,
-                  seq_len: SeqLenOpt = "8192",
-                  batch_tokens: Annotated[str, typer.Option(
-                      "--batch-tokens",
-                      help="Tokens per optimizer step (global batch x sequence).")] = "4194304",
+                  seq_len: SeqLenOpt = 8192,
+                  batch_tokens: Annotated[float, A.number_opt(
+                      "--batch-tokens", "Tokens per optimizer step (global batch x sequence)."
+                  )] = 4194304,
                   recipe: Annotated[str, typer.Option(
                       "--recipe", help="bf16-adam, fp8-adam, scaling-book")] = "bf16-adam",
                   mfu_from_engine: Annotated[bool, typer.Option(
@@ -144,11 +138,11 @@ def register(app: typer.Typer) -> None:
                       "--benchmark", help="Training benchmark id from specs/benchmarks.yaml "
                                           "(sets --seq-len and --lora), e.g. "
                                           "mlperf-train-llama2-70b-lora.")] = None,
-                  eval_tokens: Annotated[str | None, typer.Option(
-                      "--eval-tokens", help="Tokens the run's evaluations forward in all "
-                                            "(evaluations x samples x sequence), timed inside "
-                                            "the days, e.g. 7.1e6; default: the --benchmark's "
-                                            "evaluation schedule over --tokens, else none.")
+                  eval_tokens: Annotated[float | None, A.number_opt(
+                      "--eval-tokens", "Tokens the run's evaluations forward in all "
+                                       "(evaluations x samples x sequence), timed inside "
+                                       "the days, e.g. 7.1e6; default: the --benchmark's "
+                                       "evaluation schedule over --tokens, else none.")
                   ] = None,
                   attention_precision: Annotated[str | None, typer.Option(
                       "--attention-precision", help="Precision of the attention FLOPs when "
@@ -168,14 +162,11 @@ def register(app: typer.Typer) -> None:
                 from trnkb.workload.engine_mfu import engine_mfu
 
                 extra = {"mfu": engine_mfu(trnkb.load(specs), m, s.chip, dtype=prec), **extra}
-            res = W.train(m, s, A.count(chips, "--chips"), plan, A.number(tokens, "--tokens"),
-                          prec,
-                          seq_len=A.count(seq_len, "--seq-len"),
-                          batch_tokens=A.number(batch_tokens, "--batch-tokens"),
+            res = W.train(m, s, chips, plan, tokens, prec, seq_len=seq_len,
+                          batch_tokens=batch_tokens,
                           recipe="bf16-lora" if lora_obj and recipe == "bf16-adam" else recipe,
                           assumptions=extra, pricing=pricing, lora=lora_obj,
-                          eval_tokens=(A.number(eval_tokens, "--eval-tokens")
-                                       if eval_tokens is not None else
+                          eval_tokens=(eval_tokens if eval_tokens is not None else
                                        A.bench_eval_tokens(bench, specs, tokens, seq_len)),
                           attention_precision=A.precision(attention_precision,
                                                               "--attention-precision"))
@@ -187,41 +178,41 @@ def register(app: typer.Typer) -> None:
         print_json(res.to_dict()) if as_json else S.show_result(res)
 
     @wl.command("serve")
-    def serve_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt = "8",
-                  batch: Annotated[str, typer.Option(
-                      "--batch", help="Sequences decoded together on the replica (closed-form "
-                                      "answer only).")] = "64",
-                  input_len: Annotated[str | None, typer.Option(
-                      "--input-len", help="Prompt tokens per sequence (default 2048, or the "
-                                          "benchmark's).")] = None,
-                  output_len: Annotated[str | None, typer.Option(
-                      "--output-len", help="Generated tokens per sequence (default 512, or the "
-                                           "benchmark's).")] = None,
+    def serve_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt = 8,
+                  batch: Annotated[int, A.whole_opt(
+                      "--batch", "Sequences decoded together on the replica (closed-form "
+                                 "answer only).")] = 64,
+                  input_len: Annotated[int | None, A.whole_opt(
+                      "--input-len", "Prompt tokens per sequence (default 2048, or the "
+                                     "benchmark's).")] = None,
+                  output_len: Annotated[int | None, A.whole_opt(
+                      "--output-len", "Generated tokens per sequence (default 512, or the "
+                                      "benchmark's).")] = None,
                   precision: PrecisionOpt = None,
                   kv_precision: Annotated[str | None, typer.Option(
                       "--kv-precision", help="KV-cache format (default: --precision).")] = None,
-                  tp: Annotated[str | None, typer.Option(
-                      "--tp", help="Tensor-parallel width (default: the largest power of two "
-                                   "dividing the chips and the heads).")] = None,
-                  dp: Annotated[str | None, typer.Option(
-                      "--dp", help="Attention data-parallel groups per stage (MoE: experts over "
-                                   "tp x dp chips, DEP). Simulator.")] = None,
-                  pp: Annotated[str | None, typer.Option(
-                      "--pp", help="Pipeline stages. Simulator.")] = None,
-                  replicas: Annotated[str | None, typer.Option(
-                      "--replicas", help="Copies of the CHIPS-chip replica. Simulator.")] = None,
+                  tp: Annotated[int | None, A.whole_opt(
+                      "--tp", "Tensor-parallel width (default: the largest power of two "
+                              "dividing the chips and the heads).")] = None,
+                  dp: Annotated[int | None, A.whole_opt(
+                      "--dp", "Attention data-parallel groups per stage (MoE: experts over "
+                              "tp x dp chips, DEP). Simulator.")] = None,
+                  pp: Annotated[int | None, A.whole_opt(
+                      "--pp", "Pipeline stages. Simulator.")] = None,
+                  replicas: Annotated[int | None, A.whole_opt(
+                      "--replicas", "Copies of the CHIPS-chip replica. Simulator.")] = None,
                   disagg: Annotated[str | None, typer.Option(
                       "--disagg", help="Disaggregated prefill/decode, e.g. 2P1D: 2 prefill "
                                        "instances of --prefill-tp chips, 1 decode instance of "
                                        "the replica layout. Simulator.")] = None,
-                  prefill_tp: Annotated[str | None, typer.Option(
-                      "--prefill-tp", help="Chips (tensor parallel) of one prefill instance "
-                                           "under --disagg (default: --tp).")] = None,
-                  concurrency: Annotated[str | None, typer.Option(
-                      "--concurrency", help="Closed loop of N clients: latency and throughput "
-                                            "at this load (simulator).")] = None,
-                  rate: Annotated[str | None, typer.Option(
-                      "--rate", help="Poisson arrivals at R requests/s (simulator).")] = None,
+                  prefill_tp: Annotated[int | None, A.whole_opt(
+                      "--prefill-tp", "Chips (tensor parallel) of one prefill instance "
+                                      "under --disagg (default: --tp).")] = None,
+                  concurrency: Annotated[int | None, A.whole_opt(
+                      "--concurrency", "Closed loop of N clients: latency and throughput "
+                                       "at this load (simulator).")] = None,
+                  rate: Annotated[float | None, A.number_opt(
+                      "--rate", "Poisson arrivals at R requests/s (simulator).")] = None,
                   slo: Annotated[str | None, typer.Option(
                       "--slo", help="Highest throughput meeting p-latency targets, e.g. "
                                     "ttft_p99=2s,tpot_p99=80ms (simulator).")] = None,
@@ -233,12 +224,12 @@ def register(app: typer.Typer) -> None:
                       "--benchmark", help="Benchmark id from specs/benchmarks.yaml: sets lengths, "
                                           "SLO and load (e.g. mlperf-inf-llama2-70b-server, "
                                           "dashboard-1k-1k).")] = None,
-                  requests: Annotated[str | None, typer.Option(
-                      "--requests", help="Requests to simulate (default: enough for steady "
-                                         "percentiles).")] = None,
-                  max_seqs: Annotated[str | None, typer.Option(
-                      "--max-seqs", help="Most sequences running per attention group (default: "
-                                         "what the KV cache holds, at most 1024).")] = None,
+                  requests: Annotated[int | None, A.whole_opt(
+                      "--requests", "Requests to simulate (default: enough for steady "
+                                    "percentiles).")] = None,
+                  max_seqs: Annotated[int | None, A.whole_opt(
+                      "--max-seqs", "Most sequences running per attention group (default: "
+                                    "what the KV cache holds, at most 1024).")] = None,
                   batching: Annotated[str | None, typer.Option(
                       "--batching", help="continuous (vLLM, SGLang, TensorRT-LLM) or static "
                                          "(Transformers NeuronX's compiled batch). "
@@ -263,12 +254,10 @@ def register(app: typer.Typer) -> None:
             A.serve_args(prefill_tp, disagg, slo)
             m, s = A.objects(specs, model, system, switch_gen)
             if not sim:
-                res = W.serve(m, s, A.count(chips, "--chips"), A.count(batch, "--batch"),
-                              A.count("2048" if input_len is None else input_len, "--input-len"),
-                              A.count("512" if output_len is None else output_len,
-                                      "--output-len"),
+                res = W.serve(m, s, chips, batch, 2048 if input_len is None else input_len,
+                              512 if output_len is None else output_len,
                               precision or "bf16", kv_precision=kv_precision,
-                              tp=A.whole(tp, "--tp"), assumptions=A.overrides(set_),
+                              tp=tp, assumptions=A.overrides(set_),
                               pricing=pricing)
             else:
                 out = _simulated(m, s, specs, chips=chips, input_len=input_len,
@@ -303,23 +292,20 @@ def register(app: typer.Typer) -> None:
 
     @wl.command("plans")
     def plans_cmd(model: ModelOpt, system: SystemOpt, chips: ChipsOpt,
-                  tokens: Annotated[str, typer.Option(
-                      "--tokens", help="Token budget, e.g. 15e12.")] = "15e12",
+                  tokens: TokensOpt = A.TOKENS,
                   precision: PrecisionOpt = None,
-                  seq_len: SeqLenOpt = "8192",
-                  top: Annotated[str, typer.Option("--top", help="How many plans to list.")] = "10",
+                  seq_len: SeqLenOpt = 8192,
+                  top: Annotated[int, A.whole_opt("--top", "How many plans to list.")] = 10,
                   switch_gen: GenOpt = None, set_: SetOpt = None, specs: SpecsOpt = None,
                   as_json: JsonOpt = False) -> None:
         """The parallelism plans that fit, fastest first (central inputs)."""
         from trnkb import workload as W
         try:
-            n, top_n = A.count(chips, "--chips"), A.count(top, "--top")
-            seq = A.count(seq_len, "--seq-len")
+            n = chips
             precision = A.precision(precision)
             m, s = A.objects(specs, model, system, switch_gen)
-            rows = W.plans(m, s, n, A.number(tokens, "--tokens"),
-                           precision or s.fallback_precision("bf16"), seq_len=seq,
-                           assumptions=A.overrides(set_), top=top_n)
+            rows = W.plans(m, s, n, tokens, precision or s.fallback_precision("bf16"),
+                           seq_len=seq_len, assumptions=A.overrides(set_), top=top)
         except (KeyError, ValueError) as e:
             A.fail(e)
         data = [{"plan": r["plan"].label, "step_time_s": r["step_time"], "days": r["days"],

@@ -1,50 +1,40 @@
-"""``trnkb workload`` arguments: numbers, precisions, overrides and layouts, checked before
-any work starts; a bad one is refused with one ``error:`` line and exit 1 (:func:`fail`)."""
+"""``trnkb workload`` arguments: numbers (typed options, :mod:`trnkb.cli.params`), precisions,
+overrides and layouts, checked before any work starts; a bad one is refused with one
+``error:`` line and exit 1 (:func:`fail`)."""
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
-import trnkb
+from trnkb.cli.params import Positive, Shown, Whole
 
 if TYPE_CHECKING:
     from trnkb.workload import Input, Model, System
 
 
-def number(text: str, what: str) -> float:
-    try:
-        x = float(text.replace("_", ""))
-    except ValueError:
-        raise ValueError(f"{what} must be a number, not {text!r}") from None
-    if not math.isfinite(x) or x <= 0:
-        raise ValueError(f"{what} must be a positive number, not {text!r}")
-    return x
-
-
 # Upper bounds keep a hostile value from turning into hours of work.
 LIMITS = {"--chips": 10_000_000, "--batch": 10_000_000, "--concurrency": 1_000_000,
-           "--requests": 100_000, "--max-seqs": 100_000, "--replicas": 100_000,
-           "--input-len": 100_000_000,
-           "--output-len": 100_000_000, "--seq-len": 100_000_000, "--tp": 65_536,
-           "--prefill-tp": 65_536, "--top": 100_000}
+          "--requests": 100_000, "--max-seqs": 100_000, "--replicas": 100_000,
+          "--input-len": 100_000_000, "--output-len": 100_000_000, "--seq-len": 100_000_000,
+          "--tp": 65_536, "--dp": 65_536, "--pp": 65_536, "--prefill-tp": 65_536,
+          "--top": 100_000}
+
+TOKENS = Shown("15e12")  # the default token budget, shown as written
 
 
-def whole(text: str | None, what: str) -> int | None:
-    """A whole number of at least 1 (and at most its limit), refused with one line (typer's
-    own errors take three); the range check is robust's :func:`trnkb.cli.validate.positive_int`."""
-    from trnkb.cli.validate import positive_int
+def whole_opt(option: str, help: str) -> Any:
+    """A whole-number option: at least 1, at most its :data:`LIMITS` entry (parsed by
+    :class:`~trnkb.cli.params.Whole` as the command line is read)."""
+    return typer.Option(option, parser=Whole(option, LIMITS.get(option)), help=help)
 
-    if text is None:
-        return None
-    t = str(text).replace("_", "").strip()
-    if not t.lstrip("+-").isdigit() or len(t) > 12:
-        raise ValueError(f"{what} must be a whole number, not {str(text)[:40]!r}")
-    return positive_int(int(t), what, LIMITS.get(what))
+
+def number_opt(option: str, help: str) -> Any:
+    """A positive finite number option (:class:`~trnkb.cli.params.Positive`)."""
+    return typer.Option(option, parser=Positive(option), help=help)
 
 
 def precision(text: str | None, what: str = "--precision") -> str | None:
@@ -60,14 +50,6 @@ def precision(text: str | None, what: str = "--precision") -> str | None:
     return text
 
 
-def count(text: str, what: str) -> int:
-    """A required whole-number option (see :func:`whole`)."""
-    n = whole(text, what)
-    if n is None:
-        raise ValueError(f"{what} is required")
-    return n
-
-
 def overrides(items: list[str] | None) -> dict[str, Input]:
     from trnkb.workload.ranges import Input
 
@@ -76,7 +58,7 @@ def overrides(items: list[str] | None) -> dict[str, Input]:
         name, sep, val = item.partition("=")
         if not sep or not name.strip():
             raise ValueError(f"--set expects NAME=VALUE or NAME=LOW:CENTRAL:HIGH, not {item!r}")
-        parts = [number(p, f"--set {name}") for p in val.split(":")]
+        parts = [Positive(f"--set {name}")(p) for p in val.split(":")]
         if len(parts) == 1:
             parts = parts * 3
         if len(parts) != 3 or not parts[0] <= parts[1] <= parts[2]:
@@ -87,11 +69,11 @@ def overrides(items: list[str] | None) -> dict[str, Input]:
 
 
 def objects(specs: Path | None, model_id: str, system_id: str,
-             gen: str | None) -> tuple[Model, System]:
-    from trnkb import workload as W
+            gen: str | None) -> tuple[Model, System]:
+    """The model and the system (remembered across processes: :mod:`trnkb.cli.workload_objects`)."""
+    from trnkb.cli.workload_objects import objects as remembered
 
-    kb = trnkb.load(specs)
-    return W.model(kb, model_id), W.system(kb, system_id, gen)
+    return remembered(specs, model_id, system_id, gen)
 
 
 def fail(e: Exception) -> NoReturn:
@@ -103,7 +85,7 @@ def fail(e: Exception) -> NoReturn:
 
 
 def lora(text: str | None, bench: str | None, specs: Path | None,
-          seq_len: str) -> tuple[Any, str]:
+         seq_len: int) -> tuple[Any, int]:
     """(LoRA or None, --seq-len) from ``--lora RANK[:TARGETS]`` and a training benchmark."""
     from trnkb.workload.benchmarks import benchmark
     from trnkb.workload.lora import LoRA
@@ -118,24 +100,22 @@ def lora(text: str | None, bench: str | None, specs: Path | None,
             text = f"{lo['rank']}:{lo['targets'].replace('_proj', '')}"
         sl = b.extra.get("seq_len")
         if sl:
-            seq_len = str(sl["value"])
+            seq_len = int(sl["value"])
     if text is None:
         return None, seq_len
     rank, _, targets = text.partition(":")
-    r = whole(rank, "--lora")
     names = tuple(t.strip() for t in targets.split(",") if t.strip()) or ("qkv", "o")
-    return LoRA(int(r or 0), names), seq_len
+    return LoRA(Whole("--lora")(rank), names), seq_len
 
 
-def bench_eval_tokens(bench: str | None, specs: Path | None, tokens: str, seq_len: str) -> float:
+def bench_eval_tokens(bench: str | None, specs: Path | None, tokens: float, seq_len: int) -> float:
     """Tokens a training ``--benchmark``'s evaluation schedule forwards within ``--tokens``."""
     from trnkb.workload.benchmarks import benchmark
     from trnkb.workload.evals import benchmark_eval_tokens
 
     if bench is None:
         return 0.0
-    return benchmark_eval_tokens(benchmark(bench, specs).extra, number(tokens, "--tokens"),
-                                 whole(seq_len, "--seq-len") or 1)
+    return benchmark_eval_tokens(benchmark(bench, specs).extra, tokens, seq_len)
 
 
 def disagg(text: str | None, prefill_tp: int | None, tp: int | None) -> Any:
@@ -155,10 +135,9 @@ def disagg(text: str | None, prefill_tp: int | None, tp: int | None) -> Any:
     return int(hit.group(1)), int(hit.group(2)), Layout(ptp, 1, 1)
 
 
-def serve_args(prefill_tp: str | None, disagg: str | None, slo: str | None) -> None:
-    """Refuse, before any work, a --prefill-tp that is not a chip count or comes without
-    --disagg (it would be ignored), and an --slo that names no valid target."""
-    whole(prefill_tp, "--prefill-tp")
+def serve_args(prefill_tp: int | None, disagg: str | None, slo: str | None) -> None:
+    """Refuse, before any work, a --prefill-tp without --disagg (it would be ignored), and an
+    --slo that names no valid target."""
     if prefill_tp is not None and disagg is None:
         raise ValueError("--prefill-tp sizes the prefill instances of --disagg; give --disagg "
                          "(e.g. 2P1D) or leave --prefill-tp out")

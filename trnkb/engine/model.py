@@ -1,8 +1,10 @@
 """The NeuronCore the engine runs on: plain parameters with units, built from the KB once.
 
-The engine never reads the knowledge base; :meth:`NeuronCore.from_kb` is the one place
+The engine never reads the knowledge base; :meth:`NeuronCore.from_inputs` is the one place
 that turns ``specs/cores.yaml`` (and the chip's HBM bandwidth and core count from
-``specs/chips.yaml``) into this object. Every field has its source in the specs.
+``specs/chips.yaml``), gathered by :mod:`trnkb.engine.snapshot`, into this object:
+:meth:`NeuronCore.from_kb` from a loaded knowledge base, :meth:`NeuronCore.for_chip` from
+the shipped snapshot when it is current. Every field has its source in the specs.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ import pint
 
 from trnkb.units.qtypes import Quantity
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # snapshot is imported where used: `python -m trnkb.engine.snapshot`
+    from pathlib import Path
+
+    from trnkb.engine.snapshot import CoreInputs, Value
     from trnkb.kb import KnowledgeBase
 
 # TensorE K elements per PE per cycle: dtype -> the specs/cores.yaml fields holding its
@@ -91,43 +96,64 @@ class NeuronCore:
     @classmethod
     def from_kb(cls, kb: KnowledgeBase, chip: str) -> NeuronCore:
         """The core of ``chip`` (``"trainium2"``, ``"trainium3"``) from the knowledge base."""
-        cores = kb.table("cores")
-        rows = [r for r in cores["id"] if kb.get(r, "chip") == chip]
-        if not rows:
-            known = sorted({str(kb.get(r, "chip")) for r in cores["id"]})
-            raise KeyError(f"no NeuronCore row for chip {chip!r} in specs/cores.yaml; "
-                           f"chips with a core: {', '.join(known) or 'none'}")
-        rid = rows[0]
+        from trnkb.engine.snapshot import core_inputs
+
+        return cls.from_inputs(core_inputs(kb, chip))
+
+    @classmethod
+    def for_chip(cls, chip: str, specs: Path | None = None) -> NeuronCore:
+        """The core of ``chip`` for the specs in ``specs`` (default: the shipped specs),
+        equal to :meth:`from_kb`, without loading the knowledge base when the shipped
+        snapshot (:mod:`trnkb.engine.snapshot`) was built from these specs."""
+        from trnkb.engine.snapshot import all_inputs
+
+        found = [c for c in all_inputs(specs) if c.chip == chip]
+        if not found:
+            raise KeyError(f"no NeuronCore row for chip {chip!r} in specs/cores.yaml")
+        return cls.from_inputs(found[0])
+
+    @classmethod
+    def from_inputs(cls, inputs: CoreInputs) -> NeuronCore:
+        """The core from its rows' values (:func:`trnkb.engine.snapshot.core_inputs`)."""
+        rid, chip, row, chip_row = inputs.row, inputs.chip, inputs.core, inputs.chip_values
+
+        def quantity(values: dict[str, Value], field: str) -> Quantity | None:
+            v = values.get(field)
+            if isinstance(v, str):
+                raise ValueError(f"{rid}: {field} is text ({v!r}), not a quantity")
+            return v
 
         def need(field: str) -> Quantity:
-            v = kb.get(rid, field)
-            if v is None:
+            q = quantity(row, field)
+            if q is None:
                 raise KeyError(f"{rid} has no value for {field!r} in specs/cores.yaml")
-            q: Quantity = v
             return q
 
         def count(field: str, default: int | None = None) -> int:
-            if default is not None and kb.get(rid, field) is None:
+            if default is not None and row.get(field) is None:
                 return default
             return int(need(field).to("").magnitude)  # need raises when there is no value
 
         def opt(field: str, unit: str) -> Quantity | None:
-            v = kb.get(rid, field)
-            return None if v is None else v.to(unit)
+            q = quantity(row, field)
+            return None if q is None else q.to(unit)
 
-        sustained = kb.get(rid, "tensor_sustained")
-        listed = kb.get(rid, "matmul_dtypes")
+        def chip_q(field: str) -> Quantity | None:
+            return quantity(chip_row, field)
+
+        sustained = quantity(row, "tensor_sustained")
+        listed = row.get("matmul_dtypes")
         dtypes = tuple(str(listed).split()) if listed is not None else ()
         unknown = [d for d in dtypes if d not in PACK_FIELD]
         if unknown:
             raise ValueError(f"specs/cores.yaml: {rid}: matmul_dtypes: unknown {unknown}; the "
                              f"engine runs {', '.join(PACK_FIELD)}")
         prof = (opt("profiler_bf16_peak", "TFLOPS"), opt("profiler_hbm_bandwidth", "TB/s"))
-        cap = kb.get(chip, "hbm_capacity")
-
-        n_cores = kb.get(chip, "cores")
+        cap = chip_q("hbm_capacity")
+        bandwidth = chip_q("hbm_bandwidth")
+        n_cores = chip_q("cores")
         return cls(
-            name=str(kb.table("cores").set_index("id").loc[rid, "name"]),
+            name=inputs.name,
             chip=chip,
             cores_per_chip=int(n_cores.to("").magnitude) if n_cores is not None else 1,
             pe_rows=count("pe_rows"),
@@ -159,10 +185,9 @@ class NeuronCore:
             quantize_mx_rate=count("quantize_mx_rate", 0),
             gpsimd_start_cycles=count("gpsimd_start_cycles"),
             published_peaks=tuple(
-                (d, kb.get(chip, f"dense_{d}").to("TFLOPS")) for d in PACK_FIELD
-                if kb.get(chip, f"dense_{d}") is not None),
-            hbm_bandwidth=(kb.get(chip, "hbm_bandwidth").to("TB/s")
-                           if kb.get(chip, "hbm_bandwidth") is not None else None),
+                (d, q.to("TFLOPS")) for d in PACK_FIELD
+                if (q := chip_q(f"dense_{d}")) is not None),
+            hbm_bandwidth=bandwidth.to("TB/s") if bandwidth is not None else None,
             hbm_capacity=cap.to("GiB") if cap is not None else None,
             mxfp8_pack=count("mxfp8_pack", 0),
             mxfp4_pack=count("mxfp4_pack", 0),

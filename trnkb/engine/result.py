@@ -18,13 +18,14 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 from numpy.typing import NDArray
 
 from trnkb.units import Q_
 from trnkb.units.qtypes import Quantity
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from trnkb.engine.model import NeuronCore
 
 ENGINES = ("tensor", "vector", "scalar", "gpsimd", "dma")
@@ -132,6 +133,8 @@ class Result:
     @property
     def timeline(self) -> pd.DataFrame:
         """One row per instruction: core, engine, op, start, end (s); runs expanded."""
+        import pandas as pd  # here, not at import: a run that only prints costs needs none
+
         r = self.records
         n = r["count"]
         idx = np.repeat(np.arange(len(n)), n)

@@ -97,8 +97,7 @@ class CollectivesMixin(FabricParts):
         if g > 1:
             half = set(group[: g // 2])
             bis = self._flow(sub, half, members - half)
-            idx = [self._chip_index[c] for c in group]
-            m = self._hop_matrix[np.ix_(idx, idx)]
+            m = self.hops_among(group)
             hops = float(m[np.triu_indices(g, k=1)].mean())
         else:
             bis, hops = inj, 0.0

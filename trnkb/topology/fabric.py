@@ -6,8 +6,6 @@ from collections import Counter
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
-import pandas as pd
-
 from trnkb.topology import report
 from trnkb.topology.bandwidth import BandwidthMixin
 from trnkb.topology.build import build_graph
@@ -16,7 +14,9 @@ from trnkb.topology.hops import HopsMixin
 from trnkb.topology.spec import FabricSpec, fabric_spec, find_row
 from trnkb.units.qtypes import Quantity
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pandas is imported where a table is made
+    import pandas as pd
+
     from trnkb.kb import KnowledgeBase
 
 
@@ -91,6 +91,8 @@ class Fabric(HopsMixin, BandwidthMixin, CollectivesMixin):
                 "lanes_used": max(lanes) if any(lanes) else None, "lanes_available": lanes_avail,
                 "ports_used": max(ports), "ports_available": avail_ports,
             })
+        import pandas as pd
+
         return pd.DataFrame(rows)
 
     def chip_lane_usage(self) -> dict[str, tuple[int, int | None]]:

@@ -40,10 +40,21 @@ class HopsMixin:
 
     @cached_property
     def _hop_matrix(self) -> np.ndarray:
-        """Hops between every two chips (rows and columns in :attr:`chips` order).
+        """Hops between every two chips (rows and columns in :attr:`chips` order)."""
+        return self.hops_among(self.chips)
 
-        Breadth-first search from all chips at once: one boolean matrix product per step.
+    def hops_among(self, chips: list[str]) -> np.ndarray:
+        """Hops between every two of ``chips`` (rows and columns in that order), over the
+        whole fabric: a path may pass through chips outside the list.
+
+        Breadth-first search from the given chips at once: one boolean matrix product per
+        step. A collective over a packed group needs only its own rows (8 chips, not the
+        288 of a rack pair), which is what a cold ``trnkb workload serve`` pays for.
         """
+        done = self.__dict__.get("_hop_matrix")
+        if done is not None:  # the whole matrix is built already: slice it
+            idx = [self._chip_index[c] for c in chips]
+            return np.asarray(done[np.ix_(idx, idx)])
         nodes = list(self.graph.nodes)
         import networkx as nx
 
@@ -51,7 +62,7 @@ class HopsMixin:
         # weight=None (every edge counts 1) is documented but missing from the stubs' overloads
         to_numpy_array: Any = nx.to_numpy_array
         adj = to_numpy_array(self.graph, nodelist=nodes, weight=None, dtype=np.float32)
-        rows = [index[c] for c in self.chips]
+        rows = [index[c] for c in chips]
         dist = np.full((len(rows), len(nodes)), -1, dtype=np.int32)
         frontier = np.zeros_like(dist, dtype=bool)
         frontier[np.arange(len(rows)), rows] = True

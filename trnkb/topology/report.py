@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from trnkb.topology.spec import chip_name
 from trnkb.units import Q_
 from trnkb.units.qtypes import Quantity
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pandas is imported where a table is made
     from collections.abc import Iterable
+
+    import pandas as pd
 
     from trnkb.topology.fabric import Fabric
 
@@ -153,6 +153,8 @@ def summary_rows(fabrics: Iterable[Fabric],
             "bisection_TBps": mag(f.bisection_bandwidth, "TB/s"),
             "all_to_all_us": mag(t, "us"), "all_to_all_bound": bound,
         })
+    import pandas as pd
+
     df = pd.DataFrame(rows)
     df.attrs["message_size_MB"] = float(m.to("MB").magnitude)
     return df

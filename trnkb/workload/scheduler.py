@@ -32,6 +32,13 @@ requests until every rank has one or ``timeout_iters`` iterations have passed; o
 simulated, so its context requests are taken in every ``timeout_iters`` steps (or at once
 when it has nothing to decode).
 
+Overlapped scheduling (``arrival_lag``, SGLang's and TensorRT-LLM's default overlap
+scheduler): the host launches step ``n + 1`` before it reads step ``n``'s tokens, so a
+client whose request completed at step ``n`` sends its next one while ``n + 1`` runs, and
+the host, which launched ``n + 2`` before reading ``n + 1``, takes it into step ``n + 3``:
+in a closed loop a refill joins ``arrival_lag`` (2) steps late while the engine is busy (at
+once when it is idle).
+
 Arrivals: a list of arrival times (offline: all 0; Poisson: exponential gaps at a rate), or a
 closed loop of ``concurrency`` clients, each sending its next request when the previous one
 completes (zero think time). Roles: ``mixed`` (prefill and decode share steps), ``prefill``
@@ -69,6 +76,7 @@ class SchedulerConfig:
     recv_interval: int = 1
     recv_after_prefill: bool = True
     mixed: bool = True
+    arrival_lag: int = 0
 
 
 @dataclass
@@ -134,6 +142,9 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
     role = cfg.role
     waiting: deque[int] = deque()
     pending: deque[int] = deque()  # arrived, not yet received (recv_interval)
+    lagged: deque[int] = deque()   # closed loop, issued, not yet at the server (arrival_lag)
+    lag_step: deque[int] = deque()  # the step each lagged request can first join
+    hold = lagged if cfg.arrival_lag else pending
     since = cfg.recv_interval       # decode steps since the last poll
     nxt = 0                     # next request not yet arrived (open loop: sorted arrivals)
     prompt = inp[:]             # tokens to prefill (grows on preemption)
@@ -168,6 +179,9 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
         while nxt < issued and (closed or arr[nxt] <= t):
             pending.append(nxt)
             nxt += 1
+        while lagged and (lag_step[0] <= s or (not prefilling and n_dec == 0 and not waiting)):
+            pending.append(lagged.popleft())
+            lag_step.popleft()
         if since >= cfg.recv_interval or (not prefilling and n_dec == 0):  # a poll
             waiting.extend(pending)
             pending.clear()
@@ -198,6 +212,8 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
             k = _decode_run(dec_heap, session, alive, dk, n_dec, kv_used, cfg.kv_capacity)
             if pending:  # stop at the next poll
                 k = min(k, cfg.recv_interval - since)
+            if lagged:  # or where a lagged request reaches the server
+                k = min(k, lag_step[0] - s)
             if k >= 2:
                 j = np.arange(k, dtype=float)
                 vec: Callable[..., Any] = step  # the cost functions take arrays too
@@ -301,7 +317,8 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
             last[r] = s
             finished += 1
             if closed and nxt < n:
-                nxt = issued = _refill(r, nxt, t, pred, arr, pending)
+                nxt = issued = _refill(r, nxt, t, pred, arr, hold)
+                lag_step.extend([s + cfg.arrival_lag + 1] * bool(cfg.arrival_lag))
         if n_run:
             dk += 1
         # prefill progress
@@ -322,7 +339,8 @@ def run_scheduler(cfg: SchedulerConfig, input_len: Sequence[int] | NDArray[np.in
                 last[r] = s
                 finished += 1
                 if closed and nxt < n:
-                    nxt = issued = _refill(r, nxt, t, pred, arr, pending)
+                    nxt = issued = _refill(r, nxt, t, pred, arr, hold)
+                    lag_step.extend([s + cfg.arrival_lag + 1] * bool(cfg.arrival_lag))
                 continue
             _start_decode(r, dk - 1, remaining, dec_heap, session, dec_start, decoding, alive)
             ctx_sum += prompt[r] + 1

@@ -2,7 +2,8 @@
 
 :func:`sim_inputs` gathers, for :func:`~trnkb.workload.simulation.simulate`, the system's
 rates at the compute format, the serving and simulator assumptions (:data:`SIM_ASSUMPTIONS`),
-the fitted constants of the chip's stack (GEMM efficiency and rows, ``gemmfit``, times
+the host floor of an eager MLA prefill step (``prefillhost``), the fitted constants of the
+chip's stack (GEMM efficiency and rows, ``gemmfit``, times
 ``fp4_gemm_efficiency`` at a 4-bit format, ``fp4fit``; collective
 latency, ``collfit``; a MoE/MLA layer's kernel chain, ``kernelfit``; AMD decode GEMMs and
 FP8 fused MoE, ``rocmfit``; Trainium weight streaming, ``gemmfit``), the attention peaks
@@ -27,6 +28,7 @@ from trnkb.workload.gemmfit import (
 from trnkb.workload.kernelfit import kernel_inputs
 from trnkb.workload.models import Model
 from trnkb.workload.neuronx import prefill_inputs
+from trnkb.workload.prefillhost import eager_prefill_input
 from trnkb.workload.ranges import Input, assumption
 from trnkb.workload.rocmfit import rocm_decode_inputs, rocm_moe_inputs
 from trnkb.workload.serving import SERVE_ASSUMPTIONS
@@ -78,7 +80,8 @@ def sim_inputs(model: Model, system: System, cp: str, kvp: str, pricing: str,
     kernels = {} if "layer_overhead" in (assumptions or {}) else kernel_inputs(model)
     inputs = {**system.inputs(cp), **SERVE_ASSUMPTIONS, **_COMM, **SIM_ASSUMPTIONS, **gemm,
               **latency_inputs(system.vendor, system.chip), **kernels, **costs,
-              **prefill_inputs(system.chip, stack), **(assumptions or {})}
+              **prefill_inputs(system.chip, stack), **eager_prefill_input(model),
+              **(assumptions or {})}
     if kernels:
         inputs.pop("layer_overhead")  # a MoE/MLA layer's floor is its kernel chain's
     for k in ("compute_efficiency", "prefill_mfu"):

@@ -7,7 +7,8 @@ reads off, per request, TTFT (first token minus arrival), TPOT ((last - first) /
 1)) and end-to-end latency, their p50/p90/p99, and the tokens per second of the steady
 window: from 10% of the steps to the step that admits the last request under a steady load,
 the whole run offline or when asked (``Setup.whole_run``: what a benchmark client such as
-``benchmark_serving`` reports, every request from the start burst to the drain). A
+``benchmark_serving`` reports, every request from the start burst to the drain);
+:func:`group_metrics` combines engine groups that serve different client counts. A
 disaggregated run re-times its prefill trace first: each request's cache reaches its decode
 instance at arrival + its prefill delay + the transfer (:func:`handoff_times`), which sets
 the decode trace's arrivals.
@@ -16,7 +17,7 @@ the decode trace's arrivals.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -157,3 +158,28 @@ def _closed_arrivals(tr: Trace, ends: NDArray[np.float64]) -> NDArray[np.float64
     return arr
 
 
+def group_metrics(setup: Setup, sims: list[tuple[int, Run]], v: dict[str, float],
+                  inp: NDArray[np.int64], arrivals: NDArray[np.float64] | None
+                  ) -> dict[str, float]:
+    """The deployment's metrics from its engine groups (``(engines, run)``): throughputs add
+    up; latency percentiles and the mean batch are the groups' values weighted by the
+    requests each serves (the groups' batches differ by one sequence, so the mixture's
+    percentile is close to this mean)."""
+    if len(sims) == 1:
+        count, run = sims[0]
+        return metrics(setup if count == setup.units else replace(setup, units=count), run, v,
+                       inp, arrivals)
+    parts = [metrics(replace(setup, units=k), run, v, inp, arrivals) for k, run in sims]
+    w = np.array([p["requests_per_s"] for p in parts])
+    w = w / w.sum() if w.sum() > 0 else np.full(len(parts), 1 / len(parts))
+    out = {k: float(sum(p[k] for p in parts)) for k in ADDITIVE}
+    for k in parts[0]:
+        if k not in out:
+            out[k] = float(sum(wi * p[k] for wi, p in zip(w, parts, strict=True)))
+    out["tokens_per_s_per_user"] = 1.0 / out["tpot_p50"]
+    out["usd_per_million_tokens"] = 1e6 / out["tokens_per_usd"]
+    return out
+
+
+ADDITIVE = ("tokens_per_s_system", "tokens_per_s_per_chip", "requests_per_s",
+            "offered_requests_per_s", "tokens_per_s_per_mw", "tokens_per_usd")

@@ -47,7 +47,7 @@ from trnkb.workload.result import WorkloadResult, check_positive
 from trnkb.workload.scheduler import SchedulerConfig, run_scheduler
 from trnkb.workload.serving import default_kv_precision, layout
 from trnkb.workload.siminputs import sim_inputs
-from trnkb.workload.simread import Run, Setup, handoff_times, metrics
+from trnkb.workload.simread import Run, Setup, group_metrics, handoff_times
 from trnkb.workload.stepcost import Layout, StepModel, padded_layout, step_fn
 from trnkb.workload.system import System
 
@@ -77,7 +77,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
              assumptions: dict[str, Input] | None = None, seed: int = 0,
              pricing: str = "tco", ranged: bool = True, stack: str | None = None,
              recv_interval: int = 1, recv_after_prefill: bool = True,
-             mixed: bool = True, window: str = "steady") -> WorkloadResult:
+             mixed: bool = True, window: str = "steady",
+             arrival_lag: int = 0) -> WorkloadResult:
     """Serve ``model`` on ``replicas`` replicas of ``chips`` chips of ``system`` under a load
     (offline unless ``rate`` requests/s or ``concurrency`` clients; see the module docstring).
 
@@ -95,7 +96,9 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     ``recv_interval``: SGLang's ``--scheduler-recv-interval`` (new requests are taken in
     every that many decode steps; ``recv_after_prefill=False``: prefill steps count too, as
     TensorRT-LLM's attention-DP balance timeout; ``mixed=False``: prefill steps without
-    decodes, SGLang's default; :mod:`~trnkb.workload.scheduler`). ``window``:
+    decodes, SGLang's default; ``arrival_lag``: steps a closed loop's next request joins late
+    under an overlap scheduler, 2 for SGLang's and TensorRT-LLM's;
+    :mod:`~trnkb.workload.scheduler`). ``window``:
     ``steady`` (module docstring) or ``all`` (every request, start to drain, as a benchmark
     client reports).
     ``disagg=(x, y, prefill_layout)``: ``x`` prefill instances of ``prefill_layout`` and
@@ -135,7 +138,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                    outs, max_seqs, max_tokens, chunked_prefill, disagg, precision)
     setup = replace(setup, cfg=replace(setup.cfg, static=batching == "static",
                                        recv_interval=recv_interval,
-                                       recv_after_prefill=recv_after_prefill, mixed=mixed),
+                                       recv_after_prefill=recv_after_prefill, mixed=mixed,
+                                       arrival_lag=arrival_lag),
                     whole_run=window == "all")
     n = requests or _default_requests(setup, concurrency, rate, mid, ins, outs)
     if not 1 <= n <= _MAX_REQUESTS:
@@ -177,15 +181,15 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                     s2 = replace(s2, cfg=replace(s2.cfg, static=setup.cfg.static,
                                                  recv_interval=recv_interval,
                                                  recv_after_prefill=recv_after_prefill,
-                                                 mixed=mixed),
+                                                 mixed=mixed, arrival_lag=arrival_lag),
                                  whole_run=setup.whole_run)
                     rerun[slow] = (s2, _simulate(s2, v, inp, out, arrivals, concurrency))
                 except ValueError:  # nothing fits at these values: re-time instead
                     rerun[slow] = None
             hit = rerun[slow]
             if hit is not None:
-                return _metrics(hit[0], hit[1], v, inp, arrivals)
-        return _metrics(setup, sims, v, inp, arrivals)
+                return group_metrics(hit[0], hit[1], v, inp, arrivals)
+        return group_metrics(setup, sims, v, inp, arrivals)
 
     if not ranged:
         inputs = {k: replace(i, lo=i.mid, hi=i.mid) if i.spread else i
@@ -200,6 +204,7 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
                 "requests": n, "max_seqs": setup.cfg.max_seqs, "max_tokens": max_tokens,
                 "chunked_prefill": chunked_prefill, "batching": batching, "seed": seed,
                 "recv_interval": recv_interval, "mixed": mixed, "window": window,
+                "arrival_lag": arrival_lag,
                 "pricing": pricing}
     if stack is not None:
         settings["stack"] = stack
@@ -342,32 +347,6 @@ def _clients(concurrency: int, units: int) -> list[tuple[int, int]]:
     balancer's least-loaded placement); engines left without a client are idle."""
     q, r = divmod(concurrency, units)
     return [(k, c) for k, c in ((r, q + 1), (units - r, q)) if k > 0 and c > 0]
-
-
-def _metrics(setup: Setup, sims: list[tuple[int, Run]], v: dict[str, float],
-             inp: NDArray[np.int64], arrivals: NDArray[np.float64] | None) -> dict[str, float]:
-    """The deployment's metrics from its engine groups (``(engines, run)``): throughputs add
-    up; latency percentiles and the mean batch are the groups' values weighted by the
-    requests each serves (the groups' batches differ by one sequence, so the mixture's
-    percentile is close to this mean)."""
-    if len(sims) == 1:
-        count, run = sims[0]
-        return metrics(setup if count == setup.units else replace(setup, units=count), run, v,
-                       inp, arrivals)
-    parts = [metrics(replace(setup, units=k), run, v, inp, arrivals) for k, run in sims]
-    w = np.array([p["requests_per_s"] for p in parts])
-    w = w / w.sum() if w.sum() > 0 else np.full(len(parts), 1 / len(parts))
-    out = {k: float(sum(p[k] for p in parts)) for k in _ADDITIVE}
-    for k in parts[0]:
-        if k not in out:
-            out[k] = float(sum(wi * p[k] for wi, p in zip(w, parts, strict=True)))
-    out["tokens_per_s_per_user"] = 1.0 / out["tpot_p50"]
-    out["usd_per_million_tokens"] = 1e6 / out["tokens_per_usd"]
-    return out
-
-
-_ADDITIVE = ("tokens_per_s_system", "tokens_per_s_per_chip", "requests_per_s",
-             "offered_requests_per_s", "tokens_per_s_per_mw", "tokens_per_usd")
 
 
 def _simulate(setup: Setup, mid: dict[str, float], inp: NDArray[np.int64],

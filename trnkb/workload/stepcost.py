@@ -39,6 +39,8 @@ tokens attend to (a chunk of ``c`` tokens after ``p`` cached ones attends to
   bandwidth) plus the stack's latency per collective, ``collective_latency +
   collective_latency_per_rank x ranks``, fitted to collective benchmarks
   (:mod:`~trnkb.workload.collfit`); ``serve_overlap`` of it hidden;
+* a step with prefill tokens takes at least ``eager_prefill_floor`` per layer: the host's
+  launch time of an eager forward (:mod:`~trnkb.workload.prefillhost`; MLA models only);
 * ``fixed``: ``step_overhead`` per step (scheduler, sampling, the launches a graph does not
   hide) and per layer ``layer_overhead``, or for a MoE or MLA model (where the values hold
   ``kernel_overhead``) ``kernels_per_layer x kernel_overhead``, the floor of the chain of
@@ -231,6 +233,7 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
     per_layer = (v["kernels_per_layer"] * v["kernel_overhead"] if "kernel_overhead" in v
                  else v["layer_overhead"])
     fixed = v["step_overhead"] / pp + (per_layer + v.get("layer_extra", 0.0)) * L
+    eager = v.get("eager_prefill_floor", 0.0) * L  # a prefill step's host floor (prefillhost)
 
     # GEMM time at M rows = FLOPs x (M + m_half) / (M x peak x gemm_efficiency): each GEMM
     # pays m_half rows of waste; a routed expert only when the batch touches it
@@ -265,11 +268,15 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
         comm = (comm_a + comm_b * tokens) * (tokens > 0)
         compute = t_dense + t_exp + t_attn + t_elem
         exposed = comm - mn(comm * overlap, compute)
-        total = (compute + exposed + fixed) * pp
+        total = raw = (compute + exposed + fixed) * pp
+        if eager:  # a step with prefill runs eagerly: at least the host's launch time
+            total = (np.where(n_pre > 0, np.maximum(total, eager * pp), total) if arr
+                     else (max(total, eager * pp) if n_pre > 0 else total))
         if parts:
             return total, {"dense": t_dense * pp, "experts": t_exp * pp,
                            "attention": t_attn * pp, "elementwise": t_elem * pp,
-                           "comm": comm * pp, "comm_exposed": exposed * pp, "fixed": fixed * pp}
+                           "comm": comm * pp, "comm_exposed": exposed * pp, "fixed": fixed * pp,
+                           "prefill_host": total - raw}
         return total
 
     return fn

@@ -14,16 +14,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
-import os
 import pickle
-import tempfile
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 from trnkb.spec.specfile import SpecError, display_path, read_bytes
-from trnkb.userdirs import cache_dir, code_digest
+from trnkb.userdirs import cache_dir, code_digest, store
 
 T = TypeVar("T")
 
@@ -108,13 +106,7 @@ def _exclusive(lock: Path) -> Iterator[None]:
 
 def _store(entry: Path, value: Any) -> None:
     try:
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, entry)
-        old = sorted(entry.parent.glob("*.pickle"), key=lambda p: p.stat().st_mtime)
-        for p in old[:-MAX_ENTRIES]:
-            p.unlink(missing_ok=True)
-            p.with_suffix(".lock").unlink(missing_ok=True)
-    except Exception:  # an unwritable cache is no cache
-        pass
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # an unpicklable evaluation is not remembered
+        return
+    store(entry, data, MAX_ENTRIES)
