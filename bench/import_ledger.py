@@ -275,7 +275,40 @@ def _stated_precision(repo: str, commit: str, org: str, sysdir: str, bench: str,
     heal = env.get("HEALING_ITER", "0")
     if gemm == "fp4" and heal.isdigit() and int(heal):
         out["fp4_steps"] = int(heal)
+    plan = _stated_plan(env)
+    if plan:
+        out["plan"] = plan
+        out["plan_locator"] = f"{script}: " + ", ".join(
+            f"{k}={env[k]}" for k in sorted(env) if k in _PLAN_KEYS)
     return out
+
+
+# launch-script exports naming the layout: NVIDIA's pre-training configurations
+# (TENSOR_MODEL_PARALLEL, ...) and its LoRA configurations (TP, ...)
+_PLAN_VARS = {"tp": ("TENSOR_MODEL_PARALLEL", "TP"), "pp": ("PIPELINE_MODEL_PARALLEL", "PP"),
+              "cp": ("CONTEXT_PARALLEL", "CP"), "mb": ("MICRO_BATCH_SIZE", "MBS"),
+              "vpp": ("INTERLEAVED_PIPELINE",)}
+_PLAN_KEYS = {v for names in _PLAN_VARS.values() for v in names}
+
+
+def _stated_plan(env: dict[str, str]) -> str | None:
+    """The layout a launch script sets, as a trnkb plan (``tp=..,pp=..,cp=..,mb=..,zero=1``
+    and ``vpp`` when ``INTERLEAVED_PIPELINE`` is a number): None unless it sets tp, pp and
+    cp. ZeRO 1: the implementations' Megatron distributed optimizer (``use_distributed_
+    optimizer`` true in their configurations), which shards the optimizer state over the
+    data-parallel ranks."""
+    got: dict[str, int] = {}
+    for key, names in _PLAN_VARS.items():
+        for n in names:
+            if env.get(n, "").isdigit():
+                got[key] = int(env[n])
+                break
+    if not all(k in got for k in ("tp", "pp", "cp")):
+        return None
+    parts = [f"{k}={got[k]}" for k in ("tp", "pp", "cp")] + [f"mb={got.get('mb', 1)}", "zero=1"]
+    if got.get("vpp", 1) > 1:
+        parts.append(f"vpp={got['vpp']}")
+    return ",".join(parts)
 
 
 def training(version: str, mirror: Path) -> list[dict[str, Any]]:
@@ -536,7 +569,8 @@ def measured_claims(path: Path) -> list[dict[str, Any]]:
 _ORDER = ("id", "family", "vendor", "system", "hardware", "chips", "model", "model_name",
           "method", "precision", "attention_precision", "fp4_steps", "precision_locator",
           "scenario", "benchmark", "batch", "input_len", "output_len",
-          "seq_len", "global_batch", "tokens", "evals", "eval_samples", "plan", "tp", "dp",
+          "seq_len", "global_batch", "tokens", "evals", "eval_samples", "plan", "plan_locator",
+          "tp", "dp",
           "software", "metric", "value", "unit", "published", "runs", "not_expressible",
           "from_claim", "note", "source", "locator", "url", "date", "split")
 

@@ -101,7 +101,7 @@ def test_a_time_to_train_run_is_train_days_in_minutes(kb, rows):
     its global batch and sequence, its evaluations (mean count x samples each x sequence),
     fp8, the plan search's plan; days x 1440 = minutes."""
     row = next(r for r in rows if r["run"].family == "time-to-train" and r["prediction"]
-               and r["run"].get("method") != "lora")
+               and r["run"].get("method") != "lora" and not r["run"].get("plan"))
     run = row["run"]
     seq, gb = run.get("seq_len"), run.get("global_batch")
     assert run.get("evals") > 0 and run.get("eval_samples") > 0
@@ -112,9 +112,28 @@ def test_a_time_to_train_run_is_train_days_in_minutes(kb, rows):
     assert Q_(1, "day").to("min").magnitude == 1440
 
 
+def test_a_run_whose_launch_script_states_its_layout_is_predicted_at_it(kb, rows):
+    """The importer's ``plan`` (the launch script's TP, PP, CP, microbatch, interleave) is
+    the plan ``train`` gets, memory check off (it ran, so it fitted)."""
+    row = next(r for r in rows if r["run"].family == "time-to-train" and r["prediction"]
+               and r["run"].get("plan") and not r["run"].get("fp4_steps")
+               and r["run"].get("method") != "lora")
+    run = row["run"]
+    seq, gb = run.get("seq_len"), run.get("global_batch")
+    assert ".sh: " in run.get("plan_locator") and "PARALLEL=" in run.get("plan_locator")
+    r = train(fromkb.model(kb, run.model), fromkb.system(kb, run.system), run.chips,
+              run.get("plan"), float(run.get("tokens")), run.get("precision"), seq_len=seq,
+              batch_tokens=gb * seq, allow_unfit=True,
+              attention_precision=run.get("attention_precision"),
+              eval_tokens=run.get("evals") * run.get("eval_samples") * seq)
+    assert r.plan.label.startswith("dp=") and f"tp={run.get('plan')[3]}" in r.plan.label
+    assert row["prediction"].mid == pytest.approx(r["days"].mid * 24 * 60)
+
+
 def test_an_mlperf_lora_run_trains_rank_16_adapters_on_qkv_and_o(kb, rows):
     """MLPerf Training's Llama 2 70B LoRA reference: --lora_r 16, qkv_proj and o_proj
-    (specs/benchmarks.yaml), evaluations of the 173 validation samples its logs state;
+    (specs/benchmarks.yaml), on a base held in fp8 (fp8-lora), evaluations of the 173
+    validation samples its logs state;
     recomputed with the workload layer's LoRA directly."""
     from trnkb.workload.lora import LoRA
 
@@ -124,7 +143,7 @@ def test_an_mlperf_lora_run_trains_rank_16_adapters_on_qkv_and_o(kb, rows):
     seq, gb = run.get("seq_len"), run.get("global_batch")
     days = train(fromkb.model(kb, "llama-2-70b"), fromkb.system(kb, run.system), run.chips,
                  None, float(run.get("tokens")), "fp8", seq_len=seq, batch_tokens=gb * seq,
-                 recipe="bf16-lora", lora=LoRA(16, ("qkv", "o")),
+                 recipe="fp8-lora", lora=LoRA(16, ("qkv", "o")),
                  eval_tokens=run.get("evals") * 173 * seq)["days"]
     assert row["prediction"].mid == pytest.approx(days.mid * 24 * 60)
 

@@ -23,8 +23,11 @@ _FP4, _FP8, _BF16 = 15e15, 5e15, 2.5e15
 # fp4 GEMMs reach 0.7308 of the fraction of peak fp8 ones do (fp4fit: the mean of the four
 # vLLM B200 ratios, test_fp4fit.py); attention at the fp4 peak pays it too
 _F = 0.730805
+# kernel floors off (stepshape): these cases check the FLOPs' split by peak; 8,192 rows per
+# microbatch is the reference, so the GEMM rows factor is 1
 _KW = dict(seq_len=8192, batch_tokens=1024 * 8192, allow_unfit=True,
-           assumptions={"mfu": user_value("mfu", 0.5, "")})
+           assumptions={"mfu": user_value("mfu", 0.5, ""),
+                        "kernel_overhead": user_value("kernel_overhead", 0.0, "s")})
 
 
 @pytest.fixture(scope="module")

@@ -60,6 +60,7 @@ def test_compute_bound_step_scales_with_mfu(kb, llama):
         k: user_value(k, 1.0, "")
         for k in ("dp_overlap", "tp_overlap", "ep_overlap", "cp_overlap", "pp_overlap")
     }
+    hidden["kernel_overhead"] = user_value("kernel_overhead", 0.0, "s")  # no floors (stepshape)
     r = W.train(
         llama,
         s,

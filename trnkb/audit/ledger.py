@@ -44,6 +44,12 @@ _REQUIRED = ("id", "family", "vendor", "system", "chips", "model", "metric", "va
 _TRAIN_PRECISION = "fp8"
 # NVIDIA's FP4 -> FP8 healing: after fp4_steps the GEMMs run in fp8 (HEALING_PRECISION FP8_DS)
 _HEALED = "fp8"
+# precisions at which MLPerf's LoRA implementations (NVIDIA's and AMD's NeMo configurations:
+# fp8_params = FP8) hold the frozen base in fp8 (recipe fp8-lora)
+_FP8_PARAMS = ("fp8", "fp4")
+# MLPerf's LoRA implementations run context parallelism as an all-to-all (NVIDIA's NeMo
+# megatron_gpt_peft_tuning_config.yaml: cp_comm_type default 'a2a'; no config overrides it)
+_LORA_CP_COMM = "a2a"
 
 
 @dataclass(frozen=True)
@@ -176,11 +182,14 @@ def _train(kb: KnowledgeBase, run: Run) -> Prediction | str:
         lora = _lora(run)
         if isinstance(lora, str):
             return lora
-        kw.update(lora=lora, recipe="bf16-lora")
+        kw["lora"] = lora
     m, s = fromkb.model(kb, run.model or ""), fromkb.system(kb, run.system or "")
     seq = int(run.get("seq_len") or 8192)
     gb = run.get("global_batch")
     precision = run.get("precision") or _TRAIN_PRECISION
+    if "lora" in kw:  # NeMo's fp8_params: with FP8=True the frozen base is held in fp8
+        kw["recipe"] = "fp8-lora" if precision in _FP8_PARAMS else "bf16-lora"
+        kw["cp_comm"] = _LORA_CP_COMM
     tokens = float(run.get("tokens") or 1e9)
     kw["seq_len"] = seq
     if gb:

@@ -125,7 +125,8 @@ def register(app: typer.Typer) -> None:
                       "--batch-tokens", "Tokens per optimizer step (global batch x sequence)."
                   )] = 4194304,
                   recipe: Annotated[str, typer.Option(
-                      "--recipe", help="bf16-adam, fp8-adam, scaling-book")] = "bf16-adam",
+                      "--recipe", help="bf16-adam, fp8-adam, scaling-book; with --lora bf16-lora "
+                                  "(default) or fp8-lora (frozen base in fp8)")] = "bf16-adam",
                   mfu_from_engine: Annotated[bool, typer.Option(
                       "--mfu-from-engine",
                       help="Trainium: take the MFU from the reference engine's "

@@ -46,17 +46,23 @@ class LoRA:
         return f"lora r={self.rank} on {','.join(self.targets)}"
 
 
-def adapter_params(model: Model, lora: LoRA) -> int:
-    """Trainable parameters of the adapters over all layers (dense FFN layers only for the FFN
-    targets: MoE experts are not adapted here)."""
+def adapted_matrices(model: Model, targets: tuple[str, ...]) -> list[tuple[int, int, int]]:
+    """``(d_in, d_out, layers)`` of each targeted matrix kind (dense FFN layers only for the
+    FFN targets: MoE experts are not adapted here)."""
     d, h, k, hd, v = (model.d_model, model.attention_heads, model.kv_heads, model.head_dim,
                       model.v_dim)
     f = model.ffn_size or 0
     ffn_layers = model.dense_layers if model.moe else model.layers
     shapes = {"qkv": (d, (h + 2 * k) * hd, model.layers), "o": (h * v, d, model.layers),
               "gate": (d, f, ffn_layers), "up": (d, f, ffn_layers), "down": (f, d, ffn_layers)}
+    return [shapes[t] for t in targets]
+
+
+def adapter_params(model: Model, lora: LoRA) -> int:
+    """Trainable parameters of the adapters over all layers: ``r (d_in + d_out)`` per
+    targeted matrix and layer (:func:`adapted_matrices`)."""
     return sum(lora.rank * (din + dout) * n for din, dout, n in
-               (shapes[t] for t in lora.targets))
+               adapted_matrices(model, lora.targets))
 
 
 def lora_flops_per_token(model: Model, lora: LoRA, seq_len: float,

@@ -52,7 +52,11 @@ MEMORY_RECIPES = {
                                  "or optimizer state for them; the adapters' own state "
                                  "(bf16 weights and gradients, fp32 Adam: 16 bytes each) is "
                                  "added by train()"),
+    "fp8-lora": (1.0, 0.0, 0.0, "bf16-lora with the frozen base held in fp8 only (NeMo's "
+                                "fp8_params, set with FP8=True by NVIDIA's and AMD's MLPerf "
+                                "Training Llama 2 70B LoRA configurations)"),
 }
+LORA_RECIPES = ("bf16-lora", "fp8-lora")
 RECOMPUTE = ("none", "selective", "full")
 
 

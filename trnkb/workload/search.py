@@ -64,10 +64,13 @@ def plans(model: Model, system: System, chips: int, tokens: float = 15e12,
           assumptions: dict[str, Input] | None = None, top: int | None = 20,
           all_zero: bool = False, include_unfit: bool = False,
           flops_per_token: float | None = None,
-          trainable: float | None = None) -> list[dict[str, Any]]:
+          trainable: float | None = None,
+          lora_targets: tuple[str, ...] = (),
+          cp_comm: str = "ring") -> list[dict[str, Any]]:
     """Plans that fit, fastest first: ``[{"plan", "step_time" s, "days", "memory" B, "fits"}]``.
 
-    ``flops_per_token`` and ``trainable`` (LoRA's adapter parameters) as in
+    ``flops_per_token``, ``trainable`` (LoRA's adapter parameters), ``lora_targets`` and
+    ``cp_comm`` as in
     :func:`~trnkb.workload.training.step_breakdown`: a LoRA run's plans are ranked with only
     the adapters' gradients reduced.
 
@@ -82,7 +85,8 @@ def plans(model: Model, system: System, chips: int, tokens: float = 15e12,
     for p in candidate_plans(model, system, chips, batch_tokens / seq_len, all_zero):
         s = step_breakdown(model, system, p, v, seq_len=seq_len, batch_tokens=batch_tokens,
                            recipe=recipe, weight_bytes=weight_bytes, budget=tokens,
-                           flops_per_token=f_tok, trainable=trainable)
+                           flops_per_token=f_tok, trainable=trainable,
+                           lora_targets=lora_targets, cp_comm=cp_comm)
         if s["fits"] or include_unfit:
             rows.append({"plan": p, "step_time": s["step_time"], "days": s["days"],
                          "memory": s["memory"], "fits": bool(s["fits"]),

@@ -13,6 +13,11 @@ Step time (seconds) is composed, per chip, of named parts:
   scaling book uses 40%, MaxText reaches 52-65% on TPU v5p, first MoE runs on Trainium3
   20-30%); bubbles and exposed communication come on top, so the achieved MFU the result
   reports is lower.
+* what the MFU does not scale (:mod:`~trnkb.workload.stepshape`): the GEMMs' time x their
+  rows factor (``gemm_rows_factor``, ``mb x seq / cp`` rows against the MFU's 8,192), kernel
+  floors per layer and microbatch (``kernel_floors``), LoRA's adapters (``adapter_kernels``)
+  and, for LoRA, the full step's non-GEMM work kept (only the base's weight-gradient GEMMs
+  go); on ROCm ``mfu`` x ``mfu_stack_ratio``.
 * ``optimizer``: the optimizer step, memory-bound and serial (:mod:`~trnkb.workload.stepextras`):
   its bytes are taken out of the HBM floor above and charged apart.
 * ``bubble``: ``(pp - 1) / (n_micro x vpp)`` of the compute (1F1B schedule, interleaved over
@@ -50,13 +55,12 @@ reduction, no pipeline bubble and no HBM floor. ``eval_share`` is its share of t
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from trnkb.workload.evals import forward_flops_per_token
-from trnkb.workload.fp4fit import format_inputs
 from trnkb.workload.models import Model
 from trnkb.workload.plan import (
+    LORA_RECIPES,
     MEMORY_RECIPES,
     Plan,
     first_stage_in_flight,
@@ -64,40 +68,28 @@ from trnkb.workload.plan import (
     min_chips,
     stage_layers,
 )
-from trnkb.workload.ranges import Input, assumption, check_assumptions
+from trnkb.workload.ranges import Input, check_assumptions
 from trnkb.workload.stepextras import dp_exposed, optimizer_bytes
+from trnkb.workload.stepshape import (
+    BASE_WGRAD_GEMMS,
+    CP_COMMS,
+    a2a_cp_bytes,
+    adapter_bytes_per_token,
+    adapter_kernels_per_layer,
+    frozen_gather_params,
+    gemm_rows_factor,
+    kernel_seconds,
+    lora_compute_scale,
+)
 from trnkb.workload.system import System
 from trnkb.workload.trainfit import refuse_unfit
+from trnkb.workload.traininputs import TRAIN_ASSUMPTIONS as TRAIN_ASSUMPTIONS
+from trnkb.workload.traininputs import central_values as central_values
+from trnkb.workload.traininputs import compute_seconds, eval_seconds, mfu_of
 
 if TYPE_CHECKING:
     from trnkb.workload.lora import LoRA
     from trnkb.workload.result import WorkloadResult
-
-TRAIN_ASSUMPTIONS = {
-    "mfu": assumption("mfu", 0.2, 0.45, 0.65, "", "model-FLOPs utilisation of the compute phases; "
-                      "llama-3-herd-paper measured 38-43% BF16 end to end on 8-16K H100, "
-                      "scaling-book uses 40%, MaxText recipes reach 52-65% on TPU v5p and first "
-                      "PyTorch runs of MoE models on Trainium3 20-30% "
-                      "(specs/claims/measured.yaml)"),
-    "collective_efficiency": assumption("collective_efficiency", 0.6, 0.75, 0.9, "",
-                                        "achieved fraction of link bandwidth in collectives"),
-    "dp_overlap": assumption("dp_overlap", 0.5, 0.8, 1.0, "",
-                             "gradient reduction hidden under backward"),
-    "tp_overlap": assumption("tp_overlap", 0.0, 0.2, 0.5, "", "tensor-parallel collectives hidden "
-                             "(async/collective matmul)"),
-    "ep_overlap": assumption("ep_overlap", 0.0, 0.3, 0.6, "",
-                             "expert all-to-all hidden (dual-batch overlap)"),
-    "cp_overlap": assumption("cp_overlap", 0.5, 0.8, 1.0, "", "ring-attention KV exchange hidden"),
-    "pp_overlap": assumption("pp_overlap", 0.0, 0.2, 0.5, "", "pipeline sends hidden"),
-    "usable_hbm": assumption("usable_hbm", 0.85, 0.9, 0.95, "",
-                             "HBM usable after runtime reserve and fragmentation"),
-    "step_latency": assumption("step_latency", 1e-6, 2e-6, 5e-6, "s", "software and link latency "
-                               "per collective step (launch, synchronisation)"),
-    "hop_latency": assumption("hop_latency", 2e-7, 5e-7, 1e-6, "s",
-                              "latency per switch or forwarding chip"),
-    "scaleout_latency": assumption("scaleout_latency", 5e-6, 1e-5, 2e-5, "s",
-                                   "latency per scale-out step"),
-}
 
 COMM_PARTS = ("dp", "tp", "ep", "cp", "pp")
 
@@ -120,13 +112,17 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
                    include_attention: bool = True,
                    budget: float | None = None,
                    flops_per_token: float | None = None,
-                   trainable: float | None = None) -> dict[str, float]:
+                   trainable: float | None = None,
+                   lora_targets: tuple[str, ...] = (),
+                   cp_comm: str = "ring") -> dict[str, float]:
     """Every part of one training step for the input values ``v`` (floats; see ranges.propagate).
 
     ``trainable``: LoRA's adapter parameters (the base frozen, recipe ``bf16-lora``): only
     they are reduced across data-parallel ranks and carry gradients and optimizer state
     (16 bytes each, split over ``tp x pp``: ``memory_adapters``); full recomputation adds one
-    forward of the base to a step whose backward skips the weight gradients.
+    forward of the base to a step whose backward skips the weight gradients; ``lora_targets``
+    (the adapted matrices) adds the adapters' kernels (:mod:`~trnkb.workload.stepshape`).
+    ``cp_comm``: ``ring`` (KV exchange) or ``a2a`` (Q, K, V and O all-to-all, not hidden).
 
     Returns seconds for ``compute``, ``bubble``, ``optimizer``, ``<part>_comm`` (raw) and
     ``<part>_exposed``, ``step_time``; bytes ``memory`` and its parts; ``fits`` (1.0/0.0);
@@ -145,7 +141,12 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     flops_step = f_tok * batch_tokens
     peak = v["peak_flops"]
     attn = min(3 * model.attention_flops_per_token(seq_len) if include_attention else 0.0, f_tok)
-    compute = _compute_seconds(flops_step, attn * batch_tokens, chips, v)
+    rows = gemm_rows_factor(plan.microbatch * seq_len / plan.cp, v.get("gemm_m_half", 0.0))
+    compute = compute_seconds(flops_step, attn * batch_tokens, chips, v, rows)
+    if trainable is not None:  # the full step's non-GEMM work stays; only the wgrad goes
+        compute *= lora_compute_scale(model.active_params(False), f_tok, mfu_of(v),
+                                      v.get("train_gemm_efficiency", 0.0),
+                                      v.get("gemm_m_half", 0.0))
     recompute_factor = 1.0
     if plan.recompute == "full":
         if trainable is None:
@@ -163,6 +164,14 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     adapters = None if trainable is None else trainable / (plan.tp * plan.pp)
     opt_bytes = optimizer_bytes(mem["optimizer"], (w, g, o), adapters)  # serial, apart
     compute = max(compute, (traffic - opt_bytes) / v["hbm_bandwidth"])
+    layers = stage_layers(model, plan)
+    kernels = v.get("train_kernels_per_layer", 0.0) + (adapter_kernels_per_layer(
+        model, lora_targets) - BASE_WGRAD_GEMMS if trainable is not None else 0.0)
+    floors = recompute_factor * kernel_seconds(kernels, layers, n_micro,
+                                               v.get("kernel_overhead", 0.0))
+    adapters_s = (adapter_bytes_per_token(model, lora_targets) * batch_tokens / chips
+                  / v["hbm_bandwidth"])
+    compute += floors + adapters_s
     bubble = compute * (plan.pp - 1) / (max(n_micro, 1) * plan.vpp)
 
     net = system.network
@@ -178,7 +187,10 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     # ZeRO >= 1 reduce-scatters gradients to their optimizer shard, then all-gathers the updated
     # weights (once per step; per microbatch forward and backward under ZeRO-3); ZeRO-0 all-reduces
     red = "reduce-scatter" if plan.zero >= 1 else "all-reduce"
+    frozen = (0.0, 0.0)  # a LoRA base sharded by ZeRO-3 is gathered as a trained one is
     if trainable is not None:  # only the adapters' gradients and weights move
+        if plan.zero >= 3:
+            frozen = frozen_gather_params(model, plan.tp, plan.pp, plan.ep)
         dense_local, expert_local, weight_bytes = trainable / (plan.tp * plan.pp), 0.0, 2.0
     edata = max(data // plan.ep, 1)
 
@@ -192,10 +204,11 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     gathers = 2 * max(n_micro, 1) if plan.zero >= 3 else (1 if plan.zero >= 1 else 0)
     t_gather = gathers * (bucketed("all-gather", dense_local, weight_bytes, data, plan.tp)
                           + bucketed("all-gather", expert_local, weight_bytes, edata,
-                                     plan.tp * plan.ep))
+                                     plan.tp * plan.ep)
+                          + bucketed("all-gather", frozen[0], w, data, plan.tp)
+                          + bucketed("all-gather", frozen[1], w, edata, plan.tp * plan.ep))
     t_dp = t_red + t_gather
     tokens_mb = plan.microbatch * seq_len / plan.cp
-    layers = stage_layers(model, plan)
     act = tokens_mb * model.d_model * 2.0
     n_tp = 6 if plan.recompute == "full" else 4
     t_tp = n_micro * layers * n_tp * net.time("all-reduce", act, plan.tp, 1, **kw)
@@ -204,9 +217,13 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     t_ep = (n_micro * moe_layers * 4 * net.time("all-to-all", routed, plan.ep, plan.tp, **kw)
             if plan.ep > 1 else 0.0)
     kv_chunk = tokens_mb * model.kv_elements_per_token() / model.layers * 2.0
-    t_cp = n_micro * layers * 3 * net.time("all-gather", kv_chunk * plan.cp, plan.cp,
-                                           plan.tp, **kw) \
-        if plan.cp > 1 else 0.0
+    if plan.cp > 1 and cp_comm == "a2a":  # forward and backward, Q/K/V then O (stepshape)
+        t_cp = n_micro * layers * 2 * sum(
+            net.time("all-to-all", tokens_mb * b / plan.tp, plan.cp, plan.tp, **kw)
+            for b in a2a_cp_bytes(model))
+    else:
+        t_cp = n_micro * layers * 3 * net.time("all-gather", kv_chunk * plan.cp, plan.cp,
+                                               plan.tp, **kw) if plan.cp > 1 else 0.0
     crosses = plan.tp * plan.cp * plan.dp >= net.domain
     pp_bytes = 2 * n_micro * plan.vpp * act / plan.tp if plan.pp > 1 else 0.0
     pp_scale = kw["scaleout_scale"] if crosses else kw["scaleup_scale"]
@@ -214,7 +231,8 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
             if plan.pp > 1 else 0.0)
     comm = {"dp": t_dp, "tp": t_tp, "ep": t_ep, "cp": t_cp, "pp": t_pp}
     out = {"compute": compute, "bubble": bubble, "hbm_traffic": traffic, "pp_bytes": pp_bytes,
-           "flops_per_step": flops_step, "flops_per_token": f_tok, "microbatches": n_micro}
+           "flops_per_step": flops_step, "flops_per_token": f_tok, "microbatches": n_micro,
+           "gemm_rows_factor": rows, "kernel_floors": floors, "adapter_kernels": adapters_s}
     out["optimizer"] = opt_bytes / v["hbm_bandwidth"]
     step = compute + bubble + out["optimizer"]
     fwd_share = (0.5 if trainable is not None else 1 / 3) / recompute_factor
@@ -222,7 +240,8 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
         out[f"{k}_comm"] = t
         e = (dp_exposed(t_red, t_gather, v["dp_overlap"], compute, fwd_share, plan.zero >= 3)
              if k == "dp"
-             else _exposed(t, v[f"{k}_overlap"], compute))
+             else _exposed(t, 0.0 if k == "cp" and cp_comm == "a2a" else v[f"{k}_overlap"],
+                           compute))
         out[f"{k}_exposed"] = e
         step += e
     out["step_time"] = step
@@ -237,34 +256,6 @@ def step_breakdown(model: Model, system: System, plan: Plan, v: dict[str, float]
     return out
 
 
-def _compute_seconds(flops: float, attention_flops: float, chips: int,
-                     v: dict[str, float]) -> float:
-    """Seconds of ``flops`` (FLOP) of which ``attention_flops`` run at
-    ``v["attention_peak_flops"]`` (FLOP/s per chip; the GEMM peak ``v["peak_flops"]`` when
-    absent) and the rest at ``v["peak_flops"]``, on ``chips`` chips at ``v["mfu"]``; at a
-    4-bit precision the GEMM peak is scaled by ``v["fp4_gemm_efficiency"]`` (``fp4fit``)."""
-    peak = v["peak_flops"] * v.get("fp4_gemm_efficiency", 1.0)
-    attn_peak = v.get("attention_peak_flops", peak)
-    return ((flops - attention_flops) / peak + attention_flops / attn_peak) / (chips * v["mfu"])
-
-
-def central_values(system: System, precision: str,
-                   overrides: dict[str, Input] | None = None,
-                   attention_precision: str | None = None) -> dict[str, Input]:
-    """Every input of a training run: the system's, the assumptions, then the caller's overrides.
-
-    ``attention_precision`` (when it differs from ``precision``) adds ``attention_peak_flops``,
-    the system's peak at that precision, at which the attention FLOPs run. A 4-bit
-    ``precision`` adds ``fp4_gemm_efficiency`` (:mod:`~trnkb.workload.fp4fit`)."""
-    inputs = {**system.inputs(precision), **TRAIN_ASSUMPTIONS,
-              **format_inputs(precision, system.vendor)}
-    if attention_precision and attention_precision != precision:
-        inputs["attention_peak_flops"] = replace(system.peak_input(attention_precision),
-                                                 name="attention_peak_flops")
-    inputs.update(overrides or {})
-    return inputs
-
-
 # -- the public entry point ---------------------------------------------------------------
 
 TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": "B",
@@ -275,15 +266,6 @@ TRAIN_METRICS = {"step_time": "s", "days": "day", "achieved_mfu": "", "memory": 
                  "energy_mwh": "MWh", "facility_mw": "MW", "eval_time": "s", "eval_share": ""}
 
 
-def _eval_seconds(eval_tokens: float, forward_flops_per_token: float,
-                  attention_flops_per_token: float, chips: int, v: dict[str, float]) -> float:
-    """Seconds of forward-only evaluation: ``eval_tokens`` (tokens) x
-    ``forward_flops_per_token`` (FLOP/token, of which ``attention_flops_per_token`` at the
-    attention peak) / (``chips`` x peak (FLOP/s per chip) x ``mfu``)."""
-    return _compute_seconds(eval_tokens * forward_flops_per_token,
-                            eval_tokens * attention_flops_per_token, chips, v)
-
-
 def train(model: Model, system: System, chips: int, plan: Plan | str | None = None,
           tokens: float = 15e12, precision: str = "bf16", *, seq_len: int = 8192,
           batch_tokens: float = 4 * 2**20, recipe: str = "bf16-adam",
@@ -291,7 +273,7 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
           flops_per_token: float | None = None, pricing: str = "tco",
           allow_unfit: bool = False, lora: LoRA | None = None,
           eval_tokens: float = 0.0,
-          attention_precision: str | None = None) -> WorkloadResult:
+          attention_precision: str | None = None, cp_comm: str = "ring") -> WorkloadResult:
     """Train ``model`` on ``chips`` chips of ``system`` for ``tokens`` tokens.
 
     ``precision`` sets the peak of the GEMMs; ``attention_precision`` (default: the same) the
@@ -321,18 +303,22 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
     check_positive(chips=chips, tokens=tokens, seq_len=seq_len, batch_tokens=batch_tokens)
     if not eval_tokens >= 0:
         raise ValueError(f"eval_tokens must be >= 0, not {eval_tokens!r}")
+    if cp_comm not in CP_COMMS:
+        raise ValueError(f"cp_comm must be one of {', '.join(CP_COMMS)}, not {cp_comm!r}")
     trainable: float | None = None
+    targets = lora.targets if lora is not None else ()
     if lora is not None:
         from trnkb.workload.lora import adapter_params, lora_flops_per_token
 
         recipe = "bf16-lora" if recipe == "bf16-adam" else recipe
-        if recipe != "bf16-lora":
-            raise ValueError(f"LoRA trains with the bf16-lora recipe, not {recipe!r}")
+        if recipe not in LORA_RECIPES:
+            raise ValueError(f"LoRA trains with the {' or '.join(LORA_RECIPES)} recipe, not "
+                             f"{recipe!r}")
         trainable = float(adapter_params(model, lora))
         if flops_per_token is None:
             flops_per_token = lora_flops_per_token(model, lora, seq_len, include_attention)
-    elif recipe == "bf16-lora":
-        raise ValueError("the bf16-lora recipe needs lora=LoRA(rank, targets)")
+    elif recipe in LORA_RECIPES:
+        raise ValueError(f"the {recipe} recipe needs lora=LoRA(rank, targets)")
     if recipe not in MEMORY_RECIPES:
         raise ValueError(f"unknown memory recipe {recipe!r}; choose from "
                          f"{', '.join(MEMORY_RECIPES)}")
@@ -345,7 +331,8 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
     if plan is None:
         found = search_plans(model, system, chips, tokens, precision, seq_len=seq_len,
                              batch_tokens=batch_tokens, recipe=recipe, assumptions=assumptions,
-                             top=1, flops_per_token=flops_per_token, trainable=trainable)
+                             top=1, flops_per_token=flops_per_token, trainable=trainable,
+                             lora_targets=targets, cp_comm=cp_comm)
         if not found:
             raise ValueError(f"no plan fits {model.id} on {chips} chips of {system.id}")
         chosen = found[0]["plan"]
@@ -368,8 +355,9 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
                            recipe=recipe, weight_bytes=weight_bytes,
                            include_attention=include_attention,
                            budget=tokens, flops_per_token=flops_per_token,
-                           trainable=trainable)
-        s["eval_time"] = _eval_seconds(eval_tokens, f_fwd, a_fwd, chips, v)
+                           trainable=trainable, lora_targets=targets, cp_comm=cp_comm)
+        s["eval_time"] = eval_seconds(eval_tokens, f_fwd, a_fwd, chips, v,
+                                       s["gemm_rows_factor"])
         s["days"] += s["eval_time"] / 86400
         s["eval_share"] = s["eval_time"] / (s["days"] * 86400)
         hours = s["days"] * 24
@@ -396,5 +384,6 @@ def train(model: Model, system: System, chips: int, plan: Plan | str | None = No
                                                        "lora": lora.label if lora else None,
                                                        "eval_tokens": eval_tokens,
                                                        "attention_precision":
-                                                           attention_precision or precision})
+                                                           attention_precision or precision,
+                                                       "cp_comm": cp_comm})
     return result
