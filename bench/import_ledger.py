@@ -118,6 +118,17 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.]+", "-", text.lower()).strip("-")
 
 
+def _bridged(details: str, mirror: Path) -> bool:
+    """Whether an Inference v5.1 system's description (``closed/<submitter>/systems/
+    <system>.json``, named by the result's ``Details`` URL) states NVLink between its
+    accelerators: H200 NVL cards run with or without NVLink bridges (``h200-nvl-8`` or
+    ``h200-nvl-pcie-8``)."""
+    parts = details.split("/closed/", 1)[1].split("/")
+    path = f"closed/{parts[0]}/systems/{parts[-1]}.json"
+    desc = json.loads(_git(*INF51, path, mirror))
+    return "nvlink" in str(desc.get("accelerator_interconnect", "")).lower()
+
+
 def inference_v51(mirror: Path) -> list[dict[str, Any]]:
     rows = json.loads(_git(*INF51, "summary_results.json", mirror))
     runs = []
@@ -131,6 +142,8 @@ def inference_v51(mirror: Path) -> list[dict[str, Any]]:
             continue  # outside the ledger's scope: not a datacenter accelerator of the four
         if vendor not in ("NVIDIA", "AMD") or "RTX" in r["Accelerator"]:
             continue
+        if sid == "h200-nvl-8" and not _bridged(r["Details"], mirror):
+            sid = "h200-nvl-pcie-8"
         mixed = "," in r["Accelerator"]
         chips = int(r["a#"] or 0) * int(r["Nodes"] or 0) if not mixed else None
         tps = re.search(r"TOKENS_PER_SAMPLE:\s*([0-9.]+)", r["Accuracy"])
