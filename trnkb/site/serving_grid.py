@@ -235,7 +235,7 @@ def _fingerprint(kb: KnowledgeBase, systems: tuple[str, ...]) -> str:
     files = [Path(__file__), *sorted(root.glob("*.py"))]
     files += sorted(f for pkg in _DEPENDS for f in (root / pkg).rglob("*")
                     if f.suffix in (".py", ".json", ".yaml") and "__pycache__" not in f.parts
-                    and f.name != "peaks.json")  # trnkb.peaks' lookup table, not read here
+                    and f.name not in ("peaks.json", "cores.json"))  # spec snapshots, not read here
     for f in files:
         h.update(str(f.relative_to(root)).encode() + f.read_bytes())
     return h.hexdigest()
