@@ -508,6 +508,10 @@ _OFFLINE_SOURCES = ("trtllm-perf-overview-0-19", "trtllm-performance-0-5",
 _STATIC_BATCH_SOURCES = ("trtllm-performance-0-5",)
 _STATIC_NOTE = ("batch published (the table's Batch Size column) and run as one static batch "
                 "(gptSessionBenchmark --batch_size, source trtllm-performance-md-77d24b5)")
+# offline sources whose rows state Num Prompts = Max Num Seqs (the batch), all sent at once
+_STATED_SEQS_SOURCES = ("amd-rocm-performance-results-2025-06",)
+_SEQS_NOTE = ("batch published (the table's Num Prompts = Max Num Seqs): the drain of that many "
+              "requests, that many sequences a step")
 _VENDOR_OF = (("hgx-", "NVIDIA"), ("gb", "NVIDIA"), ("mi", "AMD"), ("tpu", "Google"),
               ("trn", "AWS"))
 
@@ -551,6 +555,7 @@ def measured_claims(path: Path) -> list[dict[str, Any]]:
             "unit": unit, "source": c["source"], "locator": c["locator"],
             "from_claim": c["id"],
             "note": (_STATIC_NOTE if c["source"] in _STATIC_BATCH_SOURCES and not latency
+                     else _SEQS_NOTE if c["source"] in _STATED_SEQS_SOURCES and not latency
                      else "batch is the claim's modelling choice, not published; the simulator "
                      "runs the offline drain instead" if offline and not latency else None),
             "url": next(s["url"] for s in doc["sources"] if s["id"] == c["source"]),

@@ -64,3 +64,28 @@ def test_a_batch_of_64_cannot_beat_the_offline_drain(kb, runs):
         p = predict_serving(kb, run)
         assert not isinstance(p, str)
         assert p.mid < drain
+
+
+def test_amd_rocm_rows_drain_their_stated_prompts_at_their_stated_max_seqs(kb):
+    """amd-rocm-performance-results-2025-06 states Num Prompts = Max Num Seqs (the run's batch),
+    sent at an infinite rate: one wave of N requests. By hand: the wave's output, N x out
+    tokens, over the time its last request ends (e2e p99 of N equal requests, within 0.5%)."""
+    import trnkb.workload as W
+
+    runs = [r for r in ledger.load_runs() if r.source == "amd-rocm-performance-results-2025-06"
+            and r.family == "serving throughput"]
+    assert len(runs) == 4
+    for run in runs:
+        n = int(run.get("batch"))
+        assert f"{n} prompts, max num seqs {n}" in run.locator
+        p = predict_serving(kb, run)
+        assert not isinstance(p, str), p
+        assert f"--max-seqs {n}" in p.call and f"requests={n}" in p.call, p.call
+    run = next(r for r in runs if r.split == "holdout" and r.model == "llama-3-1-405b")
+    m, s = fromkb.model(kb, run.model), fromkb.system(kb, run.system)
+    n, i, o = int(run.get("batch")), int(run.get("input_len")), int(run.get("output_len"))
+    r = W.simulate(m, s, 8, input_len=i, output_len=o, precision="fp8", max_seqs=n,
+                   requests=n, ranged=False)
+    by_hand = n * o / r["e2e_p99"].mid
+    assert r["tokens_per_s_system"].mid == pytest.approx(by_hand, rel=5e-3)
+    assert predict_serving(kb, run).mid == pytest.approx(by_hand / 8, rel=5e-3)

@@ -37,7 +37,11 @@ Rules, by the run's ``scenario``:
   sequences encoded together and generated to its end (``concurrency=batch``,
   ``batching="static"``, :data:`_STATIC_BATCH_SOURCES`), ``--num_runs 5`` such batches whose
   output tokens over their whole time are the figure (``requests`` 5 x batch,
-  ``window="all"``: batch x output length / one batch's latency);
+  ``window="all"``: batch x output length / one batch's latency); and AMD's ROCm
+  performance-results tables (source ``amd-rocm-performance-results-2025-06``), whose rows
+  state "Num Prompts" and "Max Num Seqs" (equal: the run's ``batch``), sent at an infinite
+  rate: the drain of exactly that many requests with that many sequences a step
+  (``requests=batch``, ``max_seqs=batch``, :data:`_STATED_SEQS_SOURCES`);
 - MLPerf ``offline``, ``server``, ``interactive``: need the benchmark's mean input length,
   which no source read publishes (``specs/benchmarks.yaml`` carries only its upper bound,
   ``input.max``, never used as a mean); the run waits, its reason naming the bound. Once a
@@ -130,6 +134,8 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int],
     if run.get("scenario") == "batch" or run.source in _STATIC_BATCH_SOURCES:
         kw["concurrency"] = int(run.get("batch"))
         load = f" --concurrency {kw['concurrency']}"
+    if run.source in _STATED_SEQS_SOURCES:  # Num Prompts = Max Num Seqs, all at once
+        kw["max_seqs"] = kw["requests"] = int(run.get("batch"))
     if run.source in _STATIC_BATCH_SOURCES:  # gptSessionBenchmark: --num_runs 5 batches
         kw |= {"batching": "static", "requests": _SESSION_RUNS * kw["concurrency"],
                "window": "all"}
@@ -183,6 +189,9 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int],
 
 # sources whose throughput rows are one static batch of the stated size (module docstring)
 _STATIC_BATCH_SOURCES = ("trtllm-performance-0-5",)
+# offline sources whose rows state the prompts sent and the server's max sequences (module
+# docstring)
+_STATED_SEQS_SOURCES = ("amd-rocm-performance-results-2025-06",)
 _SESSION_RUNS = 5  # gptSessionBenchmark --num_runs 5 (source trtllm-performance-md-77d24b5)
 
 # InferenceX's RANDOM_RANGE_RATIO (bench/import_inferencex.py, source
