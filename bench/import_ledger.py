@@ -516,6 +516,15 @@ def nemo(text: str) -> list[dict[str, Any]]:
 _OFFLINE_SOURCES = ("trtllm-perf-overview-0-19", "trtllm-performance-0-5",
                     "trtllm-perf-overview-00f3768", "amd-rocm-performance-results-2025-06",
                     "azure-gb200-mlperf-v41", "igorslab-mi355x-mlperf-6")
+# offline sources whose rows publish their batch and ran it as one static batch
+# (TensorRT-LLM 0.5: gptSessionBenchmark --batch_size, source trtllm-performance-md-77d24b5)
+_STATIC_BATCH_SOURCES = ("trtllm-performance-0-5",)
+_STATIC_NOTE = ("batch published (the table's Batch Size column) and run as one static batch "
+                "(gptSessionBenchmark --batch_size, source trtllm-performance-md-77d24b5)")
+# offline sources whose rows state Num Prompts = Max Num Seqs (the batch), all sent at once
+_STATED_SEQS_SOURCES = ("amd-rocm-performance-results-2025-06",)
+_SEQS_NOTE = ("batch published (the table's Num Prompts = Max Num Seqs): the drain of that many "
+              "requests, that many sequences a step")
 _VENDOR_OF = (("hgx-", "NVIDIA"), ("gb", "NVIDIA"), ("mi", "AMD"), ("tpu", "Google"),
               ("trn", "AWS"))
 
@@ -558,8 +567,10 @@ def measured_claims(path: Path) -> list[dict[str, Any]]:
             "metric": "tpot" if latency else "tokens_per_s_per_chip", "value": value,
             "unit": unit, "source": c["source"], "locator": c["locator"],
             "from_claim": c["id"],
-            "note": ("batch is the claim's modelling choice, not published; the simulator runs "
-                     "the offline drain instead" if offline and not latency else None),
+            "note": (_STATIC_NOTE if c["source"] in _STATIC_BATCH_SOURCES and not latency
+                     else _SEQS_NOTE if c["source"] in _STATED_SEQS_SOURCES and not latency
+                     else "batch is the claim's modelling choice, not published; the simulator "
+                     "runs the offline drain instead" if offline and not latency else None),
             "url": next(s["url"] for s in doc["sources"] if s["id"] == c["source"]),
             "date": str(next(s["date"] for s in doc["sources"] if s["id"] == c["source"])),
         })

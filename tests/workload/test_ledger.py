@@ -180,7 +180,7 @@ def test_the_page_reports_every_family_and_the_targets(kb, rows):
 def test_a_neuron_tpot_run_is_the_workload_call_at_its_batch_and_lengths(kb, rows):
     """Recomputed from the row: trn1.32xlarge is 16 Trainium1 (TP 32 NeuronCores, 2 per chip);
     the simulator's p50 TPOT at concurrency = batch (the table's own statistic), static
-    batching (Transformers NeuronX)."""
+    batching and the stack's rules (Transformers NeuronX: its token buckets reach decode)."""
     import trnkb.workload as W
 
     row = next(r for r in rows if r["run"].id.startswith("neuron-trn1-llama-2-70b-b4-128-128")
@@ -190,7 +190,8 @@ def test_a_neuron_tpot_run_is_the_workload_call_at_its_batch_and_lengths(kb, row
         (16, 4, 128, 128)
     m, s = W.model(kb, "llama-2-70b"), W.system(kb, "trn1-32xlarge")
     r = W.simulate(m, s, 16, input_len=128, output_len=128, precision="bf16",
-                   concurrency=4, batching="static")["tpot_p50"]
+                   concurrency=4, batching="static", stack=run.get("software"),
+                   compute_precision="bf16")["tpot_p50"]
     assert row["prediction"].mid == pytest.approx(Q_(r.mid, r.unit).to("ms").magnitude)
 
 

@@ -30,6 +30,18 @@ Rules, by the run's ``scenario``:
   over the whole run (``window="all"``, ``requests`` 10 x concurrency);
 - ``offline`` (a maximum-throughput figure at stated lengths: trtllm-bench, vLLM
   ``benchmark_throughput``): the simulator's offline drain on the run's chips as one replica;
+  except TensorRT-LLM 0.5's tables (source ``trtllm-performance-0-5``), whose rows state
+  their batch (the "Batch Size" column) and were measured with ``gptSessionBenchmark
+  --batch_size`` on an engine built without in-flight batching (source
+  ``trtllm-performance-md-77d24b5``, "Benchmarking per Model"): one static batch of that many
+  sequences encoded together and generated to its end (``concurrency=batch``,
+  ``batching="static"``, :data:`_STATIC_BATCH_SOURCES`), ``--num_runs 5`` such batches whose
+  output tokens over their whole time are the figure (``requests`` 5 x batch,
+  ``window="all"``: batch x output length / one batch's latency); and AMD's ROCm
+  performance-results tables (source ``amd-rocm-performance-results-2025-06``), whose rows
+  state "Num Prompts" and "Max Num Seqs" (equal: the run's ``batch``), sent at an infinite
+  rate: the drain of exactly that many requests with that many sequences a step
+  (``requests=batch``, ``max_seqs=batch``, :data:`_STATED_SEQS_SOURCES`);
 - MLPerf ``offline``, ``server``, ``interactive``: need the benchmark's mean input length,
   which no source read publishes (``specs/benchmarks.yaml`` carries only its upper bound,
   ``input.max``, never used as a mean); the run waits, its reason naming the bound. Once a
@@ -119,9 +131,14 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int],
         if run.get(key) and key not in kw:  # (an old script's own choice wins: launch_limits)
             kw[key] = int(run.get(key))
     load = ""
-    if run.get("scenario") == "batch":
+    if run.get("scenario") == "batch" or run.source in _STATIC_BATCH_SOURCES:
         kw["concurrency"] = int(run.get("batch"))
         load = f" --concurrency {kw['concurrency']}"
+    if run.source in _STATED_SEQS_SOURCES:  # Num Prompts = Max Num Seqs, all at once
+        kw["max_seqs"] = kw["requests"] = int(run.get("batch"))
+    if run.source in _STATIC_BATCH_SOURCES:  # gptSessionBenchmark: --num_runs 5 batches
+        kw |= {"batching": "static", "requests": _SESSION_RUNS * kw["concurrency"],
+               "window": "all"}
     if str(run.get("software") or "").startswith("Transformers NeuronX"):
         kw["batching"] = "static"  # its benchmark scripts run a compiled static batch
         kw["stack"] = str(run.get("software"))  # its prefill rules: trnkb.workload.neuronx
@@ -169,6 +186,13 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int],
         notes += ("layout: the simulator's default (the submission does not state one)",)
     return Prediction(mid, lo, hi, call, notes)
 
+
+# sources whose throughput rows are one static batch of the stated size (module docstring)
+_STATIC_BATCH_SOURCES = ("trtllm-performance-0-5",)
+# offline sources whose rows state the prompts sent and the server's max sequences (module
+# docstring)
+_STATED_SEQS_SOURCES = ("amd-rocm-performance-results-2025-06",)
+_SESSION_RUNS = 5  # gptSessionBenchmark --num_runs 5 (source trtllm-performance-md-77d24b5)
 
 # InferenceX's RANDOM_RANGE_RATIO (bench/import_inferencex.py, source
 # inferencex-bench-serving-843c625)

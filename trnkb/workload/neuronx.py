@@ -40,6 +40,18 @@ ledger run) the step cost follows these rules instead:
    Llama 2 70B sample sets and the 0.10.0.x known issues advise for Llama 2 13B and 70B;
    48 B: every HLO op of rule 2 its own fp32 pass). :func:`prefill_attention_fn`.
 
+5. **Decode attends a whole token bucket.** ``llama/model.py`` builds one token-generation
+   graph per bucket of ``bucket.token_sizes(n_positions)``: the powers of two from 128 below
+   ``n_positions``, then ``n_positions`` (``utils.power_of_two_bucket_sizes``); each graph
+   takes the KV cache sliced to its bucket (``decoder.py`` ``_hlo_layers_params``:
+   ``dim_size`` = the bucket) and scores the query against every cached key of it
+   (``llama/hlo.py`` ``attention.score(query, cached_keys)``, then masked); a step runs the
+   smallest bucket above the token's position (``find_bucket_id``: ``npos >= length + 1``)
+   (source ``tnx-token-buckets-0623de2``). So a decode step's attention FLOPs and KV bytes
+   are those of the bucket, not of the context: :func:`token_bucket`,
+   :func:`decode_context_fn`; ``n_positions`` is the request's input + output
+   (:func:`n_positions_input`).
+
 Checked and not a change (docs/workload.md, "Transformers NeuronX prefill"): a static batch
 is context-encoded in one graph (``base.py`` ``_forward`` calls ``context`` with the whole
 batch; ``_context_dynamic_batching``, one sub-batch at a time, runs only under continuous
@@ -201,6 +213,47 @@ def prefill_attention_fn(sm: StepModel,
         spill = h * s * s * _SCORE_BYTES > sbuf
         per_elem = np.maximum(t_engines, np.where(spill, t_hbm, 0.0))
         out = np.where((s >= flash_min) & (n <= s), flash, squares * h * layers * per_elem)
+        return out if out.ndim else float(out)
+
+    return fn
+
+
+_TOKEN_MIN_BUCKET = 128.0  # bucket.py token_sizes: power_of_two_bucket_sizes(128, n_positions)
+
+
+def token_bucket(ctx: Any, n_positions: float) -> Any:
+    """Keys one Transformers NeuronX token-generation step attends for a sequence whose new
+    token sees ``ctx`` keys (rule 5): the smallest of the token buckets ``[128, 256, ...,
+    n_positions]`` (powers of two from 128 below ``n_positions``, then ``n_positions``)
+    holding them. Array in, array out."""
+    c = np.maximum(np.asarray(ctx, float), 1.0)
+    pow2 = np.maximum(2.0 ** np.ceil(np.log2(c)), _TOKEN_MIN_BUCKET)
+    return np.minimum(pow2, np.maximum(float(n_positions), c))
+
+
+def n_positions_input(n_positions: int) -> dict[str, Input]:
+    """``{"neuronx_n_positions": Input}``: the compiled sequence length of a Transformers
+    NeuronX model serving requests of at most ``n_positions`` tokens (input + output; the
+    Trn1 performance tables' "Sequence Length" column is exactly that on every row)."""
+    n = float(n_positions)
+    return {"neuronx_n_positions": Input(
+        "neuronx_n_positions", n, n, n, "", "sourced",
+        "compiled n_positions of the Transformers NeuronX model: its token-generation buckets "
+        "are the powers of two from 128 below it, then it", ("tnx-token-buckets-0623de2",))}
+
+
+def decode_context_fn(v: Mapping[str, float]) -> Callable[[Any, Any], Any] | None:
+    """``fn(n_dec, ctx_dec)``: the keys a decode step attends under Transformers NeuronX's
+    token buckets (rule 5) for ``n_dec`` sequences attending ``ctx_dec`` keys in all: each
+    at the bucket of the mean context (exact for a static batch, whose sequences stand at one
+    position); None when ``v`` holds no ``neuronx_n_positions``."""
+    if "neuronx_n_positions" not in v:
+        return None
+    npos = v["neuronx_n_positions"]
+
+    def fn(n_dec: Any, ctx_dec: Any) -> Any:
+        n, c = np.asarray(n_dec, float), np.asarray(ctx_dec, float)
+        out = np.where(n > 0, n * token_bucket(c / np.maximum(n, 1.0), npos), 0.0)
         return out if out.ndim else float(out)
 
     return fn

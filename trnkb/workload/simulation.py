@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 from trnkb.workload.collfit import stack_of
 from trnkb.workload.lengths import Lengths, as_lengths, len_dict
 from trnkb.workload.models import WEIGHT_BYTES, Model
-from trnkb.workload.neuronx import neuronx_version
+from trnkb.workload.neuronx import n_positions_input, neuronx_version
 from trnkb.workload.ranges import Input
 from trnkb.workload.result import WorkloadResult, check_positive
 from trnkb.workload.scheduler import SchedulerConfig, run_scheduler
@@ -131,6 +131,8 @@ def simulate(model: Model, system: System, chips: int, *, input_len: int | Lengt
     kvp = kv_precision or default_kv_precision(precision)
     cp = compute_precision or system.fallback_precision(precision)
     inputs, cost_keys = sim_inputs(model, system, cp, kvp, pricing, assumptions, stack, tp)
+    if neuronx_version(stack) is not None:  # its token buckets (neuronx rule 5)
+        inputs = {**n_positions_input(_longest(ins) + _longest(outs)), **inputs}
     mid = {k: i.mid for k, i in inputs.items()}
     lay = _layout(model, system, chips, tp, dp, pp, replicas, WEIGHT_BYTES[precision],
                   WEIGHT_BYTES[kvp], mid, ins.mean + outs.mean, stack)
@@ -314,6 +316,11 @@ def _setup(model: Model, system: System, lay: Layout, wb: float, kvb: float,
         pre = (psm, pcfg, x * play.dp * play.pp, x * play.chips)
         chips_total = y * lay.chips + x * play.chips
     return Setup(sm, cfg, units, chips_total, pre, notes)
+
+
+def _longest(lengths: Lengths) -> int:
+    """The most tokens a request draws from ``lengths`` (its ``hi``, else the fixed length)."""
+    return int(lengths.hi) if lengths.hi else math.ceil(lengths.mean)
 
 
 def _default_requests(setup: Setup, concurrency: int | None, rate: float | None,

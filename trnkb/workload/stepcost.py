@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 
 from trnkb.workload.models import Model
-from trnkb.workload.neuronx import padded_heads, prefill_attention_fn
+from trnkb.workload.neuronx import decode_context_fn, padded_heads, prefill_attention_fn
 from trnkb.workload.system import System
 
 
@@ -201,6 +201,7 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
     attn_pre_c = (2.0 * m.attention_heads * (m.head_dim + m.v_dim) * m.layers * heads_share
                   / (p_peak * ae))
     tnx_pre = prefill_attention_fn(sm, v)  # Transformers NeuronX's prefill rules, or None
+    tnx_ctx = decode_context_fn(v)  # its decode attends a whole token bucket, or None
     d = m.d_model
     f_dense = (m.ffn_size or 0) * (m.dense_layers if m.moe else m.layers)
     f_moe = (m.active_experts + m.shared_experts) * (m.expert_ffn_size or 0) * m.moe_layers
@@ -262,6 +263,8 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
         else:
             t_exp = 0.0 * tokens
         t_pre = attn_pre * attn_pre_c
+        if tnx_ctx is not None:
+            ctx_dec = tnx_ctx(n_dec, ctx_dec)
         t_attn = mx(ctx_dec * attn_dec_c, ctx_dec * kv_c) + (
             t_pre if tnx_pre is None else tnx_pre(n_pre, attn_pre, t_pre))
         t_elem = tokens * elem_c
