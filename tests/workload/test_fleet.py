@@ -70,3 +70,16 @@ def test_planner_cli_json_and_bad_input(kb):
                               "gb300-nvl72", "--max-usd-per-mtok", "-1"])
     assert bad.exit_code == 1 and "must be a positive number" in bad.output
     assert "Traceback" not in bad.output
+
+
+def test_absurd_token_count_is_refused_not_searched(kb):
+    """1e30 tokens needs ~1e21 chips, where no plan fits the 16 Mi-token batch; the search
+    tries a bounded number of sizes (it tried every rack count up to +25%: ~1e18 calls).
+    The guard bounds CPU time, not wall time."""
+    import resource
+
+    m, s = W.model(kb, "llama-3.1-70b"), W.system(kb, "trn3-nl72x2-switched")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    with pytest.raises(ValueError, match="no plan fits"):
+        train_plan(m, s, 1e30, 30)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_utime - before < 60

@@ -218,7 +218,10 @@ def train_plan(model: Model, system: System, tokens: float, days: float,
     need = tokens / (days * 86400 * rate)
     racks = max(1, math.ceil(need / per_rack))
     run, tried = None, []
-    for extra in range(0, max(2, racks // 4) + 1):  # the first size (up to +25%) a plan fits
+    # the first size (up to +25%) a plan fits; at most ~17 sizes tried, so an absurd token
+    # count (1e30) is refused in seconds instead of trying every rack count up to +25%
+    span = max(2, racks // 4)
+    for extra in range(0, span + 1, max(1, math.ceil(span / 16))):
         n = (racks + extra) * per_rack
         try:
             run = train(model, system, n, None, tokens, precision, **kw)
