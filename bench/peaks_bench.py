@@ -60,9 +60,9 @@ def main() -> None:
                              capture_output=True, text=True).stdout.strip()
         print(f"heavy modules after {label}: {out}")
     fresh = subprocess.run(
-        [PY, "-c", "from trnkb.peaks import _read_json\n"
-                   "from trnkb.spec.peaks_format import shipped_table, specs_digest, specs_dir\n"
-                   "t = _read_json(shipped_table())\n"
+        [PY, "-c", "from trnkb.spec.peaks_format import FORMAT, read_snapshot, shipped_table,"
+                   " specs_digest, specs_dir\n"
+                   "t = read_snapshot(shipped_table(), FORMAT)\n"
                    "print(t is not None and t['specs_digest'] == specs_digest(specs_dir()))"],
         check=True, cwd=ROOT, capture_output=True, text=True).stdout.strip()
     print(f"shipped table matches the specs: {fresh}")

@@ -196,9 +196,14 @@ def test_a_peak_its_source_leaves_dense_or_sparse_open_is_not_a_dense_peak(kb):
 def test_the_shipped_peak_table_matches_the_shipped_specs():
     # a stale table is never wrong, but its first lookup loads the whole knowledge base:
     # after editing specs/, run `python -m trnkb.kb.peaks_table` and commit the JSON
-    from trnkb.peaks import _read_json
-    from trnkb.spec.peaks_format import shipped_table, specs_digest, specs_dir
+    from trnkb.spec.peaks_format import (
+        FORMAT,
+        read_snapshot,
+        shipped_table,
+        specs_digest,
+        specs_dir,
+    )
 
-    table = _read_json(shipped_table())
+    table = read_snapshot(shipped_table(), FORMAT)
     assert table is not None and table["specs_digest"] == specs_digest(specs_dir()), (
         "trnkb/data/peaks.json is stale: run `python -m trnkb.kb.peaks_table`")

@@ -28,7 +28,14 @@ from __future__ import annotations
 import sys
 import types
 
-from trnkb.spec.peaks_format import DTYPES, FORMAT, shipped_table, specs_digest, specs_dir
+from trnkb.spec.peaks_format import (
+    DTYPES,
+    FORMAT,
+    read_snapshot,
+    shipped_table,
+    specs_digest,
+    specs_dir,
+)
 
 TYPE_CHECKING = False  # typing and pathlib are not imported at run time (light import)
 if TYPE_CHECKING:
@@ -181,16 +188,6 @@ class Peaks(_Frozen):
 _CACHE: dict[str, dict[str, Any]] = {}
 
 
-def _read_json(path: Any) -> dict[str, Any] | None:
-    import json
-
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and data.get("format") == FORMAT else None
-
-
 def _table(specs: Path | None = None) -> dict[str, Any]:
     """The table for ``specs`` (default: the shipped specs): the shipped JSON when its
     digest matches, else a cached or freshly built one."""
@@ -200,13 +197,13 @@ def _table(specs: Path | None = None) -> dict[str, Any]:
     digest = specs_digest(root)
     if digest in _CACHE:
         return _CACHE[digest]
-    table = _read_json(shipped_table())
+    table = read_snapshot(shipped_table(), FORMAT)
     if table is None or table.get("specs_digest") != digest:
         from trnkb.userdirs import cache_dir
 
         folder = cache_dir("peaks")
         cached = folder / f"{digest}.json" if folder is not None else None
-        table = _read_json(cached) if cached is not None and cached.exists() else None
+        table = read_snapshot(cached, FORMAT) if cached is not None and cached.exists() else None
         if table is None or table.get("specs_digest") != digest:
             from trnkb.kb.peaks_table import build_table
 

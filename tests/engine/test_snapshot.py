@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from trnkb.engine import NeuronCore
-from trnkb.engine.snapshot import _read, _shipped, all_inputs, build
-from trnkb.spec.peaks_format import specs_digest, specs_dir
+from trnkb.engine.snapshot import FORMAT, _shipped, all_inputs, build
+from trnkb.spec.peaks_format import read_snapshot, specs_digest, specs_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("pandas", "pint_pandas", "altair", "networkx", "yaml", "pandera", "trnkb.kb")
@@ -26,7 +26,7 @@ HEAVY = ("pandas", "pint_pandas", "altair", "networkx", "yaml", "pandera", "trnk
 def test_the_shipped_snapshot_is_what_the_shipped_specs_give():
     # a stale snapshot is never used (the KB is loaded instead), but then `trnkb engine`
     # pays the whole load: after editing specs/, run `python -m trnkb.engine.snapshot`
-    doc = _read(_shipped())
+    doc = read_snapshot(_shipped(), FORMAT)
     assert doc is not None and doc["specs_digest"] == specs_digest(specs_dir()), (
         "trnkb/data/cores.json is stale: run `python -m trnkb.engine.snapshot`")
     assert doc == json.loads(json.dumps(build())), (

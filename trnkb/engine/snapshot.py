@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import pint
 
-from trnkb.spec.peaks_format import specs_digest, specs_dir
+from trnkb.spec.peaks_format import read_snapshot, specs_digest, specs_dir
 from trnkb.units import Q_
 from trnkb.units.qtypes import Quantity
 
@@ -107,19 +107,11 @@ def _shipped() -> Path:
     return Path(str(resources.files("trnkb").joinpath("data", "cores.json")))
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return doc if isinstance(doc, dict) and doc.get("format") == FORMAT else None
-
-
 def all_inputs(specs: Path | None = None) -> list[CoreInputs]:
     """Every chip's core inputs for ``specs`` (default: the shipped specs): from the shipped
     snapshot when it was built from these specs, else from the knowledge base."""
     root = Path(specs) if specs is not None else specs_dir()
-    doc = _read(_shipped())
+    doc = read_snapshot(_shipped(), FORMAT)
     if doc is None or not root.is_dir() or doc["specs_digest"] != specs_digest(root):
         doc = build(root)  # raises SpecError for a directory that does not load
     return [CoreInputs(row=c["row"], name=c["name"], chip=c["chip"],

@@ -49,6 +49,18 @@ def specs_digest(root: Path) -> str:
     return h.hexdigest()
 
 
+def read_snapshot(path: Any, fmt: int) -> dict[str, Any] | None:
+    """A shipped spec snapshot (JSON object of format ``fmt``) at ``path``; None if it is
+    missing, unreadable or of another format (the caller then builds it from the KB)."""
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("format") == fmt else None
+
+
 def shipped_table() -> Any:
     """Where the shipped table lives (``trnkb/data/peaks.json``, a Traversable)."""
     from importlib import resources
