@@ -18,8 +18,13 @@ Fit: least squares of ``1 / utilization = a + b / M`` over compute-bound operato
   4096, each with DeepGEMM's TFLOP/s and its speedup over CUTLASS 3.6 (so both kernels'
   times). Fitted with the roofline the step model uses, ``max(FLOPs x (M + m_half) / (M x
   peak x e), bytes / (HBM x hbm_e))``, least squares on relative time over a grid
-  (:func:`cuda_fit`). Serving stacks (TensorRT-LLM, vLLM) run CUTLASS/cuBLAS kernels: the
-  CUTLASS fit is the central, DeepGEMM's the fast end. Other NVIDIA chips (Blackwell)
+  (:func:`cuda_fit`: efficiency, ``m_half`` and the HBM fraction together; the small-M rows
+  are memory-bound and set the last). Serving stacks (TensorRT-LLM, vLLM) run CUTLASS/cuBLAS
+  kernels: the CUTLASS fit is the compute central, DeepGEMM's the fast end. The streaming
+  rate's central is DeepGEMM's fit (0.67 of HBM; the small-M kernels SGLang and TensorRT-LLM
+  run for DeepSeek-style blockwise FP8 are of its class), CUTLASS 3.6's (0.435) the slow end,
+  the sweep's best row (0.80) the fast end: a best point as the central would charge every
+  decode step at the sweep's best case. Other NVIDIA chips (Blackwell)
   take the Hopper FP8 fit: no Blackwell sweep is in the knowledge base; at a 4-bit format
   the simulator multiplies it by ``fp4_gemm_efficiency`` (:mod:`~trnkb.workload.fp4fit`).
 * AMD (ROCm stacks): AMD's own hipBLASLt measurements (:data:`ROCM_MAF`, :data:`ROCM_TAF`):
@@ -165,10 +170,11 @@ def cuda_fit(kernel: str = "cutlass") -> dict[str, float]:
     """``{"gemm_efficiency", "gemm_m_half", "hbm_efficiency", "rms_residual", "max_residual",
     "points"}``: the roofline of the step model fitted to :data:`CUDA_POINTS` for
     ``kernel`` ``cutlass`` (CUTLASS 3.6: DeepGEMM's time x its speedup) or ``deepgemm``.
-    The HBM fraction is the best streaming rate of the sweep (DeepGEMM's highest GB/s over
-    3.35 TB/s: the small-M points are memory-bound, so fitting it with ``m_half`` would
-    trade one for the other); efficiency and ``m_half`` then by grid (0.30-0.99 by 0.01,
-    0-800 rows by 4), least squares on the relative time."""
+    Efficiency, ``m_half`` and the HBM fraction are fitted together by grid (0.30-0.99 by
+    0.01, 0-800 rows by 4, 0.30-0.95 by 0.005), least squares on the relative time: the
+    small-M points are memory-bound, so they set the HBM fraction and the large-M points the
+    efficiency. ``hbm_best`` is the sweep's highest streaming rate (DeepGEMM's GB/s over
+    3.35 TB/s), the fast end."""
     if kernel not in ("cutlass", "deepgemm"):
         raise KeyError(f"no GEMM sweep for kernel {kernel!r} (cutlass, deepgemm)")
     p = np.array(CUDA_POINTS, float)
@@ -176,24 +182,29 @@ def cuda_fit(kernel: str = "cutlass") -> dict[str, float]:
     flops = 2 * m * n * k
     nbytes = m * k + n * k + 2 * m * n  # fp8 operands, bf16 output
     t_deep = flops / (tflops * 1e12)
-    he = float(np.max(nbytes / t_deep)) / _H800_HBM
+    best = float(np.max(nbytes / t_deep)) / _H800_HBM
     t = t_deep * (speedup if kernel == "cutlass" else 1.0)
     e = np.arange(0.30, 0.99, 0.01)[:, None, None]
     h = np.arange(0.0, 800.0, 4.0)[None, :, None]
-    model = np.maximum(flops * (m + h) / (m * _H800_FP8 * e), nbytes / (_H800_HBM * he))
-    rel = model / t - 1
-    rms = np.sqrt(np.mean(rel ** 2, axis=-1))
-    i, j = np.unravel_index(int(np.argmin(rms)), rms.shape)
+    compute = flops * (m + h) / (m * _H800_FP8 * e)
+    fit_ = (math.inf, 0.0, 0, 0, np.zeros(0))
+    for he in np.arange(0.30, 0.95, 0.005):  # one 2-D grid per HBM fraction (memory)
+        rel = np.maximum(compute, nbytes / (_H800_HBM * he)) / t - 1
+        rms = np.sqrt(np.mean(rel ** 2, axis=-1))
+        i, j = np.unravel_index(int(np.argmin(rms)), rms.shape)
+        if rms[i, j] < fit_[0]:
+            fit_ = (float(rms[i, j]), float(he), int(i), int(j), rel[i, j])
+    r, he, i, j, rel = fit_
     return {"gemm_efficiency": float(e[i, 0, 0]), "gemm_m_half": float(h[0, j, 0]),
-            "hbm_efficiency": he, "rms_residual": float(rms[i, j]),
-            "max_residual": float(np.max(np.abs(rel[i, j]))), "points": float(len(t))}
+            "hbm_efficiency": he, "hbm_best": best, "rms_residual": r,
+            "max_residual": float(np.max(np.abs(rel))), "points": float(len(t))}
 
 
 def cuda_inputs() -> dict[str, Input]:
     """``gemm_efficiency`` and ``gemm_m_half`` for a chip of a CUDA stack: the CUTLASS fit
     central, DeepGEMM's fit the fast end, the slow end 0.8 x CUTLASS (other GPUs, power-
-    limited clocks; see the module docstring); ``hbm_efficiency`` central the sweep's best
-    streaming rate."""
+    limited clocks; see the module docstring); ``hbm_efficiency`` central DeepGEMM's fitted
+    streaming rate, CUTLASS's the slow end, the sweep's best point the fast end."""
     c, d = cuda_fit("cutlass"), cuda_fit("deepgemm")
     basis = (f"fit to {_CUDA_SOURCE} ({int(c['points'])} shapes, M 64-4096): CUTLASS 3.6 "
              f"efficiency {c['gemm_efficiency']:.3f}, m_half {c['gemm_m_half']:.0f} rows "
@@ -202,7 +213,7 @@ def cuda_inputs() -> dict[str, Input]:
              f"{d['rms_residual']:.0%}); Hopper FP8 applied to every NVIDIA chip (gemmfit)")
     e_c, e_d = c["gemm_efficiency"], d["gemm_efficiency"]
     h_c, h_d = c["gemm_m_half"], d["gemm_m_half"]
-    he = c["hbm_efficiency"]
+    he_c, he_d, best = c["hbm_efficiency"], d["hbm_efficiency"], d["hbm_best"]
     return {"gemm_efficiency": Input("gemm_efficiency", 0.8 * e_c, e_c, max(e_d, e_c), "",
                                      "fitted", basis),
             "gemm_m_half": Input("gemm_m_half", min(h_d, h_c), h_c, 1.5 * h_c, "", "fitted",
@@ -210,11 +221,14 @@ def cuda_inputs() -> dict[str, Input]:
             "gemm_m_min": Input("gemm_m_min", 64.0, 64.0, 64.0, "", "fitted",
                                 f"{_CUDA_SOURCE}: the sweep's smallest M; below it the "
                                 "m_half waste ramps to 0 (GEMV kernels; no operator data)"),
-            "hbm_efficiency": Input("hbm_efficiency", 0.5, he, max(he, 0.9), "", "fitted",
-                                    f"{_CUDA_SOURCE}: the sweep's best streaming rate, "
-                                    f"{he * _H800_HBM / 1e9:,.0f} GB/s of 3,350 (M = 64, "
-                                    "K = 16,384); the range keeps the 0.5-0.9 assumption's "
-                                    "ends (gemmfit)")}
+            "hbm_efficiency": Input("hbm_efficiency", min(he_c, he_d), he_d, max(best, he_d),
+                                    "", "fitted",
+                                    f"{_CUDA_SOURCE}: streaming rate fitted with the roofline "
+                                    f"(the small-M points are memory-bound): DeepGEMM "
+                                    f"{he_d:.3f} of 3,350 GB/s central (the kernel class "
+                                    f"serving stacks run at small M), CUTLASS 3.6 {he_c:.3f} "
+                                    f"the slow end, the sweep's best point {best:.3f} (M = 64, "
+                                    "K = 16,384) the fast end (gemmfit)")}
 
 
 # AMD Max-Achievable FLOP/s, hipBLASLt, one GPU: (chip, format) -> (TFLOP/s measured, TFLOP/s
