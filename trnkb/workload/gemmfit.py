@@ -187,7 +187,7 @@ def cuda_fit(kernel: str = "cutlass") -> dict[str, float]:
     e = np.arange(0.30, 0.99, 0.01)[:, None, None]
     h = np.arange(0.0, 800.0, 4.0)[None, :, None]
     compute = flops * (m + h) / (m * _H800_FP8 * e)
-    fit_ = (math.inf, 0.0, 0, 0, np.zeros(0))
+    fit_: tuple[float, float, int, int, np.ndarray] = (math.inf, 0.0, 0, 0, np.zeros(0))
     for he in np.arange(0.30, 0.95, 0.005):  # one 2-D grid per HBM fraction (memory)
         rel = np.maximum(compute, nbytes / (_H800_HBM * he)) / t - 1
         rms = np.sqrt(np.mean(rel ** 2, axis=-1))
