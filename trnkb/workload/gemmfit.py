@@ -194,8 +194,8 @@ def cuda_fit(kernel: str = "cutlass") -> dict[str, float]:
         i, j = np.unravel_index(int(np.argmin(rms)), rms.shape)
         if rms[i, j] < fit_[0]:
             fit_ = (float(rms[i, j]), float(he), int(i), int(j), rel[i, j])
-    r, he, i, j, rel = fit_
-    return {"gemm_efficiency": float(e[i, 0, 0]), "gemm_m_half": float(h[0, j, 0]),
+    r, he, bi, bj, rel = fit_
+    return {"gemm_efficiency": float(e[bi, 0, 0]), "gemm_m_half": float(h[0, bj, 0]),
             "hbm_efficiency": he, "hbm_best": best, "rms_residual": r,
             "max_residual": float(np.max(np.abs(rel))), "points": float(len(t))}
 
