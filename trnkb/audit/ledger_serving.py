@@ -41,7 +41,14 @@ Rules, by the run's ``scenario``:
   performance-results tables (source ``amd-rocm-performance-results-2025-06``), whose rows
   state "Num Prompts" and "Max Num Seqs" (equal: the run's ``batch``), sent at an infinite
   rate: the drain of exactly that many requests with that many sequences a step
-  (``requests=batch``, ``max_seqs=batch``, :data:`_STATED_SEQS_SOURCES`);
+  (``requests=batch``, ``max_seqs=batch``, :data:`_STATED_SEQS_SOURCES`); and the
+  TensorRT-LLM perf overview at 00f3768 (source ``trtllm-perf-overview-00f3768``), whose
+  ``trtllm-bench throughput`` runs queue a stated number of requests per length pair
+  (its ``$num_requests`` table: 30,000 at 128/128 down to 1,000 at 20000/2000) and report
+  ``Total Output Throughput``, the output tokens over the whole run, ramp and drain
+  included (its example output: total output tokens / ``Total Latency``): the drain of that
+  many requests over the whole run (``requests`` from :data:`_TRTLLM_BENCH_REQUESTS`,
+  ``window="all"``);
 - MLPerf ``offline``, ``server``, ``interactive``: need the benchmark's mean input length,
   which no source read publishes (``specs/benchmarks.yaml`` carries only its upper bound,
   ``input.max``, never used as a mean); the run waits, its reason naming the bound. Once a
@@ -136,6 +143,10 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int],
         load = f" --concurrency {kw['concurrency']}"
     if run.source in _STATED_SEQS_SOURCES:  # Num Prompts = Max Num Seqs, all at once
         kw["max_seqs"] = kw["requests"] = int(run.get("batch"))
+    if run.source in _TRTLLM_BENCH_SOURCES:  # trtllm-bench: $num_requests, whole run
+        n = _TRTLLM_BENCH_REQUESTS.get((int(run.get("input_len")), int(run.get("output_len"))))
+        if n:
+            kw["requests"], kw["window"] = n, "all"
     if run.source in _STATIC_BATCH_SOURCES:  # gptSessionBenchmark: --num_runs 5 batches
         kw |= {"batching": "static", "requests": _SESSION_RUNS * kw["concurrency"],
                "window": "all"}
@@ -193,6 +204,14 @@ _STATIC_BATCH_SOURCES = ("trtllm-performance-0-5",)
 # docstring)
 _STATED_SEQS_SOURCES = ("amd-rocm-performance-results-2025-06",)
 _SESSION_RUNS = 5  # gptSessionBenchmark --num_runs 5 (source trtllm-performance-md-77d24b5)
+# trtllm-bench throughput runs whose requests per length pair a source states (module
+# docstring): (input, output) -> $num_requests, perf-overview.md at 00f3768, "Preparing a
+# Dataset" table
+_TRTLLM_BENCH_SOURCES = ("trtllm-perf-overview-00f3768",)
+_TRTLLM_BENCH_REQUESTS = {(128, 128): 30000, (128, 2048): 3000, (128, 4096): 1500,
+                          (1000, 2000): 1500, (2048, 128): 3000, (2048, 2048): 1500,
+                          (5000, 500): 1500, (1000, 1000): 3000, (500, 2000): 3000,
+                          (20000, 2000): 1000}
 
 # InferenceX's RANDOM_RANGE_RATIO (bench/import_inferencex.py, source
 # inferencex-bench-serving-843c625)
