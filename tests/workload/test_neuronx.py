@@ -154,9 +154,33 @@ def test_heads_and_kv_heads_padded_to_the_cores():
     # cores do not divide the heads
     assert padded_heads(40, 40, 32) == (64, 64)  # Llama 2 13B on trn1.32xlarge's 32 cores
     assert padded_heads(40, 40, 16) == (48, 48)
-    assert padded_heads(40, 8, 32) == (64, 32)
-    assert padded_heads(32, 8, 32) == (32, 8)  # divides: unchanged
-    assert padded_heads(64, 8, 32) == (64, 8)
+    # check_gqa_fallback (tnx 0623de2): 8 KV heads do not divide over 32 cores, so they are
+    # replicated to one per query head (GQA.REPLICATED_HEADS), then padded with them
+    assert padded_heads(40, 8, 32) == (64, 64)
+    assert padded_heads(32, 8, 32) == (32, 32)  # Llama 3.1 8B, Mistral 7B
+    assert padded_heads(64, 8, 32) == (64, 64)  # Llama 2/3 70B
+    assert padded_heads(64, 8, 8) == (64, 8)  # 8 cores divide the 8 KV heads: unchanged
+    assert padded_heads(32, 32, 32) == (32, 32)
+
+
+def test_replicated_kv_heads_charge_cache_and_weights(kb):
+    from trnkb.workload import fromkb
+    from trnkb.workload.stepcost import StepModel, padded_layout
+
+    m, s = fromkb.model(kb, "llama-3-1-70b"), fromkb.system(kb, "trn1-32xlarge")
+    assert (m.layers, m.d_model, m.attention_heads, m.kv_heads, m.head_dim) == \
+        (80, 8192, 64, 8, 128)
+    lay = padded_layout(m, Layout(16, 1), 2)
+    assert (lay.heads, lay.kv_heads) == (64, 64)
+    sm, plain = StepModel(m, s, lay, 2.0, 2.0), StepModel(m, s, Layout(16, 1), 2.0, 2.0)
+    # the cache of 64 K and V heads over 16 chips: 2 x 80 x 64 x 128 x 2 B / 16 = 163,840 B
+    # per token and chip, where 8 GQA heads over 8 of the chips' ranks hold 40,960
+    assert sm.kv_bytes_per_token_chip() == pytest.approx(2 * 80 * 64 * 128 * 2 / 16)
+    assert plain.kv_bytes_per_token_chip() == pytest.approx(2 * 80 * 8 * 128 * 2 / 8)
+    # K and V weights repeated from 8 to 64 heads: 80 x 8192 x 128 x 2 x 56 more parameters
+    extra = 80 * 8192 * 128 * 2 * 56
+    assert sm.padded_attention_params() == extra
+    assert sm.weights_per_chip() - plain.weights_per_chip() == pytest.approx(extra * 2.0 / 16)
 
 
 def test_layout_accepts_a_non_dividing_tp_only_under_the_stack(kb):
@@ -221,7 +245,7 @@ def test_simulator_runs_the_stack_at_tp_16_with_64_heads(kb):
     m, s = fromkb.model(kb, "llama-2-13b"), fromkb.system(kb, "trn1-32xlarge")
     kw = dict(input_len=1024, output_len=16, concurrency=1, batching="static", ranged=False)
     tnx = W.simulate(m, s, 16, stack=TNX_218, **kw)
-    assert tnx.settings["layout"] == "tp=16,heads=64"
+    assert tnx.settings["layout"] == "tp=16,heads=64,kv_heads=64"
     assert tnx.settings["tp"] == 16 and tnx.settings["attention_dp"] == 1
     # any other stack keeps the largest power of two dividing the 40 heads, and refuses 16
     assert W.simulate(m, s, 16, **kw).settings["layout"] == "tp=8,dp=2"
@@ -229,6 +253,8 @@ def test_simulator_runs_the_stack_at_tp_16_with_64_heads(kb):
         W.simulate(m, s, 16, tp=16, **kw)
     with pytest.raises(ValueError, match="no prefill rules"):  # a stack without rules is refused
         W.simulate(m, s, 16, tp=16, stack="vLLM 0.6.3", **kw)
-    # Llama 3.1 8B's 32 heads divide the 32 cores: no padding under the stack
+    # Llama 3.1 8B's 32 heads divide the 32 cores, its 8 KV heads do not: no query padding,
+    # the KV heads replicated to 32 (check_gqa_fallback)
     m8 = fromkb.model(kb, "llama-3-1-8b")
-    assert W.simulate(m8, s, 16, stack=TNX_218, **kw).settings["layout"] == "tp=16"
+    assert W.simulate(m8, s, 16, stack=TNX_218, **kw).settings["layout"] == \
+        "tp=16,heads=32,kv_heads=32"

@@ -25,7 +25,12 @@ ledger run) the step cost follows these rules instead:
 3. **Heads padded to the tensor-parallel degree.** ``decoder.py`` ``DecoderLayer.to_neuron``
    (source ``tnx-source-0623de2``) pads the query heads to ``round_up_to_divisor(n_heads,
    tp_degree)`` (Llama 2 13B: 40 heads on 32 NeuronCores become 64, two per core); a core
-   computes the scores of ``ceil(heads / cores)`` heads. :func:`heads_per_core`.
+   computes the scores of ``ceil(heads / cores)`` heads. :func:`heads_per_core`. KV heads
+   that the cores do not divide are replicated to one per query head first
+   (``check_gqa_fallback``: ``GQA.REPLICATED_HEADS``; ``to_neuron`` repeats the K/V weights
+   and sizes the cache at the query heads): Llama 3.1 70B's 8 KV heads on 32 cores hold a
+   64-head cache, 8x its GQA cache. The padded and repeated weights are streamed and
+   multiplied like real ones (:meth:`~trnkb.workload.stepcost.StepModel.padded_attention_params`).
 4. **Cost of one score element** on a NeuronCore (engine rates from ``specs/cores.yaml``,
    ``neuroncore-v2``): the engines run concurrently, so the time is the largest of TensorE
    (Q K^T and P V, ``2 (d_qk + d_v)`` FLOPs, plus the transpose of P through the PE array,
@@ -119,8 +124,14 @@ def padded_heads(heads: int, kv_heads: int, cores: int) -> tuple[int, int]:
     multiple of ``cores`` (``decoder.py``, source ``tnx-source-0623de2``: ``to_neuron`` pads
     the query weights, and K/V too when ``n_head == n_kv_head``, to ``round_up_to_divisor(
     n_heads, tp_degree)``; ``init_caches`` sizes the KV cache at ``round_up_to_divisor(
-    n_kv_head, tp_degree)`` heads). ``(heads, kv_heads)`` unchanged when ``cores`` divides
-    ``heads``. Llama 2 13B (40 heads, MHA) on 32 cores: (64, 64)."""
+    n_kv_head, tp_degree)`` heads). A GQA model whose KV heads ``cores`` does not divide
+    gets them replicated to one per query head first (``check_gqa_fallback``: "KV head
+    replication will be enabled", ``GQA.REPLICATED_HEADS``; ``to_neuron`` then repeats the
+    K/V weights and sets ``n_kv_head = n_head`` before ``init_caches``): the cache is the
+    MHA cache of the query heads. Llama 2 13B (40 heads, MHA) on 32 cores: (64, 64); Llama
+    3.1 70B (64 heads, 8 KV heads): (64, 64)."""
+    if kv_heads != heads and kv_heads % cores:
+        kv_heads = heads
     if heads % cores == 0:
         return heads, kv_heads
     return -(-heads // cores) * cores, -(-kv_heads // cores) * cores

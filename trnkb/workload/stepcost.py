@@ -104,17 +104,22 @@ class Layout:
             parts.append(f"replicas={self.replicas}")
         if self.heads:
             parts.append(f"heads={self.heads}")
+        if self.kv_heads:
+            parts.append(f"kv_heads={self.kv_heads}")
         return ",".join(parts)
 
 
 def padded_layout(model: Model, lay: Layout, cores_per_chip: int) -> Layout:
     """``lay`` with the heads Transformers NeuronX pads to its ``tp x cores_per_chip``
     NeuronCores (:func:`~trnkb.workload.neuronx.padded_heads`); ``lay`` itself when
-    ``cores_per_chip`` is 0 (another stack), the model is MLA or the cores divide the heads."""
+    ``cores_per_chip`` is 0 (another stack), the model is MLA or it holds the model's own
+    heads (the cores divide the query and the KV heads)."""
     if not cores_per_chip or model.attention == "mla":
         return lay
     heads, kv = padded_heads(model.attention_heads, model.kv_heads, lay.tp * cores_per_chip)
-    return replace(lay, heads=heads, kv_heads=kv) if heads != model.attention_heads else lay
+    if (heads, kv) == (model.attention_heads, model.kv_heads):
+        return lay
+    return replace(lay, heads=heads, kv_heads=kv)
 
 
 @dataclass(frozen=True)
@@ -129,7 +134,23 @@ class StepModel:
     params: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "params", self.model.params())  # counted once
+        p = self.model.params()  # counted once
+        extra = self.padded_attention_params()
+        if extra:
+            p = {**p, "attention": p["attention"] + extra, "total": p["total"] + extra}
+        object.__setattr__(self, "params", p)
+
+    def padded_attention_params(self) -> int:
+        """Parameters the layout's padded heads add (:class:`Layout`): Q and O weights of the
+        padded query heads, K and V weights of the padded or replicated KV heads (Transformers
+        NeuronX pads them with zeros and repeats replicated K/V heads, ``decoder.py``
+        ``to_neuron``; the GEMMs stream and multiply them like real ones)."""
+        m, lay = self.model, self.layout
+        if not (lay.heads or lay.kv_heads) or m.attention == "mla":
+            return 0
+        dq = (lay.heads or m.attention_heads) - m.attention_heads
+        dkv = (lay.kv_heads or m.kv_heads) - m.kv_heads
+        return m.layers * m.d_model * m.head_dim * 2 * (dq + dkv)
 
     def weights_per_chip(self) -> float:
         p = self.params
