@@ -144,7 +144,8 @@ def _simulate(kb: KnowledgeBase, run: Run, lengths: tuple[int, int],
     if run.source in _STATED_SEQS_SOURCES:  # Num Prompts = Max Num Seqs, all at once
         kw["max_seqs"] = kw["requests"] = int(run.get("batch"))
     if run.source in _TRTLLM_BENCH_SOURCES:  # trtllm-bench: $num_requests, whole run
-        n = _TRTLLM_BENCH_REQUESTS.get((int(run.get("input_len")), int(run.get("output_len"))))
+        n = _TRTLLM_BENCH_REQUESTS.get((int(run.get("input_len") or 0),
+                                        int(run.get("output_len") or 0)))
         if n:
             kw["requests"], kw["window"] = n, "all"
     if run.source in _STATIC_BATCH_SOURCES:  # gptSessionBenchmark: --num_runs 5 batches
