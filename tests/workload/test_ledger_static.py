@@ -89,3 +89,29 @@ def test_amd_rocm_rows_drain_their_stated_prompts_at_their_stated_max_seqs(kb):
     by_hand = n * o / r["e2e_p99"].mid
     assert r["tokens_per_s_system"].mid == pytest.approx(by_hand, rel=5e-3)
     assert predict_serving(kb, run).mid == pytest.approx(by_hand / 8, rel=5e-3)
+
+
+def test_trtllm_bench_rows_drain_the_page_requests_over_the_whole_run(kb):
+    """trtllm-perf-overview-00f3768 states $num_requests per length pair (3,000 at 1000/1000)
+    and reports Total Output Throughput: every request's output over the whole run. By hand:
+    N x out tokens over the time the last request ends (all requests arrive at t = 0, so the
+    run's length is the largest end-to-end latency), within the spread of the p99."""
+    import trnkb.workload as W
+
+    runs = [r for r in ledger.load_runs() if r.source == "trtllm-perf-overview-00f3768"]
+    assert len(runs) >= 10
+    for run in runs:
+        p = predict_serving(kb, run)
+        assert not isinstance(p, str), p
+        assert "window=all" in p.call, p.call
+    run = next(r for r in runs if r.id == "measured-h100-llama31-8b-fp8-tp1-1000-1000")
+    assert "requests=3000" in predict_serving(kb, run).call
+    m, s = fromkb.model(kb, run.model), fromkb.system(kb, run.system)
+    r = W.simulate(m, s, 1, input_len=1000, output_len=1000, precision="fp8", requests=3000,
+                   window="all", ranged=False)
+    steady = W.simulate(m, s, 1, input_len=1000, output_len=1000, precision="fp8",
+                        ranged=False)["tokens_per_s_per_chip"].mid
+    whole = r["tokens_per_s_per_chip"].mid
+    assert 3000 * 1000 / r["e2e_p99"].mid / whole == pytest.approx(1.0, abs=0.05)
+    assert whole < steady  # the ramp and the tail of a finite run cost throughput
+    assert predict_serving(kb, run).mid == pytest.approx(whole, rel=1e-9)
