@@ -287,3 +287,30 @@ def test_mla_prefill_attention_runs_at_the_bf16_peak() -> None:
     sm = StepModel(m, s, Layout(8), 1.0, 1.0)
     _, parts = step_time(sm, v, 0.0, 0.0, 0.0, pos, parts=True)
     assert parts["attention"] == pytest.approx(by_hand, rel=1e-9)
+
+
+def test_mla_latent_down_projections_are_whole_on_every_tp_rank() -> None:
+    """SGLang's DeepSeek attention builds q_a, kv_a and the RoPE key as one ReplicatedLinear
+    (7168 -> 1536 + 512 + 64 = 2112 per layer, 61 layers): at tp 8 each chip streams all
+    of it, 61 x 7168 x 2112 x (1 - 1/8) parameters more than an even split; under attention
+    DP (tp 1) nothing changes."""
+    import trnkb
+    from trnkb import workload as W
+    from trnkb.workload.stepcost import Layout, StepModel, step_time
+
+    kb = trnkb.load()
+    m, s = W.model(kb, "deepseek-v3"), W.system(kb, "hgx-b200-8")
+    sm8, sm1 = StepModel(m, s, Layout(8), 1.0, 1.0), StepModel(m, s, Layout(1, 8), 1.0, 1.0)
+    rep = 61 * 7168 * 2112
+    assert sm8.replicated_params() == rep
+    p = m.params()
+    even = (p["total"] - p["routed_experts"]) / 8
+    assert sm8.dense_params_per_chip() == pytest.approx(even + rep * (1 - 1 / 8))
+    assert sm1.dense_params_per_chip() == pytest.approx(p["total"] - p["routed_experts"])
+    # a memory-bound decode step of one token streams those weights once
+    v = _v({k: i.mid for k, i in s.inputs("fp8").items()})
+    _, parts = step_time(sm8, v, 1.0, 0.0, 0.0, 0.0, parts=True)
+    dense = (sm8.dense_params_per_chip() - p["embedding"] / 8) / (v["hbm_bandwidth"] * 0.8)
+    assert parts["dense"] == pytest.approx(dense)
+    gqa = StepModel(W.model(kb, "llama-2-70b"), s, Layout(8), 1.0, 1.0)
+    assert gqa.replicated_params() == 0

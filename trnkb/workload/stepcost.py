@@ -8,12 +8,14 @@ tokens attend to (a chunk of ``c`` tokens after ``p`` cached ones attends to
 ``c*p + c*(c+1)/2``). :func:`step_time` returns seconds per pipeline stage pass times
 ``pp``, the sum of named parts, each a roofline of its own shape:
 
-* ``dense``: the local attention projections, dense FFNs, shared experts and output head as
-  GEMMs of ``M = tokens`` rows: ``max(FLOPs / (peak x gemm_eff(M)), weight bytes / (HBM x
-  hbm_efficiency))`` with ``gemm_eff(M) = gemm_efficiency x M / (M + gemm_m_half)`` (small-M
-  decode GEMMs waste the tile rows they do not fill: :mod:`trnkb.workload.gemmfit`; below
-  ``gemm_m_min``, the smallest M of the sweep that fitted ``m_half`` where one is given,
-  the waste ramps down linearly to 0 at M = 0: GEMV kernels bound by the weight stream);
+* ``dense``: the local attention projections (an MLA model's latent down-projections whole
+  on every tensor-parallel rank: :meth:`StepModel.replicated_params`), dense FFNs, shared
+  experts and output head as GEMMs of ``M = tokens`` rows: ``max(FLOPs / (peak x
+  gemm_eff(M)), weight bytes / (HBM x hbm_efficiency))`` with ``gemm_eff(M) =
+  gemm_efficiency x M / (M + gemm_m_half)`` (small-M decode GEMMs waste the tile rows they
+  do not fill: :mod:`trnkb.workload.gemmfit`; below ``gemm_m_min``, the smallest M of the
+  sweep that fitted ``m_half`` where one is given, the waste ramps down linearly to 0 at
+  M = 0: GEMV kernels bound by the weight stream);
   at a 4-bit compute format ``gemm_efficiency`` is multiplied by ``fp4_gemm_efficiency``
   (:mod:`~trnkb.workload.fp4fit`: the fits were read on 8- and 16-bit GEMMs);
 * ``experts``: routed experts at their real rows, ``M = tokens x k / E`` per expert across the
@@ -152,10 +154,30 @@ class StepModel:
         dkv = (lay.kv_heads or m.kv_heads) - m.kv_heads
         return m.layers * m.d_model * m.head_dim * 2 * (dq + dkv)
 
+    def replicated_params(self) -> int:
+        """Parameters every tensor-parallel rank holds whole: an MLA model's latent
+        down-projections (``d x (q_rank + kv_rank + rope)`` per layer; without a query
+        rank only the KV one), which SGLang and vLLM build as one replicated linear
+        (``fused_qkv_a_proj_with_mqa = ReplicatedLinear(hidden, q_lora_rank + kv_lora_rank +
+        qk_rope_head_dim)`` in SGLang's ``deepseek_v2.py``; vLLM's ``MergedReplicatedLinear``).
+        0 for other attention."""
+        m = self.model
+        if m.attention != "mla":
+            return 0
+        latent = (m.q_lora_rank or 0) + (m.kv_lora_rank or 0) + (m.qk_rope_head_dim or 0)
+        return m.layers * m.d_model * latent
+
+    def dense_params_per_chip(self) -> float:
+        """Parameters one chip holds of all but the routed experts: split over ``tp x pp``,
+        the replicated ones (:meth:`replicated_params`) over ``pp`` only."""
+        p, lay = self.params, self.layout
+        rep = self.replicated_params()
+        return (p["total"] - p["routed_experts"] - rep) / (lay.tp * lay.pp) + rep / lay.pp
+
     def weights_per_chip(self) -> float:
         p = self.params
         lay = self.layout
-        dense = (p["total"] - p["routed_experts"]) * self.weight_bytes / (lay.tp * lay.pp)
+        dense = self.dense_params_per_chip() * self.weight_bytes
         experts = p["routed_experts"] * self.weight_bytes / (lay.stage_chips * lay.pp)
         return dense + experts
 
@@ -201,8 +223,8 @@ def step_fn(sm: StepModel, v: Mapping[str, float]) -> Callable[..., Any]:
     p = sm.params
     wb = sm.weight_bytes
     # dense matmuls of one stage on one chip: every parameter but the routed experts and the
-    # input embedding (a lookup), split over tp
-    dense_params = (p["total"] - p["routed_experts"] - p["embedding"]) / (tp * pp)
+    # input embedding (a lookup), split over tp (an MLA model's latent down-projections whole)
+    dense_params = sm.dense_params_per_chip() - p["embedding"] / (tp * pp)
     dense_flops_tok, dense_mem = 2.0 * dense_params / peak, dense_params * wb / bw
     imb = v["moe_imbalance"]
     if m.moe:
