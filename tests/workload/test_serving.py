@@ -48,7 +48,10 @@ def test_moe_decode_reads_only_touched_experts(kb):
     many = W.serve(m, s, 72, 4096, 1024, 16, "fp8", curve=False)
     p = m.params()
     # every expert touched: the local dense shard plus 1/72 of all routed experts (fp8)
-    bound = (p["total"] - p["routed_experts"] - p["embedding"]) / one.settings["tp"] + p[
+    # (the latent down-projections, 61 x 7168 x 2112, whole on every tensor-parallel rank)
+    rep = 61 * 7168 * 2112
+    tp = one.settings["tp"]
+    bound = (p["total"] - p["routed_experts"] - p["embedding"] - rep) / tp + rep + p[
         "routed_experts"
     ] / 72
     assert one.breakdown["decode_weights_read"] < many.breakdown["decode_weights_read"]
@@ -209,8 +212,10 @@ def test_closed_form_mla_decode_counts_absorbed_attention() -> None:
     m, s = W.model(kb, "deepseek-v3"), W.system(kb, "gb300-nvl72")
     r = W.serve(m, s, 8, 64, 2048, 512, "fp8", curve=False)
     ctx = 2048 + 512 / 2
-    # per chip: 64 tokens x (2 x active + 2 x 128 x (512 + 64 + 512) x 61 x context) / 8
-    by_hand = 64 * (2 * m.active_params(False) + 2 * 128 * 1088 * 61 * ctx) / 8
+    # per chip: 64 tokens x (2 x active + 2 x 128 x (512 + 64 + 512) x 61 x context) / 8,
+    # plus the latent down-projections (61 x 7168 x 2112) every tp rank runs whole: 7/8 more
+    by_hand = 64 * (2 * m.active_params(False) + 2 * 128 * 1088 * 61 * ctx) / 8 \
+        + 64 * 2 * 61 * 7168 * 2112 * (1 - 1 / 8)
     assert r.breakdown["decode_flops"] == pytest.approx(by_hand)
 
 

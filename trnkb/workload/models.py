@@ -132,6 +132,18 @@ class Model:
         active = p["total"] - p["routed_experts"] + routed
         return active if include_input_embedding else active - p["embedding"]
 
+    def tp_replicated_params(self) -> int:
+        """Parameters the serving stacks hold whole on every tensor-parallel rank: an MLA
+        model's latent down-projections, ``d x (q_rank + kv_rank + rope)`` per layer (without
+        a query rank only the KV one), built as one replicated linear (SGLang's
+        ``deepseek_v2.py``: ``fused_qkv_a_proj_with_mqa = ReplicatedLinear(hidden_size,
+        q_lora_rank + kv_lora_rank + qk_rope_head_dim)``; vLLM's ``MergedReplicatedLinear``).
+        0 for other attention."""
+        if self.attention != "mla":
+            return 0
+        latent = (self.q_lora_rank or 0) + (self.kv_lora_rank or 0) + (self.qk_rope_head_dim or 0)
+        return self.layers * self.d_model * latent
+
     def expert_bytes(self, bytes_per_param: float) -> float:
         """Bytes of one routed expert of one layer."""
         return self.ffn_params(self.expert_ffn_size or 0) * bytes_per_param if self.moe else 0.0

@@ -126,7 +126,8 @@ def _step(model: Model, system: System, chips: int, tp: int, dp: int, batch: int
     """Seconds and bytes of one forward over ``batch`` sequences of ``tokens_per_seq`` new
     tokens each."""
     p = model.params()
-    dense = (p["total"] - p["routed_experts"] - p["embedding"]) * wb / tp
+    rep = model.tp_replicated_params()  # whole on every tensor-parallel rank
+    dense = ((p["total"] - p["routed_experts"] - p["embedding"] - rep) / tp + rep) * wb
     tokens = batch * tokens_per_seq
     experts_b = 0.0
     if model.moe:
@@ -144,13 +145,15 @@ def _step(model: Model, system: System, chips: int, tp: int, dp: int, batch: int
         if model.attention == "mla":
             per_tok = model.decode_attention_flops_per_position() * ctx
         attn_flops = tokens * per_tok / chips
-        flops = tokens * 2.0 * model.active_params(False) / chips + attn_flops
+        flops = (tokens * 2.0 * model.active_params(False) / chips + attn_flops
+                 + tokens / dp * 2.0 * rep * (1 - 1 / tp))  # the replicated ones, whole
         bw = v["hbm_bandwidth"] * v["hbm_efficiency"]
         ce = v["peak_flops"] * v["compute_efficiency"]
         t = (max((flops - attn_flops) / ce, (dense + experts_b) / bw)
              + max(attn_flops / ce, kv_read / bw))
     else:
-        flops = tokens * model.forward_flops_per_token(tokens_per_seq, causal_mean=True) / chips
+        flops = (tokens * model.forward_flops_per_token(tokens_per_seq, causal_mean=True) / chips
+                 + tokens / dp * 2.0 * rep * (1 - 1 / tp))
         t = max(flops / (v["peak_flops"] * v["prefill_mfu"]),
                 (dense + experts_b) / (v["hbm_bandwidth"] * v["hbm_efficiency"]))
     elementwise = elementwise_bytes(model, tokens, chips, dp) * v["elementwise_fraction"]
@@ -213,7 +216,9 @@ def serve(model: Model, system: System, chips: int, batch: int, input_len: int, 
     ctx = input_len + output_len / 2
     final_ctx = input_len + output_len
     p = model.params()
-    weights_chip = (p["total"] - p["routed_experts"]) * wb / tp + p["routed_experts"] * wb / chips
+    rep = model.tp_replicated_params()  # whole on every tensor-parallel rank
+    weights_chip = (((p["total"] - p["routed_experts"] - rep) / tp + rep) * wb
+                    + p["routed_experts"] * wb / chips)
     kv_shard = 1 if model.attention == "mla" else min(tp, model.kv_heads)
 
     def max_batch(v: Mapping[str, float]) -> float:

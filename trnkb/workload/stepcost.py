@@ -155,17 +155,9 @@ class StepModel:
         return m.layers * m.d_model * m.head_dim * 2 * (dq + dkv)
 
     def replicated_params(self) -> int:
-        """Parameters every tensor-parallel rank holds whole: an MLA model's latent
-        down-projections (``d x (q_rank + kv_rank + rope)`` per layer; without a query
-        rank only the KV one), which SGLang and vLLM build as one replicated linear
-        (``fused_qkv_a_proj_with_mqa = ReplicatedLinear(hidden, q_lora_rank + kv_lora_rank +
-        qk_rope_head_dim)`` in SGLang's ``deepseek_v2.py``; vLLM's ``MergedReplicatedLinear``).
-        0 for other attention."""
-        m = self.model
-        if m.attention != "mla":
-            return 0
-        latent = (m.q_lora_rank or 0) + (m.kv_lora_rank or 0) + (m.qk_rope_head_dim or 0)
-        return m.layers * m.d_model * latent
+        """Parameters every tensor-parallel rank holds whole
+        (:meth:`~trnkb.workload.models.Model.tp_replicated_params`)."""
+        return self.model.tp_replicated_params()
 
     def dense_params_per_chip(self) -> float:
         """Parameters one chip holds of all but the routed experts: split over ``tp x pp``,
