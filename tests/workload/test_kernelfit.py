@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from workloadhelpers import step_values
 
 
 def test_kernel_overhead_points_by_hand() -> None:
@@ -21,15 +22,6 @@ def test_kernel_overhead_points_by_hand() -> None:
     assert f["residual_low"] < 0 < f["residual_high"]
 
 
-def _values(s: object, prec: str) -> dict[str, float]:
-    return {**{k: i.mid for k, i in s.inputs(prec).items()},  # type: ignore[attr-defined]
-            "hbm_efficiency": 0.8, "gemm_efficiency": 0.5, "gemm_m_half": 100.0,
-            "moe_imbalance": 1.0, "attention_efficiency": 0.5, "elementwise_fraction": 0.0,
-            "collective_efficiency": 1.0, "scaleout_latency": 0.0,
-            "collective_latency": 1e-5, "collective_latency_per_rank": 0.0,
-            "serve_overlap": 0.0, "step_overhead": 1e-3, "layer_overhead": 2e-6}
-
-
 def test_moe_mla_layer_pays_its_kernel_chain_dense_keeps_layer_overhead() -> None:
     import trnkb
     from trnkb import workload as W
@@ -42,13 +34,13 @@ def test_moe_mla_layer_pays_its_kernel_chain_dense_keeps_layer_overhead() -> Non
     assert kernel_inputs(llama) == {}
     ins = kernel_inputs(ds)
     assert ins["kernels_per_layer"].lo == 14 and ins["kernel_overhead"].kind == "fitted"
-    v = {**_values(s, "fp8"), "kernels_per_layer": 18.0, "kernel_overhead": 3.44e-6}
+    v = {**step_values(s, "fp8"), "kernels_per_layer": 18.0, "kernel_overhead": 3.44e-6}
     sm = StepModel(ds, s, Layout(8, 1, 1), 1.0, 1.0)
     _, parts = step_time(sm, v, 4.0, 4000.0, 0.0, 0.0, parts=True)
     # 1 ms per step + 61 layers x 18 kernels x 3.44 us = 4.777 ms
     assert parts["fixed"] == pytest.approx(1e-3 + 61 * 18 * 3.44e-6)
     sm2 = StepModel(llama, s, Layout(8, 1, 1), 1.0, 1.0)
-    _, parts2 = step_time(sm2, _values(s, "fp8"), 4.0, 4000.0, 0.0, 0.0, parts=True)
+    _, parts2 = step_time(sm2, step_values(s, "fp8"), 4.0, 4000.0, 0.0, 0.0, parts=True)
     assert parts2["fixed"] == pytest.approx(1e-3 + 80 * 2e-6)  # unchanged for dense
     # the simulator hands a MoE/MLA model the kernel inputs instead of layer_overhead
     r = W.simulate(ds, s, 8, input_len=256, output_len=16, precision="fp8", concurrency=2,
@@ -64,7 +56,7 @@ def test_expert_all_to_all_only_under_attention_dp() -> None:
     kb = trnkb.load()
     s = W.system(kb, "hgx-b200-8")
     m = W.model(kb, "deepseek-v3")
-    v = _values(s, "fp8")
+    v = step_values(s, "fp8")
     net = s.network
     kw = {"efficiency": 1.0, "step_latency": 0.0, "hop_latency": 0.0, "scaleout_latency": 0.0,
           "scaleup_scale": 1.0, "scaleout_scale": 1.0}

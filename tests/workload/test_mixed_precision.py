@@ -2,15 +2,13 @@
 another's (NVIDIA's NVFP4 recipes: fp4 GEMMs, fp8 or bf16 attention), and the importer
 reading the precision a submission's launch script states."""
 
-import sys
 from pathlib import Path
 
 import pytest
+from workloadhelpers import ledger_importer
 
 from trnkb import workload as W
 from trnkb.workload.ranges import user_value
-
-ROOT = Path(__file__).resolve().parents[2]
 
 # Llama 2 70B by hand, as in test_eval_time.py: parameters without the input embedding, and
 # the causal attention forward per token at 8192 (2 x 64 heads x (128 + 128) x 80 layers x
@@ -83,12 +81,7 @@ _FILES = {
 
 
 def test_the_importer_reads_the_precision_a_launch_script_states(monkeypatch):
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import import_ledger as imp
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    monkeypatch.setattr(imp, "_git", lambda repo, commit, path, mirror: _FILES[path])
+    imp = ledger_importer(monkeypatch, _FILES)
     files = set(_FILES)
     a = imp._stated_precision("r", "c", "X", "sysA", "b", files, Path("."))
     # the later-sourced fp4 file overrides FP8=True; FP8_DPA from the common file

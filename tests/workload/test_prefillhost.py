@@ -4,15 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-
-def _values(s: object) -> dict[str, float]:
-    return {**{k: i.mid for k, i in s.inputs("fp8").items()},  # type: ignore[attr-defined]
-            "hbm_efficiency": 0.8, "gemm_efficiency": 0.5, "gemm_m_half": 100.0,
-            "moe_imbalance": 1.0, "attention_efficiency": 0.5, "elementwise_fraction": 0.0,
-            "collective_efficiency": 1.0, "scaleout_latency": 0.0,
-            "collective_latency": 1e-5, "collective_latency_per_rank": 0.0,
-            "serve_overlap": 0.0, "step_overhead": 1e-3, "layer_overhead": 2e-6}
+from workloadhelpers import step_values
 
 
 def test_the_input_is_the_sources_forward_costs_per_layer() -> None:
@@ -36,7 +28,7 @@ def test_a_short_prefill_takes_the_floor_and_decodes_do_not_move() -> None:
     kb = trnkb.load()
     s, m = W.system(kb, "hgx-b200-8"), W.model(kb, "deepseek-v3")
     sm = StepModel(m, s, Layout(8, 1, 1), 1.0, 1.0)
-    v = _values(s)
+    v = step_values(s)
     bare = step_fn(sm, v)
     floored = step_fn(sm, {**v, "eager_prefill_floor": 1e-3})
     # a 16-token prefill: far under 61 layers x 1 ms = 61 ms of host launch time

@@ -302,7 +302,7 @@ def test_mla_latent_down_projections_are_whole_on_every_tp_rank() -> None:
     m, s = W.model(kb, "deepseek-v3"), W.system(kb, "hgx-b200-8")
     sm8, sm1 = StepModel(m, s, Layout(8), 1.0, 1.0), StepModel(m, s, Layout(1, 8), 1.0, 1.0)
     rep = 61 * 7168 * 2112
-    assert sm8.replicated_params() == rep
+    assert m.tp_replicated_params() == rep
     p = m.params()
     even = (p["total"] - p["routed_experts"]) / 8
     assert sm8.dense_params_per_chip() == pytest.approx(even + rep * (1 - 1 / 8))
@@ -313,4 +313,4 @@ def test_mla_latent_down_projections_are_whole_on_every_tp_rank() -> None:
     dense = (sm8.dense_params_per_chip() - p["embedding"] / 8) / (v["hbm_bandwidth"] * 0.8)
     assert parts["dense"] == pytest.approx(dense)
     gqa = StepModel(W.model(kb, "llama-2-70b"), s, Layout(8), 1.0, 1.0)
-    assert gqa.replicated_params() == 0
+    assert gqa.model.tp_replicated_params() == 0

@@ -1,9 +1,8 @@
 """The importer reads the layout a launch script sets (TP, PP, CP, microbatch, interleave)."""
 
-import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from workloadhelpers import ledger_importer
 
 _FILES = {
     "X/benchmarks/b/implementations/sysA/README-sysA.md":
@@ -30,18 +29,8 @@ _FILES = {
 }
 
 
-def _importer(monkeypatch):
-    sys.path.insert(0, str(ROOT / "bench"))
-    try:
-        import import_ledger as imp
-    finally:
-        sys.path.remove(str(ROOT / "bench"))
-    monkeypatch.setattr(imp, "_git", lambda repo, commit, path, mirror: _FILES[path])
-    return imp
-
-
 def test_launch_script_layout_becomes_the_runs_plan(monkeypatch):
-    imp = _importer(monkeypatch)
+    imp = ledger_importer(monkeypatch, _FILES)
     files = set(_FILES)
     a = imp._stated_precision("r", "c", "X", "sysA", "b", files, Path("."))
     assert a["plan"] == "tp=4,pp=8,cp=2,mb=1,zero=1,vpp=8"

@@ -171,7 +171,8 @@ def cuda_fit(kernel: str = "cutlass") -> dict[str, float]:
     "points"}``: the roofline of the step model fitted to :data:`CUDA_POINTS` for
     ``kernel`` ``cutlass`` (CUTLASS 3.6: DeepGEMM's time x its speedup) or ``deepgemm``.
     Efficiency, ``m_half`` and the HBM fraction are fitted together by grid (0.30-0.99 by
-    0.01, 0-800 rows by 4, 0.30-0.95 by 0.005), least squares on the relative time: the
+    0.01, 0-800 rows by 4, 0.30-0.95 by 0.005, searched every 0.05 and then around the
+    best), least squares on the relative time: the
     small-M points are memory-bound, so they set the HBM fraction and the large-M points the
     efficiency. ``hbm_best`` is the sweep's highest streaming rate (DeepGEMM's GB/s over
     3.35 TB/s), the fast end."""
@@ -186,14 +187,22 @@ def cuda_fit(kernel: str = "cutlass") -> dict[str, float]:
     t = t_deep * (speedup if kernel == "cutlass" else 1.0)
     e = np.arange(0.30, 0.99, 0.01)[:, None, None]
     h = np.arange(0.0, 800.0, 4.0)[None, :, None]
-    compute = flops * (m + h) / (m * _H800_FP8 * e)
-    fit_: tuple[float, float, int, int, np.ndarray] = (math.inf, 0.0, 0, 0, np.zeros(0))
-    for he in np.arange(0.30, 0.95, 0.005):  # one 2-D grid per HBM fraction (memory)
-        rel = np.maximum(compute, nbytes / (_H800_HBM * he)) / t - 1
+    compute = flops * (m + h) / (m * _H800_FP8 * e) / t  # relative to the measured time
+    memory = nbytes / _H800_HBM / t
+
+    def grid(he: float) -> tuple[float, float, int, int, np.ndarray]:
+        """The best (efficiency, m_half) at one HBM fraction."""
+        rel = np.maximum(compute, memory / he) - 1
         rms = np.sqrt(np.mean(rel ** 2, axis=-1))
         i, j = np.unravel_index(int(np.argmin(rms)), rms.shape)
-        if rms[i, j] < fit_[0]:
-            fit_ = (float(rms[i, j]), float(he), int(i), int(j), rel[i, j])
+        return float(rms[i, j]), float(he), int(i), int(j), rel[i, j]
+
+    # the HBM fractions 0.30-0.95 by 0.005: every tenth first, then the steps around the best
+    fractions = [float(x) for x in np.arange(0.30, 0.95, 0.005)]
+    coarse = min(range(0, len(fractions), 10), key=lambda k: grid(fractions[k])[0])
+    fit_ = min((grid(fractions[k]) for k in range(max(coarse - 10, 0),
+                                                  min(coarse + 11, len(fractions)))),
+               key=lambda f: f[0])
     r, he, bi, bj, rel = fit_
     return {"gemm_efficiency": float(e[bi, 0, 0]), "gemm_m_half": float(h[0, bj, 0]),
             "hbm_efficiency": he, "hbm_best": best, "rms_residual": r,

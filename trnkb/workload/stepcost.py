@@ -9,8 +9,8 @@ tokens attend to (a chunk of ``c`` tokens after ``p`` cached ones attends to
 ``pp``, the sum of named parts, each a roofline of its own shape:
 
 * ``dense``: the local attention projections (an MLA model's latent down-projections whole
-  on every tensor-parallel rank: :meth:`StepModel.replicated_params`), dense FFNs, shared
-  experts and output head as GEMMs of ``M = tokens`` rows: ``max(FLOPs / (peak x
+  on every tensor-parallel rank: :meth:`~trnkb.workload.models.Model.tp_replicated_params`),
+  dense FFNs, shared experts and output head as GEMMs of ``M = tokens`` rows: ``max(FLOPs / (peak x
   gemm_eff(M)), weight bytes / (HBM x hbm_efficiency))`` with ``gemm_eff(M) =
   gemm_efficiency x M / (M + gemm_m_half)`` (small-M decode GEMMs waste the tile rows they
   do not fill: :mod:`trnkb.workload.gemmfit`; below ``gemm_m_min``, the smallest M of the
@@ -154,16 +154,12 @@ class StepModel:
         dkv = (lay.kv_heads or m.kv_heads) - m.kv_heads
         return m.layers * m.d_model * m.head_dim * 2 * (dq + dkv)
 
-    def replicated_params(self) -> int:
-        """Parameters every tensor-parallel rank holds whole
-        (:meth:`~trnkb.workload.models.Model.tp_replicated_params`)."""
-        return self.model.tp_replicated_params()
-
     def dense_params_per_chip(self) -> float:
         """Parameters one chip holds of all but the routed experts: split over ``tp x pp``,
-        the replicated ones (:meth:`replicated_params`) over ``pp`` only."""
+        the replicated ones
+        (:meth:`~trnkb.workload.models.Model.tp_replicated_params`) over ``pp`` only."""
         p, lay = self.params, self.layout
-        rep = self.replicated_params()
+        rep = self.model.tp_replicated_params()
         return (p["total"] - p["routed_experts"] - rep) / (lay.tp * lay.pp) + rep / lay.pp
 
     def weights_per_chip(self) -> float:
